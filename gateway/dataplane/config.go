@@ -1,0 +1,105 @@
+// Package dataplane is the reference gateway's data plane: it serves the
+// listeners of every programmed Gateway and routes requests by the resolved
+// routing snapshot (Config) the controller compiles from the API objects.
+//
+// Config is the contract between the controller and the data plane: the
+// controller does attachment, hostname intersection and reference
+// resolution; the data plane does matching, filters, weighting, retries and
+// timeouts, and never reads the API server.
+package dataplane
+
+import (
+	"crypto/tls"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Config is one complete routing snapshot. The data plane swaps it atomically.
+type Config struct {
+	Gateways []Gateway
+}
+
+// Gateway is one programmed Gateway.
+type Gateway struct {
+	Namespace, Name string
+	Listeners       []Listener // several listeners may share a port (distinct hostnames)
+}
+
+// Listener is one accepted listener of a Gateway.
+type Listener struct {
+	Name         string
+	Port         int32
+	Protocol     gwv1.ProtocolType // HTTP or HTTPS (TLS termination)
+	Hostname     string            // "" matches any host; may be a wildcard "*.example.com"
+	Certificates []tls.Certificate // HTTPS: from the listener's certificateRefs
+	HTTPRoutes   []HTTPRoute       // routes attached to this listener
+	GRPCRoutes   []GRPCRoute
+}
+
+// RouteMeta identifies a route and orders it for precedence ties.
+type RouteMeta struct {
+	Namespace, Name string
+	Created         time.Time
+	// Hostnames are the route's hostnames intersected with the listener's
+	// hostname; empty means the listener's hostname (or any host).
+	Hostnames []string
+}
+
+// HTTPRoute is an HTTPRoute attached to a listener.
+type HTTPRoute struct {
+	RouteMeta
+	Rules []HTTPRule
+}
+
+// HTTPRule is one rule of an HTTPRoute with its references resolved.
+type HTTPRule struct {
+	Name     string
+	Matches  []gwv1.HTTPRouteMatch // defaulted: an empty list means prefix "/"
+	Filters  []HTTPFilter
+	Backends []Backend // none, or all invalid with zero weight: the rule answers 500
+	Timeouts *gwv1.HTTPRouteTimeouts
+	Retry    *gwv1.HTTPRouteRetry
+}
+
+// HTTPFilter is a route filter; Mirror is the resolved backend of a
+// RequestMirror filter.
+type HTTPFilter struct {
+	gwv1.HTTPRouteFilter
+	Mirror *Backend
+}
+
+// GRPCRoute is a GRPCRoute attached to a listener.
+type GRPCRoute struct {
+	RouteMeta
+	Rules []GRPCRule
+}
+
+// GRPCRule is one rule of a GRPCRoute with its references resolved.
+type GRPCRule struct {
+	Name     string
+	Matches  []gwv1.GRPCRouteMatch
+	Filters  []GRPCFilter
+	Backends []Backend
+	// MaxStreamDuration and StrictEnforcement carry the GEP-3139 extension
+	// (zero: no route limit).
+	MaxStreamDuration time.Duration
+	StrictDeny        bool
+}
+
+// GRPCFilter is a GRPCRoute filter; Mirror is the resolved backend of a
+// RequestMirror filter.
+type GRPCFilter struct {
+	gwv1.GRPCRouteFilter
+	Mirror *Backend
+}
+
+// Backend is one resolved backendRef.
+type Backend struct {
+	Name        string // "namespace/service:port", for logs and reports
+	Weight      int32
+	Invalid     bool     // the reference did not resolve: requests routed here get 500
+	Endpoints   []string // ready endpoints, "ip:port"
+	AppProtocol string   // from the Service port: "kubernetes.io/h2c" selects h2c upstream
+	Filters     []HTTPFilter
+}
