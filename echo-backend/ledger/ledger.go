@@ -5,9 +5,17 @@
 //
 // State is per id and locked per id: attempts of different ids never wait on
 // each other. Entries expire after a TTL and the total size is bounded.
+//
+// The ids are spread over up to 64 shards by a hash of the id. A shard's mutex
+// is held only to find, insert or remove an id; each id has its own mutex for
+// its attempts. MaxIDs is divided between the shards, and a shard that is full
+// evicts its own oldest id (by last Begin) to make room for a new one. So the
+// ledger never holds more than MaxIDs ids, eviction costs O(1), and when ids
+// hash unevenly an id may be evicted a little before MaxIDs ids are held.
 package ledger
 
 import (
+	"sync"
 	"time"
 )
 
@@ -56,7 +64,7 @@ type Entry struct {
 	Dropped  int       `json:"dropped"` // attempts counted but not stored (over MaxAttempts)
 }
 
-// Options bound a Ledger.
+// Options bound a Ledger. A zero or negative field takes its default.
 type Options struct {
 	TTL         time.Duration    // an id expires this long after its last attempt began (default 10m)
 	MaxIDs      int              // oldest ids are evicted past this (default 10000)
@@ -64,44 +72,404 @@ type Options struct {
 	Now         func() time.Time // clock; time.Now by default
 }
 
-// Ledger is safe for concurrent use.
-type Ledger struct{}
+// Defaults for Options.
+const (
+	DefaultTTL         = 10 * time.Minute
+	DefaultMaxIDs      = 10000
+	DefaultMaxAttempts = 100
+)
 
-// New returns an empty ledger.
-func New(opts Options) *Ledger { panic("ledger.New: not implemented yet") }
+// maxShards is the number of shards of a ledger whose MaxIDs is at least that.
+const maxShards = 64
+
+// Ledger is safe for concurrent use.
+type Ledger struct {
+	ttl         time.Duration
+	maxAttempts int
+	now         func() time.Time
+	shards      []shard
+
+	closeOnce sync.Once
+	stop      chan struct{}
+	done      chan struct{}
+}
+
+// shard holds the ids whose hash falls on it, in a map for lookup and in a
+// list ordered by last Begin (oldest first) for eviction and expiry.
+type shard struct {
+	mu         sync.Mutex
+	ids        map[string]*entry
+	head, tail *entry // oldest, newest
+	capacity   int
+	_          [64]byte // keep neighbouring shards' mutexes off one cache line
+}
+
+// entry is one id. prev, next and last belong to the shard's mutex; the rest
+// to the entry's own.
+type entry struct {
+	id         string
+	prev, next *entry
+	last       time.Time // last Begin
+
+	mu       sync.Mutex
+	number   int       // last attempt number given out
+	attempts []*Handle // stored attempts, in number order
+	dropped  int
+}
+
+// New returns an empty ledger and starts its background expiry, which Close
+// stops.
+func New(opts Options) *Ledger {
+	return newLedger(opts, sweepPeriod(opts.TTL))
+}
+
+// sweepPeriod is TTL/4 bounded to [1s, 1m].
+func sweepPeriod(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return min(max(ttl/4, time.Second), time.Minute)
+}
+
+func newLedger(opts Options, period time.Duration) *Ledger {
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if opts.MaxIDs <= 0 {
+		opts.MaxIDs = DefaultMaxIDs
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = DefaultMaxAttempts
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	n := min(opts.MaxIDs, maxShards)
+	l := &Ledger{
+		ttl:         opts.TTL,
+		maxAttempts: opts.MaxAttempts,
+		now:         opts.Now,
+		shards:      make([]shard, n),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	for i := range l.shards {
+		// Split MaxIDs exactly: the first MaxIDs%n shards take one more.
+		c := opts.MaxIDs / n
+		if i < opts.MaxIDs%n {
+			c++
+		}
+		l.shards[i] = shard{ids: make(map[string]*entry), capacity: c}
+	}
+	go l.sweepLoop(period)
+	return l
+}
+
+// shardOf hashes id with 32-bit FNV-1a.
+func (l *Ledger) shardOf(id string) *shard {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return &l.shards[h%uint32(len(l.shards))]
+}
+
+func (l *Ledger) expired(e *entry, now time.Time) bool {
+	return !now.Before(e.last.Add(l.ttl))
+}
+
+// noID is the handle of every attempt without an id.
+var noID = &Handle{number: 1}
 
 // Begin records the arrival of an attempt of id and returns its handle. The
 // attempt number is assigned here, under the id's lock, so concurrent
 // attempts of one id get distinct consecutive numbers. a.Number, a.Arrived
 // (if zero) and a.Outcome are filled in by Begin. An empty id returns a
 // handle whose Number is 1 and whose methods record nothing.
-func (l *Ledger) Begin(id string, a Attempt) *Handle { panic("not implemented yet") }
+//
+// The ledger keeps a.Headers as given: the caller must not modify the map
+// afterwards.
+func (l *Ledger) Begin(id string, a Attempt) *Handle {
+	if id == "" {
+		return noID
+	}
+	sh := l.shardOf(id)
+	sh.mu.Lock()
+	now := l.now()
+	e := sh.ids[id]
+	if e != nil && l.expired(e, now) {
+		sh.remove(e)
+		e = nil
+	}
+	if e == nil {
+		if len(sh.ids) >= sh.capacity {
+			sh.remove(sh.head)
+		}
+		e = &entry{id: id}
+		sh.ids[id] = e
+	} else {
+		sh.unlink(e)
+	}
+	e.last = now
+	sh.pushBack(e)
+	sh.mu.Unlock()
 
-// Get returns a deep copy of id's entry.
-func (l *Ledger) Get(id string) (Entry, bool) { panic("not implemented yet") }
+	if a.Arrived.IsZero() {
+		a.Arrived = now
+	}
+	a.Outcome = InFlight
+	h := &Handle{l: l, e: e, a: a}
 
-// Delete forgets id.
-func (l *Ledger) Delete(id string) { panic("not implemented yet") }
+	e.mu.Lock()
+	e.number++
+	h.number = e.number
+	h.a.Number = e.number
+	if len(e.attempts) < l.maxAttempts {
+		e.attempts = append(e.attempts, h)
+	} else {
+		e.dropped++
+	}
+	e.mu.Unlock()
+	return h
+}
 
-// Close stops the background expiry.
-func (l *Ledger) Close() { panic("not implemented yet") }
+// Get returns a deep copy of id's entry: the caller may keep and marshal it
+// while the attempts go on.
+func (l *Ledger) Get(id string) (Entry, bool) {
+	if id == "" {
+		return Entry{}, false
+	}
+	sh := l.shardOf(id)
+	sh.mu.Lock()
+	e := sh.ids[id]
+	if e != nil && l.expired(e, l.now()) {
+		sh.remove(e)
+		e = nil
+	}
+	sh.mu.Unlock()
+	if e == nil {
+		return Entry{}, false
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := Entry{ID: e.id, Attempts: make([]Attempt, len(e.attempts)), Dropped: e.dropped}
+	for i, h := range e.attempts {
+		out.Attempts[i] = h.a.clone()
+	}
+	return out, true
+}
+
+// Delete forgets id. Handles of its attempts stay valid but record nothing
+// that Get can see.
+func (l *Ledger) Delete(id string) {
+	sh := l.shardOf(id)
+	sh.mu.Lock()
+	if e := sh.ids[id]; e != nil {
+		sh.remove(e)
+	}
+	sh.mu.Unlock()
+}
+
+// Len returns the number of ids held, counting expired ids that were not
+// removed yet.
+func (l *Ledger) Len() int {
+	n := 0
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		n += len(sh.ids)
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// Close stops the background expiry. It is safe to call more than once; the
+// ledger stays usable, expiring ids only when they are accessed.
+func (l *Ledger) Close() {
+	l.closeOnce.Do(func() { close(l.stop) })
+	<-l.done
+}
+
+func (l *Ledger) sweepLoop(period time.Duration) {
+	defer close(l.done)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.sweep()
+		}
+	}
+}
+
+// sweep removes the expired ids of every shard. A shard's list is ordered by
+// last Begin, so it stops at the first id that is still live.
+func (l *Ledger) sweep() {
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		now := l.now()
+		for sh.head != nil && l.expired(sh.head, now) {
+			sh.remove(sh.head)
+		}
+		sh.mu.Unlock()
+	}
+}
+
+func (sh *shard) remove(e *entry) {
+	delete(sh.ids, e.id)
+	sh.unlink(e)
+}
+
+func (sh *shard) unlink(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		sh.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		sh.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+func (sh *shard) pushBack(e *entry) {
+	e.prev = sh.tail
+	if sh.tail != nil {
+		sh.tail.next = e
+	} else {
+		sh.head = e
+	}
+	sh.tail = e
+}
 
 // Handle updates one attempt. Its methods are safe for concurrent use and are
-// no-ops on a handle of an empty id.
-type Handle struct{}
+// no-ops on a handle of an empty id. A handle stays valid after its id was
+// evicted, expired or deleted; its updates are then simply not visible.
+//
+// A time argument that is zero means now, by the ledger's clock.
+type Handle struct {
+	l      *Ledger
+	e      *entry // nil for an empty id
+	number int
+
+	// Guarded by e.mu. a's time pointers point at the fields below, so that
+	// recording a time allocates nothing.
+	a                             Attempt
+	headersSent, ended, cancelled time.Time
+}
 
 // Number is the attempt's 1-based number for its id.
-func (h *Handle) Number() int { panic("not implemented yet") }
+func (h *Handle) Number() int { return h.number }
 
-// HeadersSent records the time response headers were sent.
-func (h *Handle) HeadersSent(t time.Time) { panic("not implemented yet") }
+// HeadersSent records the time response headers were sent. Only the first
+// call counts.
+func (h *Handle) HeadersSent(t time.Time) {
+	if h.e == nil {
+		return
+	}
+	h.e.mu.Lock()
+	if h.a.HeadersSent == nil {
+		h.headersSent = h.orNow(t)
+		h.a.HeadersSent = &h.headersSent
+	}
+	h.e.mu.Unlock()
+}
 
-// Cancelled records that the peer went away at t (outcome Cancelled, ended at t).
-func (h *Handle) Cancelled(t time.Time) { panic("not implemented yet") }
+// Cancelled records that the peer went away at t (outcome Cancelled, ended at
+// t), unless the attempt already ended.
+func (h *Handle) Cancelled(t time.Time) {
+	if h.e == nil {
+		return
+	}
+	h.e.mu.Lock()
+	if h.a.Ended == nil {
+		h.ended = h.orNow(t)
+		h.cancelled = h.ended
+		h.a.Ended = &h.ended
+		h.a.CancelledAt = &h.cancelled
+		h.a.Outcome = Cancelled
+	}
+	h.e.mu.Unlock()
+}
 
 // End records how the attempt ended, unless it already ended.
-func (h *Handle) End(o Outcome, t time.Time) { panic("not implemented yet") }
+func (h *Handle) End(o Outcome, t time.Time) {
+	if h.e == nil {
+		return
+	}
+	h.e.mu.Lock()
+	if h.a.Ended == nil {
+		h.ended = h.orNow(t)
+		h.a.Ended = &h.ended
+		h.a.Outcome = o
+	}
+	h.e.mu.Unlock()
+}
 
 // Update runs f on the stored attempt under the id's lock (for Status,
-// GRPCCode, Fault, body digest and so on).
-func (h *Handle) Update(f func(*Attempt)) { panic("not implemented yet") }
+// GRPCCode, Fault, body digest and so on). f must not keep the pointer, and
+// should leave Number, the times and Outcome to the other methods.
+func (h *Handle) Update(f func(*Attempt)) {
+	if h.e == nil {
+		return
+	}
+	h.e.mu.Lock()
+	defer h.e.mu.Unlock()
+	f(&h.a)
+}
+
+// orNow returns t, or the ledger clock's now if t is zero.
+func (h *Handle) orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return h.l.now()
+	}
+	return t
+}
+
+// clone copies a with its own headers map and times.
+func (a Attempt) clone() Attempt {
+	c := a
+	c.HeadersSent = cloneTime(a.HeadersSent)
+	c.Ended = cloneTime(a.Ended)
+	c.CancelledAt = cloneTime(a.CancelledAt)
+	c.Headers = cloneHeaders(a.Headers)
+	return c
+}
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+// cloneHeaders copies h and its value slices, sharing one backing array.
+func cloneHeaders(h map[string][]string) map[string][]string {
+	if h == nil {
+		return nil
+	}
+	n := 0
+	for _, vv := range h {
+		n += len(vv)
+	}
+	all := make([]string, n)
+	c := make(map[string][]string, len(h))
+	for k, vv := range h {
+		if vv == nil {
+			c[k] = nil
+			continue
+		}
+		m := copy(all, vv)
+		c[k] = all[:m:m]
+		all = all[m:]
+	}
+	return c
+}
