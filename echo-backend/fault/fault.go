@@ -9,6 +9,7 @@ package fault
 
 import (
 	"fmt"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -183,7 +184,12 @@ const (
 	fClose
 	fFail
 	fScript
+
+	numFields = iota
 )
+
+// index is the bit number of a single field.
+func (f field) index() int { return bits.TrailingZeros32(uint32(f)) }
 
 // directives maps each directive name to its field.
 var directives = map[string]field{
@@ -220,7 +226,7 @@ func isText(name string) bool {
 // parser holds the limits and builds errors.
 type parser struct {
 	lim   Limits
-	given map[field]string // raw value of each directive of the action being parsed
+	given [numFields]string // raw value of each directive of the action being parsed, by bit
 }
 
 func (p *parser) accepted(name string) string {
@@ -297,7 +303,7 @@ func Parse(s string, lim Limits) (*Spec, error) {
 }
 
 func parse(s string, lim Limits) (*Spec, *Error) {
-	p := &parser{lim: lim, given: make(map[field]string)}
+	p := &parser{lim: lim}
 	spec := &Spec{Raw: s}
 	if len(s) > MaxSpecLen {
 		return nil, &Error{Directive: "spec", Value: s[:32] + "...",
@@ -387,7 +393,7 @@ func parse(s string, lim Limits) (*Spec, *Error) {
 			continue
 		}
 		name := describe(dep.f)
-		return nil, p.errorf(name, baseGiven[dep.f], "no scripted attempt uses it")
+		return nil, p.errorf(name, baseGiven[dep.f.index()], "no scripted attempt uses it")
 	}
 	return spec, nil
 }
@@ -407,7 +413,7 @@ func (p *parser) parseScript(spec *Spec, script string, baseMask field) *Error {
 		i := len(spec.Script) + 1
 		var a Action
 		var mask field
-		p.given = make(map[field]string)
+		p.given = [numFields]string{}
 		for atom := range strings.SplitSeq(act, "+") {
 			atom = strings.Trim(atom, " \t")
 			if atom == "" {
@@ -469,7 +475,7 @@ func (p *parser) atom(a *Action, mask *field, atom string) *Error {
 
 // set parses the value of one directive into a.
 func (p *parser) set(a *Action, name string, f field, value string, hasValue bool) *Error {
-	p.given[f] = value
+	p.given[f.index()] = value
 	switch f {
 	case fDelay, fBodyDelay, fInterval:
 		d, err := time.ParseDuration(value)
@@ -569,10 +575,10 @@ func (p *parser) set(a *Action, name string, f field, value string, hasValue boo
 // to the reason of an error.
 func (p *parser) check(a *Action, own field, where string) *Error {
 	if own&fResetCode != 0 && a.Reset == ResetNone && !a.GoAway {
-		return p.errorf("reset-code", p.given[fResetCode], "needs reset or goaway%s", where)
+		return p.errorf("reset-code", p.given[fResetCode.index()], "needs reset or goaway%s", where)
 	}
 	if own&fGRPCMessage != 0 && !a.HasGRPCStatus {
-		return p.errorf("grpc-message", p.given[fGRPCMessage], "needs grpc-status%s", where)
+		return p.errorf("grpc-message", p.given[fGRPCMessage.index()], "needs grpc-status%s", where)
 	}
 	var names []string
 	total := time.Duration(0)
