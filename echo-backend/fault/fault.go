@@ -459,6 +459,9 @@ func (p *parser) atom(a *Action, mask *field, atom string) *Error {
 		}
 		return &Error{Directive: "script", Value: atom, Reason: "unknown atom", Accepted: scriptAccepted}
 	}
+	if name == "" {
+		return &Error{Directive: "script", Value: atom, Reason: "atom has no directive name before ':'", Accepted: scriptAccepted}
+	}
 	f, ok := directives[name]
 	if !ok {
 		return &Error{Directive: name, Value: value, Reason: "unknown directive in a script atom", Accepted: scriptAccepted}

@@ -210,6 +210,7 @@ func TestParseErrors(t *testing.T) {
 		{"script=099", "status", "099", "not an HTTP status"},
 		{"script=ok|delay:forever", "delay", "forever", "not a duration (script action 2)"},
 		{"script=foo:1", "foo", "1", "unknown directive"},
+		{"script=ok|:1", "script", ":1", "no directive name before ':' (script action 2)"},
 		{"script=fail:1", "fail", "1", "not allowed inside script"},
 		{"script=503+status:502", "status", "502", "more than once in one action"},
 		{"script=reset-code:CANCEL|reset", "reset-code", "CANCEL", "needs reset or goaway (script action 1)"},
@@ -384,6 +385,7 @@ var seeds = []string{
 	"trailer=grpc-x:1",
 	"status=503;status=503",
 	"=;=,=",
+	"sCript=:", // found by the fuzzer: an atom with an empty name
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -120,7 +120,7 @@ type entry struct {
 // New returns an empty ledger and starts its background expiry, which Close
 // stops.
 func New(opts Options) *Ledger {
-	return newLedger(opts, sweepPeriod(opts.TTL))
+	return newLedger(opts, sweepPeriod(opts.TTL), nil)
 }
 
 // sweepPeriod is TTL/4 bounded to [1s, 1m].
@@ -131,7 +131,9 @@ func sweepPeriod(ttl time.Duration) time.Duration {
 	return min(max(ttl/4, time.Second), time.Minute)
 }
 
-func newLedger(opts Options, period time.Duration) *Ledger {
+// newLedger is New with the sweep period chosen and a hook, for tests, that
+// the sweeper calls after each sweep.
+func newLedger(opts Options, period time.Duration, onSweep func()) *Ledger {
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultTTL
 	}
@@ -161,7 +163,7 @@ func newLedger(opts Options, period time.Duration) *Ledger {
 		}
 		l.shards[i] = shard{ids: make(map[string]*entry), capacity: c}
 	}
-	go l.sweepLoop(period)
+	go l.sweepLoop(period, onSweep)
 	return l
 }
 
@@ -292,7 +294,7 @@ func (l *Ledger) Close() {
 	<-l.done
 }
 
-func (l *Ledger) sweepLoop(period time.Duration) {
+func (l *Ledger) sweepLoop(period time.Duration, onSweep func()) {
 	defer close(l.done)
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -302,6 +304,9 @@ func (l *Ledger) sweepLoop(period time.Duration) {
 			return
 		case <-t.C:
 			l.sweep()
+			if onSweep != nil {
+				onSweep()
+			}
 		}
 	}
 }
