@@ -1,0 +1,332 @@
+package dataplane
+
+import (
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// serveHTTP is the request path of one socket: choose the listener by Host
+// (and check it against the TLS SNI), match a route, then run the rule.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) {
+	grpcReq := isGRPC(r)
+	pt := s.snap.Load().ports[key]
+	if pt == nil {
+		notFound(w, grpcReq)
+		return
+	}
+	host := canonicalHost(r.Host)
+	l := pt.selectListener(host)
+	if r.TLS != nil && r.TLS.ServerName != "" && pt.selectListener(strings.ToLower(r.TLS.ServerName)) != l {
+		// The connection was set up for another listener (RFC 9110
+		// section 15.5.20): the client must open a new one.
+		writeError(w, http.StatusMisdirectedRequest, "the Host does not belong to the listener selected by the TLS server name")
+		return
+	}
+	if l == nil {
+		notFound(w, grpcReq)
+		return
+	}
+	if grpcReq {
+		if e := l.matchGRPC(host, r); e != nil {
+			s.runRule(w, r, l, e.action, matchedPath{})
+			return
+		}
+		// A hostname served by GRPCRoutes is not also served by
+		// HTTPRoutes (the controller rejects such conflicts), so a gRPC
+		// request that matches none of them is unimplemented.
+		if l.grpcClaims(host) {
+			notFound(w, true)
+			return
+		}
+	}
+	e := l.matchHTTP(host, r)
+	if e == nil {
+		notFound(w, grpcReq)
+		return
+	}
+	s.runRule(w, r, l, e.action, matchedPath{prefix: e.path, ok: e.pathKind != pathRegex})
+}
+
+// matchedPath is the part of the path a PathPrefix (or Exact) match covered,
+// used by ReplacePrefixMatch.
+type matchedPath struct {
+	prefix string
+	ok     bool
+}
+
+// runRule runs a matched rule: CORS, redirect, backend choice, filters,
+// mirrors, then the upstream exchange.
+func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTable, act *action, mp matchedPath) {
+	if act.invalid != "" {
+		s.fail(w, act.grpc, http.StatusInternalServerError, grpcInternal, "the matched rule is invalid: "+act.invalid)
+		return
+	}
+	fs := &act.filters
+	var origin string
+	if fs.cors != nil {
+		if isPreflight(r) {
+			fs.cors.writePreflight(w, r)
+			return
+		}
+		origin = r.Header.Get("Origin")
+	}
+	if fs.redirect != nil {
+		redirect(w, r, l, fs.redirect, mp)
+		return
+	}
+	b := act.pick()
+	if b == nil || b.invalid {
+		s.fail(w, act.grpc, http.StatusInternalServerError, grpcInternal, "no valid backend for the matched rule")
+		return
+	}
+	if b.filters.redirect != nil {
+		redirect(w, r, l, b.filters.redirect, mp)
+		return
+	}
+
+	out := upstreamRequest(r)
+	applyRequestFilters(out, fs, mp)
+	applyRequestFilters(out, &b.filters, mp)
+	if len(fs.mirrors) > 0 || len(b.filters.mirrors) > 0 {
+		body, ok := s.mirrorBody(out)
+		for _, m := range fs.mirrors {
+			s.mirror(out, body, ok, m)
+		}
+		for _, m := range b.filters.mirrors {
+			s.mirror(out, body, ok, m)
+		}
+	}
+
+	// One attempt against one endpoint. Retries and per-try timeouts
+	// (rule.Retry, rule.Timeouts) wrap this step.
+	endpoint := b.pickEndpoint()
+	if endpoint == "" {
+		s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
+		return
+	}
+	resp, err := s.forward(out, b, endpoint)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away; nobody to answer
+		}
+		s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
+		s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
+		return
+	}
+	s.writeResponse(w, r, resp, fs, &b.filters, origin)
+}
+
+// pick chooses a backend by weight; nil when the rule has no weight at all.
+func (a *action) pick() *backend {
+	if a.totalWeight <= 0 {
+		return nil
+	}
+	n := rand.Int64N(a.totalWeight)
+	for _, b := range a.backends {
+		if n < b.weight {
+			return b
+		}
+		n -= b.weight
+	}
+	return nil
+}
+
+// applyRequestFilters applies header modifiers and URL rewrites to the
+// upstream request.
+func applyRequestFilters(out *http.Request, fs *filterSet, mp matchedPath) {
+	for _, f := range fs.requestHeaders {
+		applyHeaderFilter(out.Header, f)
+	}
+	if rw := fs.rewrite; rw != nil {
+		if rw.Hostname != nil {
+			out.Host = string(*rw.Hostname)
+		}
+		if rw.Path != nil {
+			u := *out.URL
+			u.Path = rewritePath(u.Path, rw.Path, mp.prefix, mp.ok)
+			u.RawPath = ""
+			out.URL = &u
+		}
+	}
+}
+
+// redirect answers a RequestRedirect filter.
+func redirect(w http.ResponseWriter, r *http.Request, l *listenerTable, rd *gwv1.HTTPRequestRedirectFilter, mp matchedPath) {
+	code := http.StatusFound
+	if rd.StatusCode != nil {
+		code = *rd.StatusCode
+	}
+	w.Header().Set("Location", redirectLocation(r, l, rd, mp.prefix, mp.ok))
+	w.WriteHeader(code)
+}
+
+// matchHTTP returns the first HTTP match, in precedence order, that accepts
+// the request.
+func (l *listenerTable) matchHTTP(host string, r *http.Request) *httpEntry {
+	var query url.Values // parsed once, on demand
+	for _, e := range l.http {
+		if !e.host.matches(host) || !e.matchPath(r.URL.Path) {
+			continue
+		}
+		if e.method != "" && e.method != r.Method {
+			continue
+		}
+		if !matchHeaders(e.headers, r) {
+			continue
+		}
+		if len(e.query) > 0 {
+			if query == nil {
+				query = r.URL.Query()
+			}
+			if !matchQuery(e.query, query) {
+				continue
+			}
+		}
+		return e
+	}
+	return nil
+}
+
+func (e *httpEntry) matchPath(path string) bool {
+	switch e.pathKind {
+	case pathExact:
+		return path == e.path
+	case pathPrefix:
+		return strings.HasPrefix(path, e.path) && (len(path) == len(e.path) || path[len(e.path)] == '/')
+	default:
+		return e.pathRe.MatchString(path)
+	}
+}
+
+func matchHeaders(ms []valueMatch, r *http.Request) bool {
+	for _, m := range ms {
+		var v string
+		if m.name == "Host" {
+			v = r.Host
+		} else {
+			vs, ok := r.Header[m.name]
+			if !ok {
+				return false
+			}
+			v = strings.Join(vs, ",")
+		}
+		if !m.matchValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchQuery(ms []valueMatch, q url.Values) bool {
+	for _, m := range ms {
+		vs, ok := q[m.name]
+		if !ok || len(vs) == 0 || !m.matchValue(vs[0]) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchGRPC returns the first gRPC match, in precedence order, that accepts
+// the request (path "/package.Service/Method").
+func (l *listenerTable) matchGRPC(host string, r *http.Request) *grpcEntry {
+	service, method, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if !ok || strings.Contains(method, "/") {
+		return nil
+	}
+	for _, e := range l.grpc {
+		if e.host.matches(host) && e.service.matches(service) && e.method.matches(method) && matchHeaders(e.headers, r) {
+			return e
+		}
+	}
+	return nil
+}
+
+// grpcClaims reports whether a GRPCRoute on the listener serves host.
+func (l *listenerTable) grpcClaims(host string) bool {
+	for _, e := range l.grpc {
+		if e.host.matches(host) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGRPC reports whether r is a gRPC request (content-type application/grpc
+// or application/grpc+codec).
+func isGRPC(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "application/grpc") {
+		return false
+	}
+	rest := ct[len("application/grpc"):]
+	return rest == "" || rest[0] == '+' || rest[0] == ';'
+}
+
+// canonicalHost lower-cases host and strips the port and a trailing dot.
+func canonicalHost(host string) string {
+	return strings.TrimSuffix(strings.ToLower(hostWithoutPort(host)), ".")
+}
+
+// hostWithoutPort strips an optional port (and IPv6 brackets) from a Host.
+func hostWithoutPort(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+}
+
+// canonicalHeader is http.CanonicalHeaderKey; a named function keeps the
+// compile step readable.
+func canonicalHeader(name string) string { return http.CanonicalHeaderKey(name) }
+
+// gRPC status codes the data plane answers with.
+const (
+	grpcInternal      = 13
+	grpcUnimplemented = 12
+	grpcUnavailable   = 14
+)
+
+// notFound answers a request no route matched: 404, or UNIMPLEMENTED for
+// gRPC as the GRPCRoute spec requires.
+func notFound(w http.ResponseWriter, grpc bool) {
+	if grpc {
+		writeGRPCStatus(w, grpcUnimplemented, "no route matched the method")
+		return
+	}
+	writeError(w, http.StatusNotFound, "no route matched the request")
+}
+
+// fail answers an error as an HTTP status, or as a gRPC status for gRPC
+// rules.
+func (s *Server) fail(w http.ResponseWriter, grpc bool, status, grpcCode int, msg string) {
+	s.log.V(1).Info("request failed", "status", status, "reason", msg)
+	if grpc {
+		writeGRPCStatus(w, grpcCode, msg)
+		return
+	}
+	writeError(w, status, msg)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+// writeGRPCStatus answers a trailers-only gRPC response.
+func writeGRPCStatus(w http.ResponseWriter, code int, msg string) {
+	h := w.Header()
+	h.Set("Content-Type", "application/grpc")
+	h.Set("Grpc-Status", strconv.Itoa(code))
+	h.Set("Grpc-Message", url.PathEscape(msg))
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,309 @@
+package dataplane
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/textproto"
+	"strings"
+	"sync"
+	"time"
+)
+
+// newTransport returns the shared upstream transport for HTTP/1.1, or for
+// cleartext HTTP/2 with prior knowledge (h2c). Compression is left alone so
+// bodies pass through unchanged.
+func newTransport(h2c bool) *http.Transport {
+	t := &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+		Protocols:             new(http.Protocols),
+	}
+	if h2c {
+		t.Protocols.SetUnencryptedHTTP2(true)
+	} else {
+		t.Protocols.SetHTTP1(true)
+	}
+	return t
+}
+
+// hopHeaders are connection-level headers that a proxy does not forward
+// (RFC 9110 section 7.6.1).
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+func removeHopHeaders(h http.Header) {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = textproto.TrimString(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		delete(h, name)
+	}
+}
+
+// upgradeType returns the protocol a request or response asks to switch to
+// ("websocket"), or "".
+func upgradeType(h http.Header) string {
+	for _, v := range h["Connection"] {
+		for token := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(textproto.TrimString(token), "upgrade") {
+				return h.Get("Upgrade")
+			}
+		}
+	}
+	return ""
+}
+
+// upstreamRequest derives the request sent to backends from the client's:
+// same method, path, Host and body; hop-by-hop headers removed (but "te:
+// trailers" and protocol upgrades kept); X-Forwarded-For and
+// X-Forwarded-Proto added.
+func upstreamRequest(r *http.Request) *http.Request {
+	out := r.WithContext(r.Context())
+	out.Header = r.Header.Clone()
+	if out.Header == nil {
+		out.Header = make(http.Header)
+	}
+	u := *r.URL
+	out.URL = &u
+	out.RequestURI = ""
+	out.Close = false
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+
+	upgrade := upgradeType(r.Header)
+	trailers := false
+	for _, v := range r.Header["Te"] {
+		if strings.Contains(strings.ToLower(v), "trailers") {
+			trailers = true
+		}
+	}
+	removeHopHeaders(out.Header)
+	if trailers {
+		out.Header.Set("Te", "trailers")
+	}
+	if upgrade != "" {
+		out.Header.Set("Connection", "Upgrade")
+		out.Header.Set("Upgrade", upgrade)
+	}
+
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := out.Header["X-Forwarded-For"]; len(prior) > 0 {
+			ip = strings.Join(prior, ", ") + ", " + ip
+		}
+		out.Header.Set("X-Forwarded-For", ip)
+	}
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	out.Header.Set("X-Forwarded-Proto", proto)
+	return out
+}
+
+// forward performs one attempt: out goes to one endpoint of b under out's
+// context, and the response (or the transport error) comes back unread. It
+// is the unit that a retry loop repeats and a per-try timeout bounds.
+func (s *Server) forward(out *http.Request, b *backend, endpoint string) (*http.Response, error) {
+	req := out.WithContext(out.Context())
+	u := *out.URL
+	u.Scheme, u.Host = "http", endpoint
+	req.URL = &u
+	t := s.h1
+	if b.h2c && out.Header.Get("Upgrade") == "" {
+		t = s.h2c
+	}
+	return t.RoundTrip(req)
+}
+
+// writeResponse relays an upstream response: headers (with the response
+// filters and CORS applied), the body flushed as it arrives when it is
+// streamed, then trailers.
+func (s *Server) writeResponse(w http.ResponseWriter, r *http.Request, resp *http.Response, route, be *filterSet, origin string) {
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		s.switchProtocols(w, r, resp)
+		return
+	}
+	h := w.Header()
+	removeHopHeaders(resp.Header)
+	for k, vv := range resp.Header {
+		h[k] = vv
+	}
+	for _, f := range route.responseHeaders {
+		applyHeaderFilter(h, f)
+	}
+	for _, f := range be.responseHeaders {
+		applyHeaderFilter(h, f)
+	}
+	if route.cors != nil {
+		route.cors.addResponseHeaders(h, origin)
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil // relay as is: no content sniffing
+	}
+	w.WriteHeader(resp.StatusCode)
+	if err := copyBody(w, resp.Body, resp.ContentLength < 0); err != nil {
+		if r.Context().Err() == nil {
+			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
+		}
+		// Abort the response so the client sees it is incomplete.
+		panic(http.ErrAbortHandler)
+	}
+	for k, vv := range resp.Trailer {
+		h[http.TrailerPrefix+k] = vv
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyBody copies body to w; when stream is set, every chunk is flushed as
+// soon as it arrives.
+func copyBody(w http.ResponseWriter, body io.Reader, stream bool) error {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	flusher, _ := w.(http.Flusher)
+	if !stream {
+		flusher = nil
+	}
+	for {
+		n, rerr := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// switchProtocols completes a protocol upgrade (WebSocket): the client
+// connection is hijacked and bytes are copied both ways until either side
+// closes.
+func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *http.Response) {
+	backConn, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok || upgradeType(r.Header) == "" {
+		writeError(w, http.StatusBadGateway, "the backend switched protocols unasked")
+		return
+	}
+	defer backConn.Close()
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "protocol upgrade is not possible on this connection")
+		return
+	}
+	defer conn.Close()
+	resp.Body = nil
+	if err := resp.Write(brw); err != nil {
+		return
+	}
+	if err := brw.Flush(); err != nil {
+		return
+	}
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(conn, backConn); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(backConn, brw); done <- struct{}{} }()
+	<-done // the deferred closes end the other direction
+}
+
+// maxMirrorBody bounds the request body buffered so mirrors can replay it.
+// Larger bodies, and bodies of unknown length, are not mirrored.
+const maxMirrorBody = 64 << 10
+
+// mirrorTimeout bounds one mirrored request.
+const mirrorTimeout = 30 * time.Second
+
+// mirrorBody buffers out's body for the mirrors when it is small and of
+// known length, and gives out a replayable copy. ok is false when the body
+// cannot be mirrored.
+func (s *Server) mirrorBody(out *http.Request) (body []byte, ok bool) {
+	if out.Body == nil {
+		return nil, true
+	}
+	if out.ContentLength <= 0 || out.ContentLength > maxMirrorBody {
+		return nil, false
+	}
+	body = make([]byte, out.ContentLength)
+	n, err := io.ReadFull(out.Body, body)
+	out.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body[:n]), errReader{err}))
+	if err != nil {
+		return nil, false
+	}
+	return body, true
+}
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
+}
+
+// mirror sends a copy of out to the mirror's backend in the background and
+// discards the answer. Mirrors are best effort: when too many are in flight,
+// or the body cannot be replayed, the copy is dropped.
+func (s *Server) mirror(out *http.Request, body []byte, bodyOK bool, m mirror) {
+	if m.numerator < m.denominator && rand.IntN(m.denominator) >= m.numerator {
+		return
+	}
+	if !bodyOK {
+		s.log.V(1).Info("mirror skipped: the request body is too large or of unknown length", "backend", m.backend.name)
+		return
+	}
+	endpoint := m.backend.pickEndpoint()
+	if endpoint == "" {
+		return
+	}
+	select {
+	case s.mirrorSlots <- struct{}{}:
+	default:
+		s.log.V(1).Info("mirror dropped: too many mirrors in flight", "backend", m.backend.name)
+		return
+	}
+	if s.ctx.Err() != nil { // closing
+		<-s.mirrorSlots
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, mirrorTimeout)
+	mr := out.Clone(ctx)
+	mr.Body, mr.ContentLength = nil, 0
+	if len(body) > 0 {
+		mr.Body, mr.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	}
+	go func() {
+		defer func() { cancel(); <-s.mirrorSlots }()
+		resp, err := s.forward(mr, m.backend, endpoint)
+		if err != nil {
+			s.log.V(1).Info("mirrored request failed", "backend", m.backend.name, "error", err.Error())
+			return
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+	}()
+}

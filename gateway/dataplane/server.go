@@ -1,0 +1,250 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Options configures a Server.
+type Options struct {
+	// BindHost is the interface the listener sockets bind to; the default is
+	// "127.0.0.1". Ports are ephemeral: Addr reports the real socket of a
+	// (gateway, listener port) pair.
+	BindHost string
+	// Logger receives errors and, at V(1), per-request details. The zero
+	// value discards everything.
+	Logger logr.Logger
+}
+
+// Server serves the listeners of a routing snapshot: one socket per
+// (gateway, port), HTTP/1.1 and h2c on HTTP listeners, TLS with SNI and ALPN
+// on HTTPS listeners. It is safe for concurrent use.
+type Server struct {
+	bindHost string
+	log      logr.Logger
+
+	snap atomic.Pointer[snapshot]
+
+	mu     sync.Mutex // guards ports and closed
+	ports  map[portKey]*portServer
+	closed bool
+
+	h1, h2c *http.Transport // shared upstream transports
+
+	// ctx bounds background work (mirrors); cancelled by Close.
+	ctx         context.Context
+	cancel      context.CancelFunc
+	mirrorSlots chan struct{}  // bounds mirrors in flight
+	wg          sync.WaitGroup // serving goroutines
+}
+
+// maxMirrorsInFlight bounds concurrent mirrored requests; beyond it mirrors
+// are dropped (mirroring is best effort by definition).
+const maxMirrorsInFlight = 256
+
+// New returns a Server serving nothing until Apply.
+func New(opts Options) *Server {
+	if opts.BindHost == "" {
+		opts.BindHost = "127.0.0.1"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		bindHost:    opts.BindHost,
+		log:         opts.Logger,
+		ports:       make(map[portKey]*portServer),
+		h1:          newTransport(false),
+		h2c:         newTransport(true),
+		ctx:         ctx,
+		cancel:      cancel,
+		mirrorSlots: make(chan struct{}, maxMirrorsInFlight),
+	}
+	s.snap.Store(&snapshot{ports: map[portKey]*portTable{}})
+	return s
+}
+
+// portServer is one socket and the http.Server behind it.
+type portServer struct {
+	key   portKey
+	https bool
+	ln    net.Listener
+	srv   *http.Server
+}
+
+// Apply swaps the routing snapshot atomically: requests already in flight
+// finish with the snapshot they started with, new requests see cfg. It opens
+// sockets for new (gateway, port) pairs and closes those that are gone.
+// Listeners that cannot be served (an unknown protocol, HTTPS without a
+// certificate, a socket that cannot be opened) are left out and named in the
+// returned error; everything else is served. Apply keeps references into cfg,
+// which must not be modified afterwards.
+func (s *Server) Apply(cfg *Config) error {
+	snap, compileErr := compile(cfg)
+	errs := []error{compileErr}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("dataplane: Apply called after Close")
+	}
+	var stale []*portServer
+	for key, pt := range snap.ports {
+		old := s.ports[key]
+		if old != nil && old.https == pt.https {
+			continue
+		}
+		ps, err := s.listen(key, pt.https)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gateway %s/%s listeners %s (port %d): %w",
+				key.namespace, key.name, listenerNames(pt), key.port, err))
+			delete(snap.ports, key)
+			continue
+		}
+		if old != nil {
+			stale = append(stale, old)
+		}
+		s.ports[key] = ps
+	}
+	s.snap.Store(snap)
+	for key, ps := range s.ports {
+		if _, ok := snap.ports[key]; !ok {
+			stale = append(stale, ps)
+			delete(s.ports, key)
+		}
+	}
+	for _, ps := range stale {
+		ps.srv.Close()
+	}
+	return errors.Join(errs...)
+}
+
+func listenerNames(pt *portTable) string {
+	names := make([]string, len(pt.listeners))
+	for i, l := range pt.listeners {
+		names[i] = fmt.Sprintf("%q", l.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Addr returns the real socket address ("ip:port") serving the listener
+// port of the Gateway namespace/name.
+func (s *Server) Addr(namespace, name string, port int32) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, ok := s.ports[portKey{namespace, name, port}]
+	if !ok {
+		return "", false
+	}
+	return ps.ln.Addr().String(), true
+}
+
+// Close closes every socket and connection, cancels mirrored requests and
+// waits for the serving goroutines to return. A closed Server cannot be
+// reused.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for key, ps := range s.ports {
+		if err := ps.srv.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", key, err))
+		}
+		delete(s.ports, key)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	// Holding every mirror slot means no mirror is in flight, and none can
+	// start: mirrors only take a free slot.
+	for range maxMirrorsInFlight {
+		s.mirrorSlots <- struct{}{}
+	}
+	s.h1.CloseIdleConnections()
+	s.h2c.CloseIdleConnections()
+	return errors.Join(errs...)
+}
+
+// listen opens the socket for key and starts serving it.
+func (s *Server) listen(key portKey, https bool) (*portServer, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.bindHost, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", s.bindHost, err)
+	}
+	ps := &portServer{key: key, https: https, ln: ln}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	if https {
+		protocols.SetHTTP2(true)
+	} else {
+		protocols.SetUnencryptedHTTP2(true)
+	}
+	ps.srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHTTP(w, r, key) }),
+		Protocols:         protocols,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
+	}
+	if https {
+		ps.srv.TLSConfig = &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			NextProtos:     []string{"h2", "http/1.1"},
+			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certificate(key, hello) },
+		}
+	}
+	s.wg.Go(func() {
+		var err error
+		if https {
+			err = ps.srv.ServeTLS(ln, "", "")
+		} else {
+			err = ps.srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error(err, "serving stopped", "socket", key.String())
+		}
+	})
+	return ps, nil
+}
+
+// certificate chooses the certificate of the listener whose hostname best
+// matches the client's SNI; without SNI, or when no listener matches, the
+// least specific listener on the port answers.
+func (s *Server) certificate(key portKey, hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	pt := s.snap.Load().ports[key]
+	if pt == nil || len(pt.listeners) == 0 {
+		return nil, fmt.Errorf("no HTTPS listener is served on %s", key)
+	}
+	l := pt.selectListener(strings.ToLower(hello.ServerName))
+	if l == nil {
+		l = pt.listeners[len(pt.listeners)-1]
+	}
+	for i := range l.certs {
+		if hello.SupportsCertificate(&l.certs[i]) == nil {
+			return &l.certs[i], nil
+		}
+	}
+	return &l.certs[0], nil
+}
+
+// logWriter turns http.Server's log lines into logr messages.
+type logWriter struct{ log logr.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.V(1).Info(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
