@@ -1,0 +1,167 @@
+package h2tap_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"math/big"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+)
+
+// testTimeout bounds every wait in these tests; it is generous because the
+// machine is shared.
+const testTimeout = 30 * time.Second
+
+type connKey struct{}
+
+// listen opens a loopback listener closed at the end of the test.
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// serveH2C serves h over HTTP/1.1 and h2c (prior knowledge) on a tapped
+// listener, as the package documentation shows, and returns its address.
+// The request context carries the tapped net.Conn under connKey{}.
+func serveH2C(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln := listen(t)
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{
+		Handler:   h,
+		Protocols: &protos,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
+	}
+	go srv.Serve(h2tap.Listener(ln))
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// serveTLS serves h over TLS, HTTP/2 through the tap with x/net/http2 as the
+// package documentation shows, and returns its address.
+func serveTLS(t testing.TB, h http.Handler, cert tls.Certificate) string {
+	t.Helper()
+	ln := listen(t)
+	srv := &http.Server{
+		Handler:   h,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){
+			"h2": func(s *http.Server, c *tls.Conn, h http.Handler) {
+				h2s := &http2.Server{}
+				h2s.ServeConn(h2tap.WrapTLS(c), &http2.ServeConnOpts{BaseConfig: s, Handler: h})
+			},
+		},
+	}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// dialH2C opens one h2c client connection to addr.
+func dialH2C(t testing.TB, addr string) *http2.ClientConn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	tr := &http2.Transport{AllowHTTP: true}
+	cc, err := tr.NewClientConn(c)
+	if err != nil {
+		t.Fatalf("NewClientConn: %v", err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// dialTLS opens one HTTP/2 over TLS client connection to addr.
+func dialTLS(t testing.TB, addr string, roots *x509.CertPool) *http2.ClientConn {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: roots, ServerName: "localhost", NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Fatalf("negotiated %q, want h2", p)
+	}
+	cc, err := (&http2.Transport{}).NewClientConn(c)
+	if err != nil {
+		t.Fatalf("NewClientConn: %v", err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// testCert makes a self-signed certificate for localhost and 127.0.0.1.
+func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "h2tap test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+}
+
+// streamCode returns the code of the HTTP/2 stream error in err.
+func streamCode(t testing.TB, err error) http2.ErrCode {
+	t.Helper()
+	var se http2.StreamError
+	if !errors.As(err, &se) {
+		t.Fatalf("got error %v (%T), want an http2.StreamError", err, err)
+	}
+	return se.Code
+}
+
+// waitFor polls cond until it holds or testTimeout passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(testTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling, not synchronisation
+	}
+}
