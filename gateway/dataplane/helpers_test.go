@@ -54,9 +54,11 @@ func startBackend(t *testing.T, name string) *testBackend {
 		case b.got <- e:
 		default:
 		}
-		for _, kv := range r.Header.Values("X-Echo-Set-Header") {
-			if k, v, ok := strings.Cut(kv, ":"); ok {
-				w.Header().Set(k, v)
+		for _, list := range r.Header.Values("X-Echo-Set-Header") {
+			for kv := range strings.SplitSeq(list, ",") {
+				if k, v, ok := strings.Cut(kv, ":"); ok {
+					w.Header().Set(k, v)
+				}
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
