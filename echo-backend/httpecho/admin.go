@@ -1,0 +1,162 @@
+package httpecho
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/gatecheck/gatecheck/echo-backend/control"
+)
+
+const (
+	gatecheckPrefix = "/_gatecheck/"
+	ledgerPrefix    = gatecheckPrefix + "ledger/"
+)
+
+// State is the answer of GET /_gatecheck/admin/state and of every admin
+// POST: the switches as they are after it.
+type State struct {
+	HTTPHealth int `json:"httpHealth"`
+	// GRPCHealth maps service names to their serving status: the server as
+	// a whole ("") and each service named by a service= query parameter.
+	GRPCHealth map[string]string `json:"grpcHealth"`
+	TCP        TCPState          `json:"tcp"`
+}
+
+// TCPState is the TCP echo listener's switch.
+type TCPState struct {
+	Present bool `json:"present"` // a TCP listener runs in this process
+	Open    bool `json:"open"`
+}
+
+// serveGatecheck routes /_gatecheck/.
+func (h *handler) serveGatecheck(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, ledgerPrefix):
+		h.serveLedger(w, r, strings.TrimPrefix(p, ledgerPrefix))
+	case p == "/_gatecheck/admin/health":
+		if allow(w, r, http.MethodPost) {
+			h.setHealth(w, r)
+		}
+	case p == "/_gatecheck/admin/grpc-health":
+		if allow(w, r, http.MethodPost) {
+			h.setGRPCHealth(w, r)
+		}
+	case p == "/_gatecheck/admin/tcp":
+		if allow(w, r, http.MethodPost) {
+			h.setTCP(w, r)
+		}
+	case p == "/_gatecheck/admin/state":
+		if allow(w, r, http.MethodGet, http.MethodHead) {
+			writeJSON(w, http.StatusOK, h.state(r))
+		}
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("path %q: accepted: /_gatecheck/ledger/{id}, "+
+			"/_gatecheck/admin/health, /_gatecheck/admin/grpc-health, /_gatecheck/admin/tcp or /_gatecheck/admin/state", p))
+	}
+}
+
+// allow reports whether r's method is one of methods, and answers 405 if not.
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s on %s: accepted: %s", r.Method, r.URL.Path, strings.Join(methods, " or ")))
+	return false
+}
+
+// serveLedger answers GET (the entry) and DELETE (forget it) for one id.
+func (h *handler) serveLedger(w http.ResponseWriter, r *http.Request, id string) {
+	if !allow(w, r, http.MethodGet, http.MethodHead, http.MethodDelete) {
+		return
+	}
+	if id == "" {
+		writeError(w, http.StatusBadRequest, "ledger path: accepted: /_gatecheck/ledger/{id} with a non-empty request id")
+		return
+	}
+	if r.Method == http.MethodDelete {
+		h.opts.Ledger.Delete(id)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	e, ok := h.opts.Ledger.Get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("request id %q: no attempt recorded (never seen, expired or deleted)", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
+func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query().Get("status")
+	code, err := strconv.Atoi(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: an HTTP status code from 100 to 599", v))
+		return
+	}
+	if err := h.opts.Controls.SetHTTPHealth(code); err != nil {
+		writeError(w, http.StatusBadRequest, "query parameter status: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, h.state(r))
+}
+
+func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := q.Get("status")
+	st, ok := healthpb.HealthCheckResponse_ServingStatus_value[strings.ToUpper(v)]
+	if !ok {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN", v))
+		return
+	}
+	if err := h.opts.Controls.SetGRPCHealth(q.Get("service"), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
+		writeError(w, http.StatusBadRequest, "query parameter status: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, h.state(r))
+}
+
+func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query().Get("open")
+	open, err := strconv.ParseBool(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter open=%q: accepted: true or false", v))
+		return
+	}
+	if err := h.opts.Controls.SetTCPOpen(open); err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, control.ErrNoTCP) {
+			code = http.StatusConflict
+		}
+		writeError(w, code, fmt.Sprintf("setting the TCP listener open=%t: %v", open, err))
+		return
+	}
+	writeJSON(w, http.StatusOK, h.state(r))
+}
+
+// state reads the switches; the gRPC services reported are "" and those
+// named by r's service= parameters.
+func (h *handler) state(r *http.Request) State {
+	c := h.opts.Controls
+	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: map[string]string{}}
+	s.TCP.Open, s.TCP.Present = c.TCPOpen()
+	services := append([]string{""}, r.URL.Query()["service"]...)
+	for _, name := range services {
+		resp, err := c.GRPCHealth.Check(context.Background(), &healthpb.HealthCheckRequest{Service: name})
+		if err != nil {
+			s.GRPCHealth[name] = healthpb.HealthCheckResponse_SERVICE_UNKNOWN.String()
+			continue
+		}
+		s.GRPCHealth[name] = resp.GetStatus().String()
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+// Package httpecho is the echo-backend's HTTP side: one http.Handler served
+// on the HTTP (3000), h2c (3001) and HTTPS (8443) ports.
+//
+// It answers as echo-basic does, so the upstream conformance helpers work
+// unchanged: a JSON echo of the request (Echo), "?delay=", "/status/N",
+// "/retry", "/health", "/ws" and the X-Echo-Set-Header request header. On
+// top of that it speaks the fault vocabulary of package fault and records
+// every attempt of a request id in the ledger:
+//
+//	X-Gatecheck-Id: <id>             or ?gatecheck-id=<id>
+//	X-Gatecheck-Fault: <directives>  or ?gatecheck-fault=<directives>
+//
+// For each attempt the handler records the arrival, reads the request body
+// (up to MaxBodyBytes; a larger body is answered 413), looks up the action
+// for the attempt's number and carries it out in this order: delay, then a
+// reset, GOAWAY or close "before headers", then the response headers with
+// the chosen status, body-delay, the body (in Chunks flushed writes spaced
+// by Interval, or cut short by a mid-body reset) and the trailers. Every
+// delay and write stops as soon as the client or proxy goes away, and the
+// attempt is then recorded as cancelled.
+//
+// Resets, GOAWAY and closes act on the transport: on HTTP/1.1 the handler
+// hijacks the connection and closes it, with SO_LINGER 0 for a reset (the
+// peer sees a TCP RST) or gracefully for a close; on HTTP/2 it goes through
+// the h2tap connection the request came on (RST_STREAM with the chosen code,
+// GOAWAY, or closing the connection). HTTP/2 ports must therefore be served
+// through h2tap: NewServer and ServeTLS do that.
+//
+// The ledger and the run-time switches are served under /_gatecheck/:
+//
+//	GET    /_gatecheck/ledger/{id}    the id's ledger.Entry as JSON (404 if unknown)
+//	DELETE /_gatecheck/ledger/{id}    forget the id
+//	POST   /_gatecheck/admin/health?status=503
+//	POST   /_gatecheck/admin/grpc-health?service=foo&status=NOT_SERVING
+//	POST   /_gatecheck/admin/tcp?open=false
+//	GET    /_gatecheck/admin/state    the current switches as JSON
+package httpecho
+
+import (
+	"net/http"
+	"strings"
+
+	"golang.org/x/net/websocket"
+
+	"github.com/gatecheck/gatecheck/echo-backend/control"
+	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+)
+
+// MaxBodyBytes bounds the request body the handler reads (and digests) per
+// attempt. A larger body is answered 413 and recorded as rejected.
+const MaxBodyBytes = 10 << 20
+
+// Options configure the handler of one port.
+type Options struct {
+	Pod      podinfo.Info
+	HTTPPort string // echoed as httpPort, like echo-basic
+
+	// Ledger records the attempts; nil gets a private ledger with default
+	// bounds that lives as long as the process.
+	Ledger *ledger.Ledger
+	// Controls are the run-time switches (/health and the admin
+	// endpoints); nil gets private controls.
+	Controls *control.Controls
+	// Limits bound what a fault spec may ask for; zero fields take
+	// fault.DefaultLimits.
+	Limits fault.Limits
+
+	// Listener is the ledger name of this port: "http", "h2c" or "https".
+	Listener string
+	// RequireH2C makes the handler answer 400 to requests that are neither
+	// HTTP/2 nor an h2c upgrade, as echo-basic's h2c port does.
+	RequireH2C bool
+}
+
+// handler serves one port.
+type handler struct {
+	opts  Options
+	mux   *http.ServeMux
+	retry retrySim
+}
+
+// NewHandler returns the handler for one port.
+func NewHandler(opts Options) http.Handler {
+	if opts.Ledger == nil {
+		opts.Ledger = ledger.New(ledger.Options{})
+	}
+	if opts.Controls == nil {
+		opts.Controls = control.New()
+	}
+	h := &handler{opts: opts, mux: http.NewServeMux()}
+	h.retry = retrySim{h: h}
+
+	// The routes echo-basic registers, plus "/retry" without the slash
+	// (echo-basic would redirect it) and ours under /_gatecheck/.
+	h.mux.HandleFunc("/health", h.serveHealth)
+	h.mux.HandleFunc("/status/", h.serveStatus)
+	h.mux.HandleFunc("/retry", h.retry.serve)
+	h.mux.HandleFunc("/retry/", h.retry.serve)
+	h.mux.Handle("/ws", websocket.Handler(serveWebSocket))
+	h.mux.HandleFunc("/_gatecheck/", h.serveGatecheck)
+	h.mux.HandleFunc("/", h.serveEcho)
+	return h
+}
+
+// ServeHTTP folds "//" in the path to "/" as echo-basic does and routes the
+// request.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.RequireH2C && r.ProtoMajor != 2 && r.Header.Get("Upgrade") != "h2c" {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte("Expected h2c request"))
+		return
+	}
+	r.URL.Path = strings.ReplaceAll(r.URL.Path, "//", "/")
+	h.mux.ServeHTTP(w, r)
+}
+
+// serveHealth answers /health with the status the controls hold.
+func (h *handler) serveHealth(w http.ResponseWriter, r *http.Request) {
+	code := h.opts.Controls.HTTPHealth()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	if code >= 200 && code < 300 {
+		w.Write([]byte("OK"))
+	} else {
+		w.Write([]byte(http.StatusText(code)))
+	}
+}
+
+// serveWebSocket echoes every frame back until the client goes away.
+func serveWebSocket(ws *websocket.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := ws.Read(buf)
+		if n > 0 {
+			if _, werr := ws.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
