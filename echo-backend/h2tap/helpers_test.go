@@ -81,11 +81,24 @@ func serveTLS(t testing.TB, h http.Handler, cert tls.Certificate) string {
 // dialH2C opens one h2c client connection to addr.
 func dialH2C(t testing.TB, addr string) *http2.ClientConn {
 	t.Helper()
+	return dialH2CConfig(t, addr, nil)
+}
+
+// dialH2CConfig is dialH2C with HTTP/2 settings from conf, if not nil.
+func dialH2CConfig(t testing.TB, addr string, conf *http.HTTP2Config) *http2.ClientConn {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
 	tr := &http2.Transport{AllowHTTP: true}
+	if conf != nil {
+		t1 := &http.Transport{HTTP2: conf}
+		if tr, err = http2.ConfigureTransports(t1); err != nil {
+			t.Fatalf("ConfigureTransports: %v", err)
+		}
+		tr.AllowHTTP = true
+	}
 	cc, err := tr.NewClientConn(c)
 	if err != nil {
 		t.Fatalf("NewClientConn: %v", err)
