@@ -1,0 +1,163 @@
+package grpcecho
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc"
+
+	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatecheck/gatecheck/echo-backend/fault"
+)
+
+// echoService serves gatecheck.echo.v1.Echo.
+type echoService struct {
+	echopb.UnimplementedEchoServer
+	s *server
+}
+
+// Unary answers one echo.
+func (e *echoService) Unary(ctx context.Context, req *echopb.EchoRequest) (*echopb.EchoResponse, error) {
+	return serveUnary(e.s, ctx, req, func(c *call) *echopb.EchoResponse { return c.echo(req, 0) })
+}
+
+// serveUnary runs a unary echo call: the fault action, then respond's
+// answer.
+func serveUnary[T any](s *server, ctx context.Context, req *echopb.EchoRequest, respond func(*call) *T) (*T, error) {
+	c, err := s.begin(ctx, unaryStream{ctx})
+	if err != nil {
+		return nil, err
+	}
+	c.read(req)
+	fail := c.failure()
+	if done, err := c.start(fail, false); done {
+		return nil, err
+	}
+	if fail != nil {
+		return nil, c.finish(fail)
+	}
+	resp := respond(c)
+	c.finish(nil)
+	return resp, nil
+}
+
+// ServerStream answers one request with a stream of echoes.
+func (e *echoService) ServerStream(req *echopb.EchoRequest, ss grpc.ServerStreamingServer[echopb.EchoResponse]) error {
+	c, err := e.s.begin(ss.Context(), ss)
+	if err != nil {
+		return err
+	}
+	c.read(req)
+	a := c.action
+	n := 1
+	if max := e.s.maxMessages(); req.GetMessages() < 0 || int(req.GetMessages()) > max {
+		return c.reject(fmt.Sprintf("EchoRequest field messages is %d; accepted: 0 (one message) to %d",
+			req.GetMessages(), max))
+	}
+	if req.GetMessages() > 0 {
+		n = int(req.GetMessages())
+	}
+	fail := c.failure()
+	switch {
+	case a.Messages > 0:
+		n = a.Messages
+	case fail != nil:
+		n = 0
+	}
+	if done, err := c.start(fail, n > 0); done {
+		return err
+	}
+	for i := range n {
+		if i > 0 {
+			if err := c.wait(a.Interval); err != nil {
+				return err
+			}
+		}
+		if err := ss.Send(c.echo(req, i)); err != nil {
+			return c.broken(err)
+		}
+		if i == 0 && a.Reset == fault.ResetMidBody {
+			return c.reset()
+		}
+	}
+	return c.finish(fail)
+}
+
+// ClientStream reads every request, then answers once.
+func (e *echoService) ClientStream(ss grpc.ClientStreamingServer[echopb.EchoRequest, echopb.EchoResponse]) error {
+	c, err := e.s.begin(ss.Context(), ss)
+	if err != nil {
+		return err
+	}
+	last := &echopb.EchoRequest{}
+	for {
+		req, err := ss.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c.broken(err)
+		}
+		c.read(req)
+		last = req
+	}
+	fail := c.failure()
+	if done, err := c.start(fail, false); done {
+		return err
+	}
+	if fail != nil {
+		return c.finish(fail)
+	}
+	if err := ss.SendAndClose(c.echo(last, 0)); err != nil {
+		return c.broken(err)
+	}
+	return c.finish(nil)
+}
+
+// BidiStream answers each request as it arrives.
+func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest, echopb.EchoResponse]) error {
+	c, err := e.s.begin(ss.Context(), ss)
+	if err != nil {
+		return err
+	}
+	a := c.action
+	fail := c.failure()
+	if done, err := c.start(fail, fail == nil); done {
+		return err
+	}
+	if fail != nil {
+		return c.finish(fail)
+	}
+	for i := 0; ; i++ {
+		req, err := ss.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return c.broken(err)
+		}
+		c.read(req)
+		if i > 0 {
+			if err := c.wait(a.Interval); err != nil {
+				return err
+			}
+		}
+		if err := ss.Send(c.echo(req, i)); err != nil {
+			return c.broken(err)
+		}
+		if i == 0 && a.Reset == fault.ResetMidBody {
+			return c.reset()
+		}
+	}
+	return c.finish(nil)
+}
+
+// maxMessages is the bound on EchoRequest.messages: the fault limit.
+func (s *server) maxMessages() int {
+	if s.opts.Limits.MaxMessages > 0 {
+		return s.opts.Limits.MaxMessages
+	}
+	return fault.DefaultLimits.MaxMessages
+}
