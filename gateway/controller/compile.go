@@ -1,0 +1,285 @@
+package controller
+
+import (
+	"fmt"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// knownHTTPFilters are the HTTPRoute filter types of the API. A filter of
+// any other type rejects the route (Accepted=False, UnsupportedValue).
+var knownHTTPFilters = map[gwv1.HTTPRouteFilterType]bool{
+	gwv1.HTTPRouteFilterRequestHeaderModifier:  true,
+	gwv1.HTTPRouteFilterResponseHeaderModifier: true,
+	gwv1.HTTPRouteFilterRequestRedirect:        true,
+	gwv1.HTTPRouteFilterURLRewrite:             true,
+	gwv1.HTTPRouteFilterRequestMirror:          true,
+	gwv1.HTTPRouteFilterCORS:                   true,
+	gwv1.HTTPRouteFilterExternalAuth:           true,
+	gwv1.HTTPRouteFilterExtensionRef:           true,
+}
+
+// knownPathTypes are the HTTPPathMatch types of the API.
+var knownPathTypes = map[gwv1.PathMatchType]bool{
+	gwv1.PathMatchExact:             true,
+	gwv1.PathMatchPathPrefix:        true,
+	gwv1.PathMatchRegularExpression: true,
+}
+
+// routeCompiler accumulates the first reference problem and the first
+// unsupported value found while compiling one route.
+type routeCompiler struct {
+	o          *objects
+	kind       string
+	namespace  string
+	unresolved reason
+	unsupport  reason
+}
+
+func (c *routeCompiler) backend(ref gwv1.BackendObjectReference, weight *int32) dataplane.Backend {
+	b, err := c.o.resolveBackend(c.kind, c.namespace, ref, deref(weight, 1))
+	if err != nil && !c.unresolved.isSet() {
+		c.unresolved = reason{err.Reason, err.Message}
+	}
+	return b
+}
+
+// httpFilters compiles filters, resolving the backend of each RequestMirror.
+// ok is false when a filter is an ExtensionRef: the reference gateway has no
+// extension filters, so such a reference never resolves (ResolvedRefs=False,
+// InvalidKind) and, as HTTPRouteFilter requires, the rule must not be served
+// without it: the caller answers its requests with 500.
+func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []dataplane.HTTPFilter, ok bool) {
+	ok = true
+	for _, f := range filters {
+		if !knownHTTPFilters[f.Type] {
+			if !c.unsupport.isSet() {
+				c.unsupport = reason{string(gwv1.RouteReasonUnsupportedValue),
+					fmt.Sprintf("filter type %q is not supported", f.Type)}
+			}
+			continue
+		}
+		if f.Type == gwv1.HTTPRouteFilterExtensionRef {
+			ok = false
+			if !c.unresolved.isSet() {
+				ref := "<nil>"
+				if f.ExtensionRef != nil {
+					ref = fmt.Sprintf("%s/%s %s", f.ExtensionRef.Group, f.ExtensionRef.Kind, f.ExtensionRef.Name)
+				}
+				c.unresolved = reason{string(gwv1.RouteReasonInvalidKind),
+					fmt.Sprintf("extensionRef %s is not supported: the reference gateway has no extension filters", ref)}
+			}
+			continue
+		}
+		df := dataplane.HTTPFilter{HTTPRouteFilter: *f.DeepCopy()}
+		if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
+			m := c.backend(f.RequestMirror.BackendRef, nil)
+			df.Mirror = &m
+		}
+		out = append(out, df)
+	}
+	return out, ok
+}
+
+// grpcToHTTPFilters converts GRPCRoute filters to their HTTPRoute
+// equivalents (the types share names and fields), so that GRPCRoute
+// backendRef filters fit dataplane.Backend.Filters.
+func grpcToHTTPFilters(filters []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
+	var out []gwv1.HTTPRouteFilter
+	for _, f := range filters {
+		out = append(out, gwv1.HTTPRouteFilter{
+			Type:                   gwv1.HTTPRouteFilterType(f.Type),
+			RequestHeaderModifier:  f.RequestHeaderModifier,
+			ResponseHeaderModifier: f.ResponseHeaderModifier,
+			RequestMirror:          f.RequestMirror,
+			ExtensionRef:           f.ExtensionRef,
+		})
+	}
+	return out
+}
+
+// invalidRuleBackends is what a rule that must not be served forwards to:
+// one invalid backend, so every request gets 500.
+func invalidRuleBackends(why string) []dataplane.Backend {
+	return []dataplane.Backend{{Name: why, Weight: 1, Invalid: true}}
+}
+
+// compileHTTPRoute compiles an HTTPRoute's rules with the API's defaults
+// applied (so that a store without CRD defaulting behaves like an API
+// server): a rule without matches matches prefix "/", a match without a
+// path matches prefix "/", path, header and query matches default to
+// PathPrefix/Exact/Exact, a backendRef without weight weighs 1.
+func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []dataplane.HTTPRule, unresolved, unsupported reason) {
+	c := &routeCompiler{o: o, kind: "HTTPRoute", namespace: r.Namespace}
+	for _, rule := range r.Spec.Rules {
+		dr := dataplane.HTTPRule{
+			Name:     string(deref(rule.Name, "")),
+			Timeouts: rule.Timeouts.DeepCopy(),
+			Retry:    rule.Retry.DeepCopy(),
+		}
+		for _, m := range rule.Matches {
+			dm := defaultHTTPMatch(m)
+			if !knownPathTypes[*dm.Path.Type] && !c.unsupport.isSet() {
+				c.unsupport = reason{string(gwv1.RouteReasonUnsupportedValue),
+					fmt.Sprintf("path match type %q is not supported; supported: Exact, PathPrefix, RegularExpression", *dm.Path.Type)}
+			}
+			dr.Matches = append(dr.Matches, dm)
+		}
+		if len(dr.Matches) == 0 {
+			dr.Matches = []gwv1.HTTPRouteMatch{defaultHTTPMatch(gwv1.HTTPRouteMatch{})}
+		}
+		var ok bool
+		dr.Filters, ok = c.httpFilters(rule.Filters)
+		for _, br := range rule.BackendRefs {
+			b := c.backend(br.BackendObjectReference, br.Weight)
+			var bok bool
+			b.Filters, bok = c.httpFilters(br.Filters)
+			if !bok {
+				b.Invalid = true
+			}
+			dr.Backends = append(dr.Backends, b)
+		}
+		if !ok {
+			dr.Filters = nil
+			dr.Backends = invalidRuleBackends("unresolved extensionRef filter")
+		}
+		rules = append(rules, dr)
+	}
+	return rules, c.unresolved, c.unsupport
+}
+
+// compileGRPCRoute compiles a GRPCRoute's rules with the API's defaults
+// applied: method and header matches default to Exact, a backendRef
+// without weight weighs 1. A rule without matches matches every request.
+func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []dataplane.GRPCRule, unresolved, unsupported reason) {
+	c := &routeCompiler{o: o, kind: "GRPCRoute", namespace: r.Namespace}
+	for _, rule := range r.Spec.Rules {
+		dr := dataplane.GRPCRule{Name: string(deref(rule.Name, ""))}
+		for _, m := range rule.Matches {
+			dr.Matches = append(dr.Matches, defaultGRPCMatch(m))
+		}
+		httpFilters, ok := c.httpFilters(grpcToHTTPFilters(rule.Filters))
+		for _, f := range httpFilters {
+			dr.Filters = append(dr.Filters, dataplane.GRPCFilter{
+				GRPCRouteFilter: gwv1.GRPCRouteFilter{
+					Type:                   gwv1.GRPCRouteFilterType(f.Type),
+					RequestHeaderModifier:  f.RequestHeaderModifier,
+					ResponseHeaderModifier: f.ResponseHeaderModifier,
+					RequestMirror:          f.RequestMirror,
+					ExtensionRef:           f.ExtensionRef,
+				},
+				Mirror: f.Mirror,
+			})
+		}
+		for _, br := range rule.BackendRefs {
+			b := c.backend(br.BackendObjectReference, br.Weight)
+			var bok bool
+			b.Filters, bok = c.httpFilters(grpcToHTTPFilters(br.Filters))
+			if !bok {
+				b.Invalid = true
+			}
+			dr.Backends = append(dr.Backends, b)
+		}
+		if !ok {
+			dr.Filters = nil
+			dr.Backends = invalidRuleBackends("unresolved extensionRef filter")
+		}
+		rules = append(rules, dr)
+	}
+	return rules, c.unresolved, c.unsupport
+}
+
+func defaultHTTPMatch(m gwv1.HTTPRouteMatch) gwv1.HTTPRouteMatch {
+	m = *m.DeepCopy()
+	if m.Path == nil {
+		m.Path = &gwv1.HTTPPathMatch{}
+	}
+	if m.Path.Type == nil {
+		t := gwv1.PathMatchPathPrefix
+		m.Path.Type = &t
+	}
+	if m.Path.Value == nil {
+		v := "/"
+		m.Path.Value = &v
+	}
+	for i := range m.Headers {
+		if m.Headers[i].Type == nil {
+			t := gwv1.HeaderMatchExact
+			m.Headers[i].Type = &t
+		}
+	}
+	for i := range m.QueryParams {
+		if m.QueryParams[i].Type == nil {
+			t := gwv1.QueryParamMatchExact
+			m.QueryParams[i].Type = &t
+		}
+	}
+	return m
+}
+
+func defaultGRPCMatch(m gwv1.GRPCRouteMatch) gwv1.GRPCRouteMatch {
+	m = *m.DeepCopy()
+	if m.Method != nil && m.Method.Type == nil {
+		t := gwv1.GRPCMethodMatchExact
+		m.Method.Type = &t
+	}
+	for i := range m.Headers {
+		if m.Headers[i].Type == nil {
+			t := gwv1.GRPCHeaderMatchExact
+			m.Headers[i].Type = &t
+		}
+	}
+	return m
+}
+
+// compileConfig builds the data plane snapshot: every Gateway that serves
+// (accepted, addressed, with a programmable listener), each with its
+// programmable listeners, their certificates and the routes attached to
+// them with the hostnames they serve there. Routes are listed in
+// attachment order; precedence among them is the data plane's job.
+func compileConfig(gateways []*gatewayState) *dataplane.Config {
+	cfg := &dataplane.Config{}
+	for _, gs := range gateways {
+		if !gs.serves() {
+			continue
+		}
+		g := dataplane.Gateway{Namespace: gs.gw.Namespace, Name: gs.gw.Name}
+		for _, l := range gs.listeners {
+			if !l.programmable() {
+				continue
+			}
+			dl := dataplane.Listener{
+				Name:         string(l.spec.Name),
+				Port:         int32(l.spec.Port),
+				Protocol:     l.spec.Protocol,
+				Hostname:     string(deref(l.spec.Hostname, "")),
+				Certificates: l.certificates,
+			}
+			seen := map[*routeState]bool{}
+			for _, a := range l.attachments {
+				// A route whose parentRefs select the listener twice is served once.
+				if seen[a.route] {
+					continue
+				}
+				seen[a.route] = true
+				meta := dataplane.RouteMeta{
+					Namespace: a.route.namespace,
+					Name:      a.route.name,
+					Created:   a.route.created,
+					Hostnames: a.hostnames,
+				}
+				switch a.route.kind {
+				case "HTTPRoute":
+					dl.HTTPRoutes = append(dl.HTTPRoutes, dataplane.HTTPRoute{RouteMeta: meta, Rules: a.route.httpRules})
+				case "GRPCRoute":
+					dl.GRPCRoutes = append(dl.GRPCRoutes, dataplane.GRPCRoute{RouteMeta: meta, Rules: a.route.grpcRules})
+				}
+			}
+			g.Listeners = append(g.Listeners, dl)
+		}
+		cfg.Gateways = append(cfg.Gateways, g)
+	}
+	return cfg
+}

@@ -1,0 +1,254 @@
+// Package controller is the reference gateway's control plane. It watches
+// the Gateway API objects (and the Services, EndpointSlices, Secrets and
+// Namespaces they refer to) through a controller-runtime client.WithWatch,
+// writes the status the Gateway API specification requires on the
+// GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes it owns, and compiles
+// the routing snapshot (dataplane.Config) the data plane serves.
+//
+// Every change triggers one full recompute from a fresh list of all objects:
+// slower than incremental reconciliation, but simple enough to read as a
+// specification. The client may be an API server's or the in-memory store's.
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// Options configure a Controller.
+type Options struct {
+	// Client reads and watches the objects and writes their status. Its
+	// scheme must know the core, discovery and Gateway API (v1, and v1beta1
+	// for ReferenceGrant) types.
+	Client client.WithWatch
+
+	// ControllerName is the GatewayClass spec.controllerName this controller
+	// owns, e.g. "gatecheck.dev/reference-gateway".
+	ControllerName gwv1.GatewayController
+
+	// Apply receives every new snapshot. An error means the data plane could
+	// not program it: the affected Gateways and their listeners are then
+	// Programmed=False. Nil discards snapshots (status only).
+	Apply func(*dataplane.Config) error
+
+	// Addresses returns the addresses to publish in a Gateway's status
+	// (in-process: a loopback IP). A Gateway without addresses is not
+	// Programmed (AddressNotAssigned). Nil publishes none.
+	Addresses func(gw *gwv1.Gateway) []gwv1.GatewayStatusAddress
+
+	// SupportedFeatures, when set, is published in the status of every
+	// accepted GatewayClass of ours (GatewayClassStatus.SupportedFeatures),
+	// from which the upstream suite can infer what to test.
+	SupportedFeatures []gwv1.FeatureName
+
+	// Logger receives errors and progress; the zero Logger discards.
+	Logger logr.Logger
+}
+
+// Controller reconciles the objects of the GatewayClasses it owns.
+// Create it with New and start it with Run.
+type Controller struct {
+	opts    Options
+	trigger chan struct{} // capacity 1: a pending recompute absorbs further pokes
+
+	mu        sync.Mutex
+	applied   *dataplane.Config // last snapshot Apply took without error
+	appliedOK bool
+}
+
+// New checks opts and returns a Controller.
+func New(opts Options) (*Controller, error) {
+	if opts.Client == nil {
+		return nil, errors.New("controller: Options.Client is nil; it must be a client.WithWatch")
+	}
+	if opts.ControllerName == "" {
+		return nil, errors.New(`controller: Options.ControllerName is empty; it must be a domain-prefixed path such as "gatecheck.dev/reference-gateway"`)
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	return &Controller{opts: opts, trigger: make(chan struct{}, 1)}, nil
+}
+
+// Run watches the objects and recomputes after every burst of changes until
+// ctx is done; it then waits for its watches to stop and returns nil.
+// Failed recomputes (a list or a status write failed) are retried with a
+// growing delay. Run must not be called more than once at a time.
+func (c *Controller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, newList := range watchedKinds() {
+		wg.Go(func() { c.watchKind(ctx, newList) })
+	}
+
+	c.poke()
+	delay := minRetry
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.trigger:
+		}
+		err := c.sync(ctx)
+		if err == nil {
+			delay = minRetry
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.opts.Logger.Error(err, "recompute failed; retrying", "delay", delay)
+		if !waitFor(ctx, delay) {
+			return nil
+		}
+		delay = min(2*delay, maxRetry)
+		c.poke()
+	}
+}
+
+// poke schedules a recompute; pokes while one is pending coalesce.
+func (c *Controller) poke() {
+	select {
+	case c.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// world is the outcome of one recompute before it is applied: the verdicts
+// on every object of ours and the snapshot compiled from them.
+type world struct {
+	classes  []*classState
+	gateways []*gatewayState
+	routes   []*routeState
+	config   *dataplane.Config
+}
+
+// build computes everything from the listed objects without side effects.
+func (c *Controller) build(o *objects) *world {
+	w := &world{}
+	classes := map[string]*classState{}
+	for i := range o.classes {
+		gc := &o.classes[i]
+		if gc.Spec.ControllerName != c.opts.ControllerName {
+			continue
+		}
+		s := evaluateClass(gc)
+		classes[gc.Name] = s
+		w.classes = append(w.classes, s)
+	}
+
+	byName := map[types.NamespacedName]*gatewayState{}
+	for i := range o.gateways {
+		gw := &o.gateways[i]
+		class := classes[string(gw.Spec.GatewayClassName)]
+		if class == nil {
+			continue
+		}
+		s := o.evaluateGateway(gw, class, c.opts.Addresses)
+		byName[client.ObjectKeyFromObject(gw)] = s
+		w.gateways = append(w.gateways, s)
+	}
+	slices.SortFunc(w.gateways, func(a, b *gatewayState) int {
+		return cmp.Or(cmp.Compare(a.gw.Namespace, b.gw.Namespace), cmp.Compare(a.gw.Name, b.gw.Name))
+	})
+
+	for i := range o.httpRoutes {
+		r := &o.httpRoutes[i]
+		s := newRouteState(r, "HTTPRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
+		s.httpRules, s.unresolved, s.unsupported = o.compileHTTPRoute(r)
+		w.routes = append(w.routes, s)
+	}
+	for i := range o.grpcRoutes {
+		r := &o.grpcRoutes[i]
+		s := newRouteState(r, "GRPCRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
+		s.grpcRules, s.unresolved, s.unsupported = o.compileGRPCRoute(r)
+		w.routes = append(w.routes, s)
+	}
+	// Attach in creation order so that listener route lists are stable and
+	// ordered as the precedence rules break ties.
+	slices.SortStableFunc(w.routes, func(a, b *routeState) int {
+		return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.key(), b.key()), cmp.Compare(a.kind, b.kind))
+	})
+	for _, r := range w.routes {
+		o.attachRoute(r, byName)
+	}
+	resolveKindConflicts(w.gateways, w.routes)
+
+	w.config = compileConfig(w.gateways)
+	return w
+}
+
+func newRouteState(obj client.Object, kind gwv1.Kind, refs []gwv1.ParentReference, hostnames []gwv1.Hostname) *routeState {
+	return &routeState{
+		obj:        obj,
+		kind:       kind,
+		namespace:  obj.GetNamespace(),
+		name:       obj.GetName(),
+		generation: obj.GetGeneration(),
+		created:    obj.GetCreationTimestamp().Time,
+		parentRefs: refs,
+		hostnames:  hostnames,
+	}
+}
+
+// sync runs one recompute: list, build, hand the snapshot to the data plane,
+// then write every status that changed.
+func (c *Controller) sync(ctx context.Context) error {
+	o, err := listObjects(ctx, c.opts.Client)
+	if err != nil {
+		return err
+	}
+	w := c.build(o)
+	applyErr := c.apply(w.config)
+	if applyErr != nil {
+		c.opts.Logger.Error(applyErr, "data plane refused the snapshot")
+	}
+	for _, gs := range w.gateways {
+		gs.decideProgrammed(applyErr)
+	}
+
+	now := metav1.Now().Rfc3339Copy()
+	var errs []error
+	for _, s := range w.classes {
+		errs = append(errs, c.writeClassStatus(ctx, s, now))
+	}
+	for _, s := range w.gateways {
+		errs = append(errs, c.writeGatewayStatus(ctx, s, now))
+	}
+	for _, r := range w.routes {
+		errs = append(errs, c.writeRouteStatus(ctx, r, now))
+	}
+	return errors.Join(errs...)
+}
+
+// apply hands cfg to the data plane unless it equals the last snapshot the
+// data plane took.
+func (c *Controller) apply(cfg *dataplane.Config) error {
+	if c.opts.Apply == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.appliedOK && reflect.DeepEqual(cfg, c.applied) {
+		return nil
+	}
+	if err := c.opts.Apply(cfg); err != nil {
+		c.appliedOK = false
+		return fmt.Errorf("applying snapshot: %w", err)
+	}
+	c.applied, c.appliedOK = cfg, true
+	return nil
+}

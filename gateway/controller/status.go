@@ -1,0 +1,224 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// condition is a desired status condition before it is stamped with the
+// object's generation and a transition time.
+type condition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// stampConditions turns desired conditions into metav1.Conditions for an
+// object at generation. A condition whose status did not change keeps its
+// lastTransitionTime from previous, as the metav1.Condition docs require;
+// new or flipped conditions get now. When keepOthers is true, conditions of
+// previous whose type the controller does not set are kept in place (the
+// API docs forbid removing conditions one is not responsible for).
+func stampConditions(previous []metav1.Condition, desired []condition, generation int64, now metav1.Time, keepOthers bool) []metav1.Condition {
+	old := map[string]metav1.Condition{}
+	for _, c := range previous {
+		old[c.Type] = c
+	}
+	set := map[string]bool{}
+	var out []metav1.Condition
+	for _, d := range desired {
+		status := metav1.ConditionFalse
+		if d.Status {
+			status = metav1.ConditionTrue
+		}
+		c := metav1.Condition{
+			Type:               d.Type,
+			Status:             status,
+			ObservedGeneration: generation,
+			LastTransitionTime: now,
+			Reason:             d.Reason,
+			Message:            d.Message,
+		}
+		if prev, ok := old[d.Type]; ok && prev.Status == status && !prev.LastTransitionTime.IsZero() {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+		out = append(out, c)
+		set[d.Type] = true
+	}
+	if keepOthers {
+		var kept []metav1.Condition
+		for _, c := range previous {
+			if !set[c.Type] {
+				kept = append(kept, c)
+			}
+		}
+		out = append(kept, out...)
+	}
+	return out
+}
+
+// writeClassStatus writes a GatewayClass's status when it differs from the
+// stored one (transition times aside, which stampConditions preserves).
+func (c *Controller) writeClassStatus(ctx context.Context, s *classState, now metav1.Time) error {
+	gc := s.class.DeepCopy()
+	conds, features := s.classStatus(c.opts.SupportedFeatures)
+	gc.Status.Conditions = stampConditions(gc.Status.Conditions, conds, gc.Generation, now, true)
+	gc.Status.SupportedFeatures = features
+	if equality.Semantic.DeepEqual(gc.Status, s.class.Status) {
+		return nil
+	}
+	if err := c.opts.Client.Status().Update(ctx, gc); err != nil {
+		return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
+	}
+	return nil
+}
+
+// gatewayStatus returns the desired status of a Gateway: its Accepted and
+// Programmed conditions, addresses, and one ListenerStatus per listener with
+// supportedKinds, attachedRoutes and the Accepted, Programmed, ResolvedRefs
+// and Conflicted conditions.
+func (s *gatewayState) gatewayStatus(now metav1.Time) gwv1.GatewayStatus {
+	gw := s.gw
+	st := gwv1.GatewayStatus{Addresses: s.addresses}
+	accepted := condition{Type: string(gwv1.GatewayConditionAccepted), Status: s.accepted,
+		Reason: s.acceptance.Reason, Message: s.acceptance.Message}
+	programmed := condition{Type: string(gwv1.GatewayConditionProgrammed), Status: true,
+		Reason: string(gwv1.GatewayReasonProgrammed), Message: "Gateway is programmed"}
+	if !s.programmed {
+		programmed.Status = false
+		programmed.Reason, programmed.Message = s.notProgrammed.Reason, s.notProgrammed.Message
+	}
+	st.Conditions = stampConditions(gw.Status.Conditions, []condition{accepted, programmed}, gw.Generation, now, true)
+
+	previous := map[gwv1.SectionName][]metav1.Condition{}
+	for _, l := range gw.Status.Listeners {
+		previous[l.Name] = l.Conditions
+	}
+	for _, l := range s.listeners {
+		st.Listeners = append(st.Listeners, gwv1.ListenerStatus{
+			Name:           l.spec.Name,
+			SupportedKinds: l.supportedKinds,
+			AttachedRoutes: l.attachedRoutes(),
+			Conditions:     stampConditions(previous[l.spec.Name], s.listenerConditions(l), gw.Generation, now, false),
+		})
+	}
+	return st
+}
+
+func (s *gatewayState) listenerConditions(l *listenerState) []condition {
+	accepted := condition{Type: string(gwv1.ListenerConditionAccepted), Status: true,
+		Reason: string(gwv1.ListenerReasonAccepted), Message: "listener is accepted"}
+	switch {
+	case !l.accepted:
+		accepted.Status = false
+		accepted.Reason, accepted.Message = l.notAccepted.Reason, l.notAccepted.Message
+	case l.conflicted.isSet():
+		accepted.Status = false
+		accepted.Reason, accepted.Message = l.conflicted.Reason, l.conflicted.Message
+	}
+
+	resolved := condition{Type: string(gwv1.ListenerConditionResolvedRefs), Status: true,
+		Reason: string(gwv1.ListenerReasonResolvedRefs), Message: "all references are resolved"}
+	if l.unresolved.isSet() {
+		resolved.Status = false
+		resolved.Reason, resolved.Message = l.unresolved.Reason, l.unresolved.Message
+	}
+
+	conflicted := condition{Type: string(gwv1.ListenerConditionConflicted), Status: false,
+		Reason: string(gwv1.ListenerReasonNoConflicts), Message: "listener is distinct"}
+	if l.conflicted.isSet() {
+		conflicted.Status = true
+		conflicted.Reason, conflicted.Message = l.conflicted.Reason, l.conflicted.Message
+	}
+
+	programmed := condition{Type: string(gwv1.ListenerConditionProgrammed), Status: true,
+		Reason: string(gwv1.ListenerReasonProgrammed), Message: "listener is programmed"}
+	switch {
+	case !l.programmable():
+		programmed.Status = false
+		programmed.Reason, programmed.Message = string(gwv1.ListenerReasonInvalid), "listener is not accepted or has unresolved references"
+	case !s.programmed:
+		programmed.Status = false
+		programmed.Reason, programmed.Message = string(gwv1.ListenerReasonInvalid), s.notProgrammed.Message
+	}
+	return []condition{accepted, programmed, resolved, conflicted}
+}
+
+// writeGatewayStatus writes a Gateway's status when it changed.
+func (c *Controller) writeGatewayStatus(ctx context.Context, s *gatewayState, now metav1.Time) error {
+	gw := s.gw.DeepCopy()
+	gw.Status = s.gatewayStatus(now)
+	if equality.Semantic.DeepEqual(gw.Status, s.gw.Status) {
+		return nil
+	}
+	if err := c.opts.Client.Status().Update(ctx, gw); err != nil {
+		return fmt.Errorf("updating status of Gateway %s/%s: %w", gw.Namespace, gw.Name, err)
+	}
+	return nil
+}
+
+// routeParents returns a route's new status.parents: the entries of other
+// controllers unchanged, then one entry per parentRef that is one of our
+// Gateways, in spec order. Our entries for parents that are gone or no
+// longer ours are dropped, as RouteStatus.Parents requires.
+func (c *Controller) routeParents(previous []gwv1.RouteParentStatus, r *routeState, now metav1.Time) []gwv1.RouteParentStatus {
+	var out []gwv1.RouteParentStatus
+	ours := map[string][]metav1.Condition{}
+	for _, p := range previous {
+		if p.ControllerName != c.opts.ControllerName {
+			out = append(out, p)
+			continue
+		}
+		ours[parentKey(p.ParentRef, r.namespace)] = p.Conditions
+	}
+	for _, p := range r.parents {
+		out = append(out, gwv1.RouteParentStatus{
+			ParentRef:      p.echo,
+			ControllerName: c.opts.ControllerName,
+			Conditions:     stampConditions(ours[parentKey(p.echo, r.namespace)], r.parentConditions(p), r.generation, now, false),
+		})
+	}
+	return out
+}
+
+// writeRouteStatus writes an HTTPRoute's or GRPCRoute's status when its
+// parents changed. It returns without writing when nothing changed.
+func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now metav1.Time) error {
+	switch obj := r.obj.(type) {
+	case *gwv1.HTTPRoute:
+		parents := c.routeParents(obj.Status.Parents, r, now)
+		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
+			return nil
+		}
+		route := obj.DeepCopy()
+		route.Status.Parents = parents
+		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
+			return fmt.Errorf("updating status of HTTPRoute %s/%s: %w", route.Namespace, route.Name, err)
+		}
+	case *gwv1.GRPCRoute:
+		parents := c.routeParents(obj.Status.Parents, r, now)
+		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
+			return nil
+		}
+		route := obj.DeepCopy()
+		route.Status.Parents = parents
+		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
+			return fmt.Errorf("updating status of GRPCRoute %s/%s: %w", route.Namespace, route.Name, err)
+		}
+	}
+	return nil
+}
+
+// parentKey identifies a parentRef for matching status entries across
+// recomputes, with defaults applied.
+func parentKey(ref gwv1.ParentReference, routeNS string) string {
+	return fmt.Sprintf("%s/%s/%s/%s/%s/%d",
+		deref(ref.Group, gwv1.GroupName), deref(ref.Kind, "Gateway"),
+		deref(ref.Namespace, gwv1.Namespace(routeNS)), ref.Name,
+		deref(ref.SectionName, ""), deref(ref.Port, 0))
+}

@@ -1,0 +1,107 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+)
+
+// watchedKinds are the lists the controller watches. Any event on any of
+// them schedules one full recompute. ConfigMaps are watched for CA
+// certificates that later features (BackendTLSPolicy, frontend client
+// validation) will read.
+func watchedKinds() []func() client.ObjectList {
+	return []func() client.ObjectList{
+		func() client.ObjectList { return &gwv1.GatewayClassList{} },
+		func() client.ObjectList { return &gwv1.GatewayList{} },
+		func() client.ObjectList { return &gwv1.HTTPRouteList{} },
+		func() client.ObjectList { return &gwv1.GRPCRouteList{} },
+		func() client.ObjectList { return &gwv1.ReferenceGrantList{} },
+		func() client.ObjectList { return &gwv1beta1.ReferenceGrantList{} },
+		func() client.ObjectList { return &corev1.ServiceList{} },
+		func() client.ObjectList { return &discoveryv1.EndpointSliceList{} },
+		func() client.ObjectList { return &corev1.SecretList{} },
+		func() client.ObjectList { return &corev1.NamespaceList{} },
+		func() client.ObjectList { return &corev1.ConfigMapList{} },
+	}
+}
+
+// Retry delays for a failed watch or recompute: doubling from the first to
+// the last, so a broken API server is not hammered and a healed one is
+// picked up soon.
+const (
+	minRetry = 50 * time.Millisecond
+	maxRetry = 5 * time.Second
+)
+
+// watchKind keeps one watch open on a kind until ctx is done, and pokes the
+// controller on every event. Whenever a watch is (re)established the
+// controller is poked too: events may have been missed while it was down,
+// and the recompute re-lists everything. A kind the server does not serve
+// is retried at the longest delay.
+func (c *Controller) watchKind(ctx context.Context, newList func() client.ObjectList) {
+	delay := minRetry
+	for {
+		w, err := c.opts.Client.Watch(ctx, newList())
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if isUnknownKind(err) {
+				delay = maxRetry
+			} else {
+				c.opts.Logger.V(1).Info("watch failed; retrying", "list", fmt.Sprintf("%T", newList()), "error", err.Error(), "delay", delay)
+			}
+			if !waitFor(ctx, delay) {
+				return
+			}
+			delay = min(2*delay, maxRetry)
+			continue
+		}
+		c.poke()
+		c.drain(ctx, w)
+		w.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+		delay = minRetry
+	}
+}
+
+// drain pokes the controller for every event of w until w ends, reports an
+// error, or ctx is done.
+func (c *Controller) drain(ctx context.Context, w watch.Interface) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			c.poke()
+			if ev.Type == watch.Error {
+				return
+			}
+		}
+	}
+}
+
+// waitFor waits d or until ctx is done; it reports whether ctx is still live.
+func waitFor(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
