@@ -11,7 +11,9 @@ import (
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
-func filter(f gwv1.HTTPRouteFilter) dataplane.HTTPFilter { return dataplane.HTTPFilter{HTTPRouteFilter: f} }
+func filter(f gwv1.HTTPRouteFilter) dataplane.HTTPFilter {
+	return dataplane.HTTPFilter{HTTPRouteFilter: f}
+}
 
 func prefixRule(prefix string, filters []dataplane.HTTPFilter, backends ...dataplane.Backend) dataplane.HTTPRule {
 	r := rule([]gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, prefix)}, backends...)
