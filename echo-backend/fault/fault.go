@@ -120,10 +120,14 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("fault directive %q (value %q): %s; accepted: %s", e.Directive, e.Value, e.Reason, e.Accepted)
 }
 
-// Bounds on the text of a spec, independent of Limits.
+// Bounds on the text of a spec, independent of Limits. The content bounds
+// keep Action.String of any parsed action, whose escaping may triple the text,
+// within MaxSpecLen, so that it parses again.
 const (
-	MaxSpecLen  = 4096 // bytes in one spec
-	MaxTrailers = 16   // trailers in one action
+	MaxSpecLen      = 8192 // bytes in one spec
+	MaxMessageLen   = 1024 // bytes in a grpc-message, decoded
+	MaxTrailers     = 16   // trailers in one action
+	MaxTrailerBytes = 1024 // bytes of trailer names and values in one action, decoded
 )
 
 // DefaultResetCode is the RST_STREAM error code of a reset without
@@ -242,11 +246,13 @@ func (p *parser) accepted(name string) string {
 	case "grpc-status":
 		return "a gRPC code: a number from 0 to 16 or a name such as UNAVAILABLE (any case)"
 	case "grpc-message":
-		return "text up to the next ';', percent-encoding allowed, with grpc-status"
+		return fmt.Sprintf("text up to the next ';', percent-encoding allowed, at most %d bytes decoded, "+
+			"with grpc-status", MaxMessageLen)
 	case "trailer":
 		return fmt.Sprintf("name:value, the name a header token such as x-retry-info (not grpc-* or a "+
 			"connection or framing header), the value printable ASCII without leading or trailing "+
-			"spaces, percent-encoding allowed; at most %d per attempt", MaxTrailers)
+			"spaces, percent-encoding allowed; at most %d per attempt, of at most %d bytes together",
+			MaxTrailers, MaxTrailerBytes)
 	case "reset":
 		return "reset alone (before-headers), or reset=before-headers, reset=after-headers or reset=mid-body"
 	case "reset-code":
@@ -528,6 +534,9 @@ func (p *parser) set(a *Action, name string, f field, value string, hasValue boo
 		if err != nil {
 			return p.errorf(name, value, "bad percent-encoding")
 		}
+		if len(m) > MaxMessageLen {
+			return p.errorf(name, value, "longer than %d bytes", MaxMessageLen)
+		}
 		a.GRPCMessage = m
 	case fTrailer:
 		t, reason := parseTrailer(value)
@@ -536,6 +545,13 @@ func (p *parser) set(a *Action, name string, f field, value string, hasValue boo
 		}
 		if len(a.Trailers) >= MaxTrailers {
 			return p.errorf(name, value, "more than %d trailers", MaxTrailers)
+		}
+		n := len(t.Name) + len(t.Value)
+		for _, u := range a.Trailers {
+			n += len(u.Name) + len(u.Value)
+		}
+		if n > MaxTrailerBytes {
+			return p.errorf(name, value, "trailers longer than %d bytes together", MaxTrailerBytes)
 		}
 		a.Trailers = append(a.Trailers, t)
 	case fReset:

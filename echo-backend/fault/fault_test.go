@@ -3,6 +3,7 @@ package fault_test
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,9 @@ func TestParseDirectives(t *testing.T) {
 			fault.Action{Trailers: []fault.Trailer{{"x-a", "1"}, {"x-b", "two;three"}}}},
 		{"trailer=x-empty:", fault.Action{Trailers: []fault.Trailer{{"x-empty", ""}}}},
 		{"trailer=x-time:12:30", fault.Action{Trailers: []fault.Trailer{{"x-time", "12:30"}}}},
+		{"trailer=x-a:" + strings.Repeat("v", 1021), fault.Action{Trailers: []fault.Trailer{{"x-a", strings.Repeat("v", 1021)}}}},
+		{"grpc-status=2;grpc-message=" + strings.Repeat("%41", 1024),
+			fault.Action{HasGRPCStatus: true, GRPCStatus: codes.Unknown, GRPCMessage: strings.Repeat("A", 1024)}},
 		{"reset", fault.Action{Reset: fault.ResetBeforeHeaders, ResetCode: 2}},
 		{"reset=before-headers", fault.Action{Reset: fault.ResetBeforeHeaders, ResetCode: 2}},
 		{"reset=after-headers", fault.Action{Reset: fault.ResetAfterHeaders, ResetCode: 2}},
@@ -224,7 +228,11 @@ func TestParseErrors(t *testing.T) {
 		{"delay=1m;chunks=5,interval=1m", "delay+chunks*interval", "more than 5m0s", "too long"},
 		{"messages=10000;interval=31ms", "messages*interval", "more than 5m0s", "too long"},
 		{"delay=5m;script=body-delay:1ns", "delay+body-delay", "5m0.000000001s", "too long (script action 1)"},
-		{strings.Repeat("close;", 700), "spec", strings.Repeat("close;", 6)[:32] + "...", "too long (4200 bytes)"},
+		{strings.Repeat("close;", 1400), "spec", strings.Repeat("close;", 6)[:32] + "...", "too long (8400 bytes)"},
+		{"grpc-status=2;grpc-message=" + strings.Repeat("%41", 1025), "grpc-message", strings.Repeat("%41", 1025), "longer than 1024 bytes"},
+		{"trailer=x-a:" + strings.Repeat("v", 1022), "trailer", "x-a:" + strings.Repeat("v", 1022), "longer than 1024 bytes together"},
+		{"trailer=x-a:" + strings.Repeat("v", 600) + ";trailer=x-b:" + strings.Repeat("v", 419), "trailer",
+			"x-b:" + strings.Repeat("v", 419), "longer than 1024 bytes together"},
 	}
 	for _, tt := range tests {
 		spec, err := fault.Parse(tt.spec, fault.Limits{})
@@ -247,6 +255,33 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) error message %q does not name the directive and the accepted form", tt.spec, msg)
 		}
 	}
+}
+
+// TestLongestActionRoundTrips builds the action whose String is longest
+// (all text escaped, every directive at its widest) and checks that its
+// String still parses back to it.
+func TestLongestActionRoundTrips(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("delay=4m59.999999997s;body-delay=1ns;chunks=1;interval=1ns;messages=1;status=599;" +
+		"grpc-status=FAILED_PRECONDITION;reset=before-headers;goaway;reset-code=4294967295;close")
+	trailerBytes := 0
+	for i := range fault.MaxTrailers {
+		name := "x-" + strconv.Itoa(i)
+		value := strings.Repeat("%2C", (fault.MaxTrailerBytes/fault.MaxTrailers)-len(name))
+		trailerBytes += len(name) + len(value)/3
+		b.WriteString(";trailer=" + name + ":" + value)
+	}
+	b.WriteString(";grpc-message=" + strings.Repeat("\x01", fault.MaxMessageLen))
+	spec := mustParse(t, b.String(), fault.Limits{})
+	if len(spec.Base.Trailers) != fault.MaxTrailers || trailerBytes != fault.MaxTrailerBytes || len(spec.Base.GRPCMessage) != fault.MaxMessageLen {
+		t.Fatalf("the spec is not the widest: %d trailers, %d trailer bytes, %d message bytes",
+			len(spec.Base.Trailers), trailerBytes, len(spec.Base.GRPCMessage))
+	}
+	out := spec.Base.String()
+	if len(out) > fault.MaxSpecLen {
+		t.Fatalf("String is %d bytes, above MaxSpecLen %d", len(out), fault.MaxSpecLen)
+	}
+	roundTrip(t, spec)
 }
 
 func TestErrorMessage(t *testing.T) {
@@ -386,6 +421,8 @@ var seeds = []string{
 	"status=503;status=503",
 	"=;=,=",
 	"sCript=:", // found by the fuzzer: an atom with an empty name
+	// found by the fuzzer: escaping made String longer than the spec limit
+	"grpC-stAtus=0,grpC-messAge=0+\xc1\xc1\xc1\xc1\xc1\xc1\xc1\xc1++00\x1f0",
 }
 
 func TestRoundTrip(t *testing.T) {
