@@ -204,15 +204,35 @@ func (c *call) start(fail *status.Status, streamed bool) (done bool, err error) 
 	}
 	c.handle.HeadersSent(time.Now())
 	if a.Reset == fault.ResetAfterHeaders {
-		return true, c.reset()
+		return true, c.resetAfter(headersWritten)
 	}
 	if err := c.wait(a.BodyDelay); err != nil {
 		return true, err
 	}
 	if a.Reset == fault.ResetMidBody && !streamed {
-		return true, c.reset()
+		return true, c.resetAfter(headersWritten)
 	}
 	return false, nil
+}
+
+// headersWritten and dataWritten are conditions for resetAfter.
+func headersWritten(s streamWire) bool { return s.headers > 0 }
+func dataWritten(s streamWire) bool    { return s.dataBytes > 0 }
+
+// resetAfter resets the call's stream once what grpc-go queued for it has
+// been written, as ok tells: the response headers, or the first message.
+func (c *call) resetAfter(ok func(streamWire) bool) error {
+	v, found := c.s.conns.Load(c.connID)
+	if !found || !c.tapped {
+		return c.faultFailed(status.Errorf(codes.Internal, "gatecheck: connection c%d is not watched, so the fault cannot act on its stream", c.connID))
+	}
+	if err := v.(*wireConn).wait(c.ctx, c.stream, ok); err != nil {
+		if c.ctx.Err() != nil {
+			return c.cancelled()
+		}
+		return c.broken(status.Errorf(codes.Unavailable, "gatecheck: waiting to reset stream %d: %v", c.stream, err))
+	}
+	return c.reset()
 }
 
 // wait waits for d or until the call's context is done; in that case it

@@ -79,7 +79,7 @@ func (e *echoService) ServerStream(req *echopb.EchoRequest, ss grpc.ServerStream
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			return c.reset()
+			return c.resetAfter(dataWritten)
 		}
 	}
 	return c.finish(fail)
@@ -148,7 +148,7 @@ func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest,
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			return c.reset()
+			return c.resetAfter(dataWritten)
 		}
 	}
 	return c.finish(nil)

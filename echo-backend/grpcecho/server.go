@@ -48,6 +48,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,7 +86,8 @@ type Options struct {
 
 // server holds what every service of one grpc.Server shares.
 type server struct {
-	opts Options
+	opts  Options
+	conns sync.Map // tap connection id -> *wireConn
 }
 
 // NewServer returns a grpc.Server that serves upstream's GrpcEcho, our Echo
@@ -104,8 +106,9 @@ func NewServer(opts Options) *grpc.Server {
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)
 	}
+	s := &server{opts: opts}
 	gs := grpc.NewServer(
-		grpc.Creds(h2tap.Credentials(creds)),
+		grpc.Creds(wireCreds{TransportCredentials: h2tap.Credentials(creds), conns: &s.conns}),
 		grpc.StatsHandler(connCounter{}),
 		// A test backend observes what a proxy does rather than policing
 		// it: keepalive pings from a proxy must not earn a GOAWAY.
@@ -114,7 +117,6 @@ func NewServer(opts Options) *grpc.Server {
 			PermitWithoutStream: true,
 		}),
 	)
-	s := &server{opts: opts}
 	upstreampb.RegisterGrpcEchoServer(gs, &upstreamService{s: s})
 	echopb.RegisterEchoServer(gs, &echoService{s: s})
 	echopb.RegisterAdminServer(gs, &adminService{s: s})
