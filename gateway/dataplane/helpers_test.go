@@ -69,7 +69,7 @@ func startBackend(t *testing.T, name string) *testBackend {
 
 // serve runs h on a loopback socket with HTTP/1.1 and h2c until the test
 // ends, and returns its address.
-func serve(t *testing.T, h http.Handler) string {
+func serve(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
