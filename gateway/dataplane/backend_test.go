@@ -1,9 +1,11 @@
 package dataplane_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -292,6 +294,62 @@ func TestConfigSwapUnderTraffic(t *testing.T) {
 		resp, body := get(t, addr, "gw.test", "/")
 		if e := decode(t, resp, body); e.Backend != "b2" {
 			t.Fatalf("after the last swap: served by %s, want b2", e.Backend)
+		}
+	}
+}
+
+// TestProtocolUpgrade relays a protocol switch (as WebSocket does) and then
+// bytes both ways over the hijacked connections.
+func TestProtocolUpgrade(t *testing.T) {
+	backendAddr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "line-echo" {
+			http.Error(w, "upgrade required", http.StatusUpgradeRequired)
+			return
+		}
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: line-echo\r\n\r\n")
+		_ = brw.Flush()
+		for {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			_, _ = brw.WriteString("echo " + line)
+			_ = brw.Flush()
+		}
+	}))
+	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, dataplane.Backend{
+		Name: "default/upgrade:80", Weight: 1, Endpoints: []string{backendAddr},
+	})))), 80)
+
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(conn, "GET /ws HTTP/1.1\r\nHost: gw.test\r\nConnection: Upgrade\r\nUpgrade: line-echo\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != "line-echo" {
+		t.Fatalf("got %s Upgrade %q, want 101 line-echo", resp.Status, resp.Header.Get("Upgrade"))
+	}
+	for _, msg := range []string{"one\n", "two\n"} {
+		if _, err := io.WriteString(conn, msg); err != nil {
+			t.Fatal(err)
+		}
+		got, err := br.ReadString('\n')
+		if err != nil || got != "echo "+msg {
+			t.Fatalf("after sending %q: got %q, %v", msg, got, err)
 		}
 	}
 }
