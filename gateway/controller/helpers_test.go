@@ -158,14 +158,27 @@ func loadManifests(t *testing.T, cl client.Client, paths ...string) {
 	}
 }
 
+var (
+	conformanceSecretsOnce sync.Once
+	conformanceSecrets     []*corev1.Secret
+)
+
 // addConformanceSecrets creates the certificate Secrets the upstream suite
-// creates at start-up, with upstream's own generator.
+// creates at start-up, made once per test binary with upstream's own
+// generator (RSA key generation is slow on a loaded machine).
 func addConformanceSecrets(t *testing.T, cl client.Client) {
 	t.Helper()
-	for _, s := range []*corev1.Secret{
-		confk8s.MustCreateSelfSignedCertSecret(t, webNS, "certificate", []string{"*"}),
-		confk8s.MustCreateSelfSignedCertSecret(t, infraNS, "tls-validity-checks-certificate", []string{"*", "*.org", "*.wildcard.org"}),
-	} {
+	conformanceSecretsOnce.Do(func() {
+		conformanceSecrets = []*corev1.Secret{
+			confk8s.MustCreateSelfSignedCertSecret(t, webNS, "certificate", []string{"*"}),
+			confk8s.MustCreateSelfSignedCertSecret(t, infraNS, "tls-validity-checks-certificate", []string{"*", "*.org", "*.wildcard.org"}),
+		}
+	})
+	if len(conformanceSecrets) == 0 {
+		t.Fatal("conformance Secrets could not be made")
+	}
+	for _, s := range conformanceSecrets {
+		s := s.DeepCopy()
 		if err := cl.Create(context.Background(), s); err != nil {
 			t.Fatalf("creating Secret %s/%s: %v", s.Namespace, s.Name, err)
 		}
