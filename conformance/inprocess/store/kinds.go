@@ -1,0 +1,263 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
+	gatewayv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gatewayxv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
+
+	"github.com/gatecheck/gatecheck/crds"
+)
+
+// NewScheme returns a scheme with the Kubernetes built-in types of client-go
+// and the Gateway API types (v1, v1beta1, v1alpha2, v1alpha3 and the
+// x-k8s.io v1alpha1 group) registered.
+func NewScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		gatewayv1.Install,
+		gatewayv1beta1.Install,
+		gatewayv1alpha2.Install,
+		gatewayv1alpha3.Install,
+		gatewayxv1alpha1.Install,
+	} {
+		if err := add(s); err != nil {
+			return nil, fmt.Errorf("store: building scheme: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// kindInfo is what the store knows about one kind it serves.
+type kindInfo struct {
+	gk             schema.GroupKind
+	resource       string // plural, lower case
+	namespaced     bool
+	hasStatus      bool
+	storageVersion string
+	versions       []string // served versions
+	// nameFn validates metadata.name (and generateName) the way the API
+	// server does for this kind.
+	nameFn apimachineryvalidation.ValidateNameFunc
+	// schemas is set for CRD kinds, keyed by version; nil for built-ins.
+	schemas map[string]*versionSchema
+}
+
+func (k *kindInfo) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: k.gk.Group, Resource: k.resource}
+}
+
+func (k *kindInfo) serves(version string) bool {
+	for _, v := range k.versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// versionSchema holds the compiled schema of one CRD version: what the API
+// server builds once per CRD and then uses for every request.
+type versionSchema struct {
+	structural      *structuralschema.Structural
+	validator       apiextensionsvalidation.SchemaValidator
+	statusValidator apiextensionsvalidation.SchemaValidator // nil without status subresource
+	cel             *cel.Validator                          // nil without x-kubernetes-validations
+	preserveUnknown bool
+}
+
+// builtinKinds lists the core kinds the store serves. The API server serves
+// many more; these are the ones the conformance suite, the pod runner and the
+// gateway controller use.
+var builtinKinds = []struct {
+	group, version, kind, resource string
+	namespaced, status             bool
+	nameFn                         apimachineryvalidation.ValidateNameFunc
+}{
+	{"", "v1", "Namespace", "namespaces", false, true, apimachineryvalidation.ValidateNamespaceName},
+	{"", "v1", "Service", "services", true, true, apimachineryvalidation.NameIsDNS1035Label},
+	{"", "v1", "Pod", "pods", true, true, apimachineryvalidation.NameIsDNSSubdomain},
+	{"", "v1", "ConfigMap", "configmaps", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"", "v1", "Secret", "secrets", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"", "v1", "ServiceAccount", "serviceaccounts", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"", "v1", "Endpoints", "endpoints", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"", "v1", "Event", "events", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"apps", "v1", "Deployment", "deployments", true, true, apimachineryvalidation.NameIsDNSSubdomain},
+	{"apps", "v1", "ReplicaSet", "replicasets", true, true, apimachineryvalidation.NameIsDNSSubdomain},
+	{"apps", "v1", "StatefulSet", "statefulsets", true, true, apimachineryvalidation.NameIsDNSSubdomain},
+	{"apps", "v1", "DaemonSet", "daemonsets", true, true, apimachineryvalidation.NameIsDNSSubdomain},
+	{"discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+	{"coordination.k8s.io", "v1", "Lease", "leases", true, false, apimachineryvalidation.NameIsDNSSubdomain},
+}
+
+func builtinKindInfos() []*kindInfo {
+	out := make([]*kindInfo, 0, len(builtinKinds))
+	for _, b := range builtinKinds {
+		out = append(out, &kindInfo{
+			gk:             schema.GroupKind{Group: b.group, Kind: b.kind},
+			resource:       b.resource,
+			namespaced:     b.namespaced,
+			hasStatus:      b.status,
+			storageVersion: b.version,
+			versions:       []string{b.version},
+			nameFn:         b.nameFn,
+		})
+	}
+	return out
+}
+
+// Compiled CRD kinds are shared by every store in the process: compiling the
+// Gateway API schemas and their CEL rules takes far longer than a test.
+var (
+	defaultCRDsOnce  sync.Once
+	defaultCRDKinds  []*kindInfo
+	defaultCRDsError error
+
+	compiledMu sync.Mutex
+	compiled   = map[string]*compiledCRD{} // key: CRD name + hash of its spec
+)
+
+type compiledCRD struct {
+	once sync.Once
+	info *kindInfo
+	err  error
+}
+
+// defaultKinds compiles the embedded CRDs once per process.
+func defaultKinds() ([]*kindInfo, error) {
+	defaultCRDsOnce.Do(func() {
+		all, err := crds.Load()
+		if err != nil {
+			defaultCRDsError = err
+			return
+		}
+		defaultCRDKinds, defaultCRDsError = compileCRDs(all)
+	})
+	return defaultCRDKinds, defaultCRDsError
+}
+
+func compileCRDs(list []*apiextensionsv1.CustomResourceDefinition) ([]*kindInfo, error) {
+	out := make([]*kindInfo, 0, len(list))
+	for _, crd := range list {
+		info, err := compileCached(crd)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// compileCached compiles a CRD, or returns the result of an earlier
+// compilation of a CRD with the same name and spec.
+func compileCached(crd *apiextensionsv1.CustomResourceDefinition) (*kindInfo, error) {
+	spec, err := json.Marshal(crd.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("store: CRD %s: encoding spec: %w", crd.Name, err)
+	}
+	sum := sha256.Sum256(spec)
+	key := crd.Name + "/" + hex.EncodeToString(sum[:])
+	compiledMu.Lock()
+	c, ok := compiled[key]
+	if !ok {
+		c = &compiledCRD{}
+		compiled[key] = c
+	}
+	compiledMu.Unlock()
+	c.once.Do(func() { c.info, c.err = compileCRD(crd) })
+	return c.info, c.err
+}
+
+// compileCRD builds, for every version of crd, the structural schema, the
+// OpenAPI validators and the CEL validator, as the API server's CRD handler
+// does when it starts serving a CRD.
+func compileCRD(crd *apiextensionsv1.CustomResourceDefinition) (*kindInfo, error) {
+	info := &kindInfo{
+		gk:         schema.GroupKind{Group: crd.Spec.Group, Kind: crd.Spec.Names.Kind},
+		resource:   crd.Spec.Names.Plural,
+		namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		nameFn:     apimachineryvalidation.NameIsDNSSubdomain,
+		schemas:    map[string]*versionSchema{},
+	}
+	if info.gk.Kind == "" || info.resource == "" || info.gk.Group == "" {
+		return nil, fmt.Errorf("store: CRD %s: spec.group, spec.names.kind and spec.names.plural must be set", crd.Name)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			info.storageVersion = v.Name
+		}
+		if !v.Served {
+			continue
+		}
+		info.versions = append(info.versions, v.Name)
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			info.hasStatus = true
+		}
+		vs, err := compileVersion(crd, v)
+		if err != nil {
+			return nil, fmt.Errorf("store: CRD %s version %s: %w", crd.Name, v.Name, err)
+		}
+		info.schemas[v.Name] = vs
+	}
+	if info.storageVersion == "" {
+		return nil, fmt.Errorf("store: CRD %s: no version has storage: true", crd.Name)
+	}
+	if len(info.versions) == 0 {
+		return nil, fmt.Errorf("store: CRD %s: no version has served: true", crd.Name)
+	}
+	return info, nil
+}
+
+func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensionsv1.CustomResourceDefinitionVersion) (*versionSchema, error) {
+	if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("schema.openAPIV3Schema is missing: apiextensions.k8s.io/v1 requires a structural schema")
+	}
+	internal := &apiextensions.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
+		return nil, fmt.Errorf("converting schema: %w", err)
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("schema is not structural: %w", err)
+	}
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil, fmt.Errorf("pruning defaults: %w", err)
+	}
+	vs := &versionSchema{structural: s, preserveUnknown: crd.Spec.PreserveUnknownFields}
+	vs.validator, _, err = apiextensionsvalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("building validator: %w", err)
+	}
+	if v.Subresources != nil && v.Subresources.Status != nil {
+		if st, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
+			vs.statusValidator, _, err = apiextensionsvalidation.NewSchemaValidator(&st)
+			if err != nil {
+				return nil, fmt.Errorf("building status validator: %w", err)
+			}
+		}
+	}
+	vs.cel = cel.NewValidator(s, true, celconfig.PerCallLimit)
+	return vs, nil
+}
