@@ -1,0 +1,414 @@
+// Package features is gatecheck's feature registry: every feature of the
+// upstream Gateway API conformance suite (v1.6.3) plus gatecheck's own, with
+// their channel, support level, GEP, dependencies and conformance profiles.
+//
+// Tests name the features they need with upstream's feature names, so a
+// gatecheck test and an upstream test gate on the same switches. gatecheck's
+// own profiles are registered with the upstream suite, so an upstream
+// ConformanceReport counts gatecheck's extended features like any other.
+//
+// Register and RegisterProfile are meant to be called from init functions,
+// before any conformance suite is created: the feature sets of gatecheck's
+// profiles are shared with the upstream suite, which reads them without
+// taking this package's lock.
+package features
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// FeatureName is upstream's feature name type, so names from both sets of
+// features mix freely in a test's feature list.
+type FeatureName = gwfeatures.FeatureName
+
+// Channel is the Gateway API release channel a feature belongs to.
+type Channel string
+
+const (
+	// ChannelStandard marks a feature of the standard channel.
+	ChannelStandard Channel = gwfeatures.FeatureChannelStandard
+	// ChannelExperimental marks a feature of the experimental channel.
+	ChannelExperimental Channel = gwfeatures.FeatureChannelExperimental
+)
+
+// Level is a feature's support level, as the Gateway API defines them.
+type Level string
+
+const (
+	// LevelCore features must be supported by every implementation of the
+	// resource.
+	LevelCore Level = "core"
+	// LevelExtended features are optional, portable, and tested.
+	LevelExtended Level = "extended"
+	// LevelImplementationSpecific features are not portable; gatecheck tests
+	// them for implementations that opt in.
+	LevelImplementationSpecific Level = "implementation-specific"
+)
+
+// Feature describes one feature a conformance test can depend on.
+type Feature struct {
+	// Name is the feature's name, as it appears in a test's Features list,
+	// in GatewayClass status and in reports.
+	Name FeatureName
+	// Channel is the release channel, standard or experimental.
+	Channel Channel
+	// Level is the support level.
+	Level Level
+	// GEP is the number of the Gateway Enhancement Proposal that defines the
+	// feature, or 0 when there is none (or none this registry knows).
+	GEP int
+	// DependsOn lists features an implementation must also support for this
+	// one to make sense.
+	DependsOn []FeatureName
+	// Profiles names conformance profiles. When registering, it lists the
+	// gatecheck profiles the feature joins as an extended feature; the
+	// features returned by Lookup and All list every profile (upstream or
+	// gatecheck) that contains the feature.
+	Profiles []string
+	// Description says what the feature covers, in one sentence.
+	Description string
+	// Upstream reports whether the feature is defined by the upstream
+	// Gateway API conformance suite rather than by gatecheck.
+	Upstream bool
+}
+
+// Profile is a conformance profile: the features an implementation must
+// support to claim it (Core) and the optional ones it counts (Extended).
+type Profile struct {
+	// Name is the profile name, e.g. "GATEWAY-HTTP".
+	Name string
+	// Core lists the mandatory features, sorted.
+	Core []FeatureName
+	// Extended lists the optional features, sorted.
+	Extended []FeatureName
+	// Upstream reports whether the upstream suite defines the profile.
+	Upstream bool
+}
+
+// registry holds features and profiles. The package-level functions use
+// the default registry; tests build their own.
+type registry struct {
+	mu       sync.RWMutex
+	features map[FeatureName]Feature
+	profiles map[string]*profileSets
+}
+
+// profileSets is a profile as the upstream suite sees it. The sets are
+// shared with the upstream profile registration for gatecheck's profiles.
+type profileSets struct {
+	name     string
+	core     sets.Set[FeatureName]
+	extended sets.Set[FeatureName]
+	upstream bool
+}
+
+func newRegistry() *registry {
+	return &registry{
+		features: make(map[FeatureName]Feature),
+		profiles: make(map[string]*profileSets),
+	}
+}
+
+var defaultRegistry = newRegistry()
+
+// Register adds a feature to the registry. It panics if the feature is
+// invalid (see the messages) or already registered, like http.Handle does,
+// since a bad registration is a programming error found at start-up.
+// Dependencies are checked by Validate, so features may be registered in
+// any order.
+func Register(f Feature) {
+	if err := defaultRegistry.register(f); err != nil {
+		panic(err)
+	}
+}
+
+// RegisterProfile registers a gatecheck conformance profile with this
+// registry and with the upstream suite (suite.RegisterConformanceProfile).
+// core lists the features an implementation claiming the profile must
+// support; extended lists optional features that already exist. Features
+// registered later join the profile through their Profiles field. It panics
+// if the name is malformed or already taken.
+func RegisterProfile(name string, core, extended []FeatureName) {
+	p, err := defaultRegistry.addProfile(name, core, extended, false)
+	if err != nil {
+		panic(err)
+	}
+	suite.RegisterConformanceProfile(suite.ConformanceProfile{
+		Name:             suite.ConformanceProfileName(p.name),
+		CoreFeatures:     p.core,
+		ExtendedFeatures: p.extended,
+	})
+}
+
+// Lookup returns the feature with the given name.
+func Lookup(name FeatureName) (Feature, bool) { return defaultRegistry.lookup(name) }
+
+// All returns every registered feature, sorted by name.
+func All() []Feature { return defaultRegistry.all() }
+
+// ByProfile returns the features of the named profile, core and extended,
+// sorted by name. ok is false if there is no such profile.
+func ByProfile(name string) (fs []Feature, ok bool) { return defaultRegistry.byProfile(name) }
+
+// LookupProfile returns the named profile.
+func LookupProfile(name string) (Profile, bool) { return defaultRegistry.lookupProfile(name) }
+
+// Profiles returns every known profile, sorted by name.
+func Profiles() []Profile { return defaultRegistry.allProfiles() }
+
+// Validate checks the registry as a whole: every dependency and every
+// profile member is a registered feature, and no feature depends on itself
+// through a chain of dependencies. It reports all problems found.
+func Validate() error { return defaultRegistry.validate() }
+
+func validName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s: name is empty; want an identifier such as %q", kind, exampleName(kind))
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if kind == "profile" {
+			ok = r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' && i > 0
+		} else if i == 0 {
+			ok = r >= 'A' && r <= 'Z'
+		}
+		if !ok {
+			return fmt.Errorf("%s: name %q has %q at byte %d; want an identifier such as %q", kind, name, r, i, exampleName(kind))
+		}
+	}
+	return nil
+}
+
+func exampleName(kind string) string {
+	if kind == "profile" {
+		return "GATECHECK-HTTP-RESILIENCE (upper-case letters, digits, '-')"
+	}
+	return "HTTPRouteRetryCodes (letters and digits, starting upper-case)"
+}
+
+func (r *registry) register(f Feature) error {
+	if err := validName("feature", string(f.Name)); err != nil {
+		return err
+	}
+	switch f.Channel {
+	case ChannelStandard, ChannelExperimental:
+	default:
+		return fmt.Errorf("feature %s: Channel is %q; want %q or %q", f.Name, f.Channel, ChannelStandard, ChannelExperimental)
+	}
+	switch f.Level {
+	case LevelCore, LevelExtended, LevelImplementationSpecific:
+	default:
+		return fmt.Errorf("feature %s: Level is %q; want %q, %q or %q", f.Name, f.Level, LevelCore, LevelExtended, LevelImplementationSpecific)
+	}
+	if f.GEP < 0 {
+		return fmt.Errorf("feature %s: GEP is %d; want a GEP number, or 0 for none", f.Name, f.GEP)
+	}
+	for _, d := range f.DependsOn {
+		if err := validName("feature", string(d)); err != nil {
+			return fmt.Errorf("feature %s: DependsOn: %w", f.Name, err)
+		}
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.features[f.Name]; dup {
+		return fmt.Errorf("feature %s: already registered", f.Name)
+	}
+	for _, p := range f.Profiles {
+		ps, ok := r.profiles[p]
+		if !ok {
+			return fmt.Errorf("feature %s: Profiles: no profile %q; register it first with RegisterProfile", f.Name, p)
+		}
+		if ps.upstream {
+			return fmt.Errorf("feature %s: Profiles: %q is an upstream profile; a feature can only join gatecheck profiles", f.Name, p)
+		}
+	}
+	for _, p := range f.Profiles {
+		ps := r.profiles[p]
+		if !ps.core.Has(f.Name) {
+			ps.extended.Insert(f.Name)
+		}
+	}
+	f.DependsOn = slices.Clone(f.DependsOn)
+	f.Profiles = nil // computed from the profiles on the way out
+	r.features[f.Name] = f
+	return nil
+}
+
+func (r *registry) addProfile(name string, core, extended []FeatureName, upstream bool) (*profileSets, error) {
+	if err := validName("profile", name); err != nil {
+		return nil, err
+	}
+	p := &profileSets{
+		name:     name,
+		core:     sets.New(core...),
+		extended: sets.New(extended...).Difference(sets.New(core...)),
+		upstream: upstream,
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.profiles[name]; dup {
+		return nil, fmt.Errorf("profile %s: already registered", name)
+	}
+	r.profiles[name] = p
+	return p, nil
+}
+
+// withProfiles returns a copy of f with the names of the profiles that
+// contain it. The caller holds r.mu.
+func (r *registry) withProfiles(f Feature) Feature {
+	f.DependsOn = slices.Clone(f.DependsOn)
+	f.Profiles = nil
+	for name, p := range r.profiles {
+		if p.core.Has(f.Name) || p.extended.Has(f.Name) {
+			f.Profiles = append(f.Profiles, name)
+		}
+	}
+	slices.Sort(f.Profiles)
+	return f
+}
+
+func (r *registry) lookup(name FeatureName) (Feature, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	f, ok := r.features[name]
+	if !ok {
+		return Feature{}, false
+	}
+	return r.withProfiles(f), true
+}
+
+func (r *registry) all() []Feature {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Feature, 0, len(r.features))
+	for _, f := range r.features {
+		out = append(out, r.withProfiles(f))
+	}
+	slices.SortFunc(out, func(a, b Feature) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+func (r *registry) byProfile(name string) ([]Feature, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.profiles[name]
+	if !ok {
+		return nil, false
+	}
+	var out []Feature
+	for _, n := range sets.List(p.core.Union(p.extended)) {
+		if f, ok := r.features[n]; ok {
+			out = append(out, r.withProfiles(f))
+		}
+	}
+	return out, true
+}
+
+func (r *registry) lookupProfile(name string) (Profile, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.profiles[name]
+	if !ok {
+		return Profile{}, false
+	}
+	return p.export(), true
+}
+
+func (r *registry) allProfiles() []Profile {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.allProfilesLocked()
+}
+
+func (p *profileSets) export() Profile {
+	return Profile{Name: p.name, Core: sets.List(p.core), Extended: sets.List(p.extended), Upstream: p.upstream}
+}
+
+func (r *registry) validate() error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var errs []error
+	names := make([]FeatureName, 0, len(r.features))
+	for n := range r.features {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		for _, d := range r.features[n].DependsOn {
+			if _, ok := r.features[d]; !ok {
+				errs = append(errs, fmt.Errorf("feature %s: DependsOn: %s is not a registered feature", n, d))
+			}
+		}
+	}
+	for _, p := range r.allProfilesLocked() {
+		for _, n := range append(slices.Clone(p.Core), p.Extended...) {
+			if _, ok := r.features[n]; !ok {
+				errs = append(errs, fmt.Errorf("profile %s: %s is not a registered feature", p.Name, n))
+			}
+		}
+	}
+	errs = append(errs, r.cycles(names)...)
+	return errors.Join(errs...)
+}
+
+func (r *registry) allProfilesLocked() []Profile {
+	out := make([]Profile, 0, len(r.profiles))
+	for _, p := range r.profiles {
+		out = append(out, p.export())
+	}
+	slices.SortFunc(out, func(a, b Profile) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// cycles reports each dependency cycle once, by a depth-first search over
+// the features in name order. The caller holds r.mu.
+func (r *registry) cycles(names []FeatureName) []error {
+	const (
+		unvisited = iota
+		onPath
+		done
+	)
+	state := make(map[FeatureName]int, len(names))
+	var path []FeatureName
+	var errs []error
+	var visit func(n FeatureName)
+	visit = func(n FeatureName) {
+		state[n] = onPath
+		path = append(path, n)
+		for _, d := range r.features[n].DependsOn {
+			if _, ok := r.features[d]; !ok {
+				continue // reported as a missing dependency
+			}
+			switch state[d] {
+			case onPath:
+				i := slices.Index(path, d)
+				cycle := make([]string, 0, len(path)-i+1)
+				for _, c := range path[i:] {
+					cycle = append(cycle, string(c))
+				}
+				cycle = append(cycle, string(d))
+				errs = append(errs, fmt.Errorf("feature %s: DependsOn: dependency cycle %s", d, strings.Join(cycle, " -> ")))
+			case unvisited:
+				visit(d)
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+	}
+	for _, n := range names {
+		if state[n] == unvisited {
+			visit(n)
+		}
+	}
+	return errs
+}

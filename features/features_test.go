@@ -1,0 +1,345 @@
+package features
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/consts"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+)
+
+func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
+	for _, uf := range gwfeatures.AllFeatures.UnsortedList() {
+		f, ok := Lookup(uf.Name)
+		if !ok {
+			t.Errorf("upstream feature %s is not registered", uf.Name)
+			continue
+		}
+		if !f.Upstream {
+			t.Errorf("%s: Upstream = false, want true", uf.Name)
+		}
+		if string(f.Channel) != string(uf.Channel) {
+			t.Errorf("%s: Channel = %q, want upstream's %q", uf.Name, f.Channel, uf.Channel)
+		}
+	}
+	if got, want := len(All()), gwfeatures.AllFeatures.Len()+5; got != want {
+		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 5)", got, want)
+	}
+}
+
+func TestUpstreamLevelsAndDependencies(t *testing.T) {
+	tests := []struct {
+		name  FeatureName
+		level Level
+		deps  []FeatureName
+		gep   int
+	}{
+		{gwfeatures.SupportHTTPRoute, LevelCore, nil, 0},
+		{gwfeatures.SupportGateway, LevelCore, nil, 0},
+		{gwfeatures.SupportBackendTLSPolicy, LevelCore, nil, 1897},
+		{gwfeatures.SupportTCPRoute, LevelExtended, nil, 2644},
+		{gwfeatures.SupportUDPRoute, LevelExtended, nil, 2645},
+		{gwfeatures.SupportHTTPRouteRequestTimeout, LevelExtended, []FeatureName{gwfeatures.SupportHTTPRoute}, 1742},
+		{gwfeatures.SupportHTTPRouteRetryBackendTimeout, LevelExtended,
+			[]FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout}, 1731},
+		{gwfeatures.SupportGatewayPort8080, LevelExtended, []FeatureName{gwfeatures.SupportGateway}, 0},
+		{gwfeatures.SupportMeshConsumerRoute, LevelExtended, []FeatureName{gwfeatures.SupportMesh}, 0},
+	}
+	for _, tt := range tests {
+		f, ok := Lookup(tt.name)
+		if !ok {
+			t.Fatalf("Lookup(%s) found nothing", tt.name)
+		}
+		if f.Level != tt.level {
+			t.Errorf("%s: Level = %q, want %q", tt.name, f.Level, tt.level)
+		}
+		if !slices.Equal(f.DependsOn, tt.deps) {
+			t.Errorf("%s: DependsOn = %v, want %v", tt.name, f.DependsOn, tt.deps)
+		}
+		if f.GEP != tt.gep {
+			t.Errorf("%s: GEP = %d, want %d", tt.name, f.GEP, tt.gep)
+		}
+	}
+}
+
+func TestGatecheckFeatures(t *testing.T) {
+	for _, name := range []FeatureName{
+		SupportHTTPRouteRetryCodes, SupportHTTPRouteRetryBackoff, SupportHTTPRouteRetryWithRequestTimeout,
+		SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteStrictEnforcement,
+	} {
+		f, ok := Lookup(name)
+		if !ok {
+			t.Errorf("Lookup(%s) found nothing", name)
+			continue
+		}
+		if f.Upstream {
+			t.Errorf("%s: Upstream = true, want false", name)
+		}
+		if gwfeatures.GetFeature(name).Name != "" {
+			t.Errorf("%s is also an upstream feature; gatecheck must reuse upstream's name instead", name)
+		}
+		if f.Description == "" {
+			t.Errorf("%s: no Description", name)
+		}
+		if len(f.Profiles) != 1 {
+			t.Errorf("%s: Profiles = %v, want exactly one gatecheck profile", name, f.Profiles)
+		}
+	}
+	// Upstream features that gatecheck's profile adds list it too.
+	f, _ := Lookup(gwfeatures.SupportHTTPRouteRetry)
+	if want := []string{ProfileHTTPResilience, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
+		t.Errorf("HTTPRouteRetry: Profiles = %v, want %v", f.Profiles, want)
+	}
+}
+
+func TestValidateDefaultRegistry(t *testing.T) {
+	if err := Validate(); err != nil {
+		t.Fatalf("Validate() = %v", err)
+	}
+}
+
+func TestValidateReportsMissingDependenciesAndCycles(t *testing.T) {
+	r := newRegistry()
+	mustRegister(t, r, Feature{Name: "A", Channel: ChannelStandard, Level: LevelCore, DependsOn: []FeatureName{"Missing"}})
+	mustRegister(t, r, Feature{Name: "B", Channel: ChannelStandard, Level: LevelExtended, DependsOn: []FeatureName{"C"}})
+	mustRegister(t, r, Feature{Name: "C", Channel: ChannelStandard, Level: LevelExtended, DependsOn: []FeatureName{"B"}})
+	if _, err := r.addProfile("P", []FeatureName{"A", "Ghost"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	err := r.validate()
+	if err == nil {
+		t.Fatal("validate() = nil, want errors")
+	}
+	for _, want := range []string{
+		"feature A: DependsOn: Missing is not a registered feature",
+		"profile P: Ghost is not a registered feature",
+		"dependency cycle B -> C -> B",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("validate() = %q, want it to contain %q", err, want)
+		}
+	}
+
+	ok := newRegistry()
+	mustRegister(t, ok, Feature{Name: "B", Channel: ChannelStandard, Level: LevelExtended, DependsOn: []FeatureName{"A"}})
+	mustRegister(t, ok, Feature{Name: "A", Channel: ChannelStandard, Level: LevelCore})
+	if err := ok.validate(); err != nil {
+		t.Errorf("validate() with a dependency registered later = %v, want nil", err)
+	}
+}
+
+func TestRegisterRejectsBadFeatures(t *testing.T) {
+	r := newRegistry()
+	if _, err := r.addProfile("UP", nil, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	good := Feature{Name: "Good", Channel: ChannelStandard, Level: LevelCore}
+	mustRegister(t, r, good)
+	tests := []struct {
+		name string
+		f    Feature
+		want string
+	}{
+		{"empty name", Feature{Channel: ChannelStandard, Level: LevelCore}, "feature: name is empty"},
+		{"lower-case name", Feature{Name: "retry", Channel: ChannelStandard, Level: LevelCore}, `name "retry" has 'r' at byte 0`},
+		{"space in name", Feature{Name: "Re try", Channel: ChannelStandard, Level: LevelCore}, `has ' ' at byte 2`},
+		{"bad channel", Feature{Name: "X", Channel: "beta", Level: LevelCore}, `Channel is "beta"; want "standard" or "experimental"`},
+		{"bad level", Feature{Name: "X", Channel: ChannelStandard, Level: "gold"}, `Level is "gold"; want "core", "extended" or "implementation-specific"`},
+		{"negative GEP", Feature{Name: "X", Channel: ChannelStandard, Level: LevelCore, GEP: -1}, "GEP is -1"},
+		{"bad dependency", Feature{Name: "X", Channel: ChannelStandard, Level: LevelCore, DependsOn: []FeatureName{""}}, "feature X: DependsOn: feature: name is empty"},
+		{"unknown profile", Feature{Name: "X", Channel: ChannelStandard, Level: LevelCore, Profiles: []string{"NOPE"}}, `Profiles: no profile "NOPE"`},
+		{"upstream profile", Feature{Name: "X", Channel: ChannelStandard, Level: LevelCore, Profiles: []string{"UP"}}, `"UP" is an upstream profile`},
+		{"duplicate", good, "feature Good: already registered"},
+	}
+	for _, tt := range tests {
+		err := r.register(tt.f)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: register() = %v, want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+	if _, ok := r.lookup("X"); ok {
+		t.Error("a rejected feature was registered")
+	}
+}
+
+func TestRegisterPanicsOnDuplicate(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Register of an existing feature did not panic")
+		}
+	}()
+	Register(Feature{Name: gwfeatures.SupportHTTPRoute, Channel: ChannelStandard, Level: LevelCore})
+}
+
+func TestProfilesAndByProfile(t *testing.T) {
+	r := newRegistry()
+	mustRegister(t, r, Feature{Name: "Base", Channel: ChannelStandard, Level: LevelCore})
+	if _, err := r.addProfile("MINE", []FeatureName{"Base"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.addProfile("MINE", nil, nil, false); err == nil {
+		t.Error("addProfile of a duplicate name succeeded")
+	}
+	if _, err := r.addProfile("lower", nil, nil, false); err == nil {
+		t.Error("addProfile of a lower-case name succeeded")
+	}
+	mustRegister(t, r, Feature{Name: "Zeta", Channel: ChannelExperimental, Level: LevelExtended, Profiles: []string{"MINE"}})
+	mustRegister(t, r, Feature{Name: "Alpha", Channel: ChannelExperimental, Level: LevelExtended, Profiles: []string{"MINE"}})
+	mustRegister(t, r, Feature{Name: "Other", Channel: ChannelExperimental, Level: LevelExtended})
+
+	p, ok := r.lookupProfile("MINE")
+	if !ok {
+		t.Fatal("lookupProfile(MINE) found nothing")
+	}
+	if want := []FeatureName{"Base"}; !slices.Equal(p.Core, want) {
+		t.Errorf("Core = %v, want %v", p.Core, want)
+	}
+	if want := []FeatureName{"Alpha", "Zeta"}; !slices.Equal(p.Extended, want) {
+		t.Errorf("Extended = %v, want %v", p.Extended, want)
+	}
+	fs, ok := r.byProfile("MINE")
+	if !ok {
+		t.Fatal("byProfile(MINE) found nothing")
+	}
+	var names []FeatureName
+	for _, f := range fs {
+		names = append(names, f.Name)
+		if !slices.Equal(f.Profiles, []string{"MINE"}) {
+			t.Errorf("%s: Profiles = %v, want [MINE]", f.Name, f.Profiles)
+		}
+	}
+	if want := []FeatureName{"Alpha", "Base", "Zeta"}; !slices.Equal(names, want) {
+		t.Errorf("byProfile = %v, want %v", names, want)
+	}
+	if _, ok := r.byProfile("NONE"); ok {
+		t.Error("byProfile(NONE) reported a profile")
+	}
+	all := r.all()
+	if !slices.IsSortedFunc(all, func(a, b Feature) int { return strings.Compare(string(a.Name), string(b.Name)) }) || len(all) != 4 {
+		t.Errorf("all() = %v, want the 4 features sorted by name", all)
+	}
+	// Returned slices are copies.
+	all[0].DependsOn = append(all[0].DependsOn, "Mutated")
+	if f, _ := r.lookup(all[0].Name); len(f.DependsOn) != 0 {
+		t.Error("mutating a returned Feature changed the registry")
+	}
+}
+
+func TestTable(t *testing.T) {
+	r := newRegistry()
+	mustRegister(t, r, Feature{Name: "HTTPRoute", Channel: ChannelStandard, Level: LevelCore})
+	if _, err := r.addProfile("GATECHECK-X", []FeatureName{"HTTPRoute"}, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, r, Feature{Name: "HTTPRouteRetryCodes", Channel: ChannelExperimental, Level: LevelExtended, GEP: 1731,
+		DependsOn: []FeatureName{"HTTPRoute", "HTTPRouteRetry"}, Profiles: []string{"GATECHECK-X"}})
+	var buf bytes.Buffer
+	if err := writeTable(&buf, r.all()); err != nil {
+		t.Fatal(err)
+	}
+	want := "" +
+		"NAME                 CHANNEL       LEVEL     GEP   PROFILES     DEPENDS ON\n" +
+		"HTTPRoute            standard      core      -     GATECHECK-X  -\n" +
+		"HTTPRouteRetryCodes  experimental  extended  1731  GATECHECK-X  HTTPRoute,HTTPRouteRetry\n"
+	if got := buf.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+
+	buf.Reset()
+	if err := Table(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != len(All())+1 {
+		t.Errorf("Table printed %d lines, want a header and %d features", len(lines), len(All()))
+	}
+	if !strings.Contains(buf.String(), "HTTPRouteRetryCodes ") {
+		t.Error("Table does not list HTTPRouteRetryCodes")
+	}
+}
+
+// TestUpstreamSuiteCountsGatecheckProfile runs the upstream suite (with a
+// fake API server and tests that need no cluster) and checks that its
+// report counts gatecheck's features in gatecheck's profile, including
+// features registered after the profile.
+func TestUpstreamSuiteCountsGatecheckProfile(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{
+		Name: "httproutes.gateway.networking.k8s.io",
+		Annotations: map[string]string{
+			consts.BundleVersionAnnotation: consts.BundleVersion,
+			consts.ChannelAnnotation:       "experimental",
+		},
+	}}
+	s, err := suite.NewConformanceTestSuite(suite.ConformanceOptions{
+		Client:     fake.NewClientBuilder().WithScheme(scheme).WithObjects(crd).Build(),
+		RestConfig: &rest.Config{Host: "http://127.0.0.1:1"},
+		ConfigurableOptions: suite.ConfigurableOptions{
+			ConformanceProfiles: []suite.ConformanceProfileName{ProfileHTTPResilience},
+			SupportedFeatures:   []FeatureName{SupportHTTPRouteRetryCodes},
+		},
+	})
+	if err != nil {
+		t.Fatalf("NewConformanceTestSuite: %v", err)
+	}
+	for _, f := range []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute} {
+		if !s.SupportedFeatures.Has(f) {
+			t.Errorf("the profile's core feature %s is not enabled by the suite", f)
+		}
+	}
+	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
+	tests := []suite.ConformanceTest{
+		{ShortName: "CoreOnly", Features: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute}, Test: pass},
+		{ShortName: "RetryCodes", Features: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetryCodes}, Test: pass},
+		{ShortName: "Backoff", Features: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetryBackoff}, Test: pass},
+	}
+	t.Run("suite", func(t *testing.T) {
+		if err := s.Run(t, tests); err != nil {
+			t.Fatal(err)
+		}
+	})
+	report, err := s.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.ProfileReports) != 1 {
+		t.Fatalf("ProfileReports = %+v, want one, for %s", report.ProfileReports, ProfileHTTPResilience)
+	}
+	pr := report.ProfileReports[0]
+	if pr.Name != ProfileHTTPResilience || pr.Core.Passed != 1 || pr.Core.Result != confv1.Success {
+		t.Errorf("profile %s core = %+v, want 1 passed", pr.Name, pr.Core)
+	}
+	if pr.Extended == nil {
+		t.Fatal("no extended status: gatecheck's features were not counted as extended")
+	}
+	// Backoff is not supported, so it is not run: upstream records it as
+	// not supported and leaves it out of the statistics.
+	if pr.Extended.Passed != 1 || pr.Extended.Skipped != 0 || pr.Extended.Failed != 0 {
+		t.Errorf("extended statistics = %+v, want 1 passed", pr.Extended.Statistics)
+	}
+	if !slices.Contains(pr.Extended.SupportedFeatures, string(SupportHTTPRouteRetryCodes)) {
+		t.Errorf("SupportedFeatures = %v, want it to list %s", pr.Extended.SupportedFeatures, SupportHTTPRouteRetryCodes)
+	}
+	if !slices.Contains(pr.Extended.UnsupportedFeatures, string(SupportHTTPRouteRetryBackoff)) {
+		t.Errorf("UnsupportedFeatures = %v, want it to list %s", pr.Extended.UnsupportedFeatures, SupportHTTPRouteRetryBackoff)
+	}
+}
+
+func mustRegister(t *testing.T, r *registry, f Feature) {
+	t.Helper()
+	if err := r.register(f); err != nil {
+		t.Fatalf("register(%s): %v", f.Name, err)
+	}
+}
