@@ -19,7 +19,10 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 )
 
-var grpcTimeoutForm = regexp.MustCompile(`^[0-9]{1,8}[HMSmun]$`)
+var (
+	grpcTimeoutForm = regexp.MustCompile(`^[0-9]{1,8}[HMSmun]$`)
+	connForm        = regexp.MustCompile(`^c[1-9][0-9]* 127\.0\.0\.1:[0-9]+$`)
+)
 
 // checkEcho checks what every echo of a call must say.
 func checkEcho(t *testing.T, b *backend, r *echopb.EchoResponse, method, id string, attempt int) {
@@ -59,7 +62,7 @@ func checkEcho(t *testing.T, b *backend, r *echopb.EchoResponse, method, id stri
 	} else if r.GetTls() != nil {
 		t.Errorf("tls = %v on a plaintext call", r.GetTls())
 	}
-	if r.GetListener() != want || !strings.HasPrefix(r.GetConn(), "c") || r.GetStream()%2 != 1 {
+	if r.GetListener() != want || !connForm.MatchString(r.GetConn()) || r.GetStream()%2 != 1 {
 		t.Errorf("listener, conn, stream = %q, %q, %d; want %q, c<id> <peer>, an odd stream id",
 			r.GetListener(), r.GetConn(), r.GetStream(), want)
 	}
@@ -95,7 +98,7 @@ func checkLedger(t *testing.T, b *backend, id, method string, messages int) ledg
 	if a.Method != method || a.Protocol != "HTTP/2.0" || a.Stream%2 != 1 || a.ConnRequest < 1 {
 		t.Errorf("method, protocol, stream, connRequest = %q, %q, %d, %d", a.Method, a.Protocol, a.Stream, a.ConnRequest)
 	}
-	if !strings.HasPrefix(a.Conn, "c") || !strings.Contains(a.Conn, " 127.0.0.1:") {
+	if !connForm.MatchString(a.Conn) {
 		t.Errorf("conn = %q, want c<id> 127.0.0.1:<port>", a.Conn)
 	}
 	if a.HeadersSent == nil || a.HeadersSent.Before(a.Arrived) || a.Ended == nil || a.Ended.Before(*a.HeadersSent) {

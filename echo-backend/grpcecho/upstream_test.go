@@ -1,0 +1,93 @@
+package grpcecho_test
+
+import (
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	upstreampb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	upstreamgrpc "sigs.k8s.io/gateway-api/conformance/utils/grpc"
+
+	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+)
+
+// TestUpstreamClient runs upstream's conformance gRPC client, unchanged,
+// against the server.
+func TestUpstreamClient(t *testing.T) {
+	b := startBackend(t, false)
+	client := &upstreamgrpc.DefaultClient{}
+	t.Cleanup(client.Close)
+	const authority = "grpc.example.com"
+
+	for _, method := range []string{"Echo", "EchoTwo"} {
+		t.Run(method, func(t *testing.T) {
+			exp := upstreamgrpc.ExpectedResponse{
+				RequestMetadata: &upstreamgrpc.RequestMetadata{
+					Authority: authority,
+					Metadata:  map[string]string{"x-test": "v", fault.IDMetadataName: "up-" + method},
+				},
+				Backend:   "echo-7f9c",
+				Namespace: testPod.Namespace,
+			}
+			want := upstreampb.GrpcEcho_Echo_FullMethodName
+			if method == "Echo" {
+				exp.EchoRequest = &upstreampb.EchoRequest{}
+			} else {
+				exp.EchoTwoRequest = &upstreampb.EchoRequest{}
+				want = upstreampb.GrpcEcho_EchoTwo_FullMethodName
+			}
+			// Upstream's own convergence check: method, namespace and pod.
+			upstreamgrpc.MakeRequestAndExpectEventuallyConsistentResponse(t, client, config.DefaultTimeoutConfig(), b.addr, exp)
+
+			resp, err := client.SendRPC(t, b.addr, exp, 30*time.Second)
+			if err != nil || resp.Code != codes.OK {
+				t.Fatalf("SendRPC: %v, code %v", err, resp.Code)
+			}
+			as := resp.Response.GetAssertions()
+			if as.GetFullyQualifiedMethod() != want || as.GetAuthority() != authority {
+				t.Errorf("method, authority = %q, %q; want %q, %q", as.GetFullyQualifiedMethod(), as.GetAuthority(), want, authority)
+			}
+			c := as.GetContext()
+			if c.GetNamespace() != testPod.Namespace || c.GetIngress() != testPod.Ingress ||
+				c.GetServiceName() != testPod.Service || c.GetPod() != testPod.Pod {
+				t.Errorf("context = %v, want %+v", c, testPod)
+			}
+			headers := map[string]string{}
+			for _, h := range as.GetHeaders() {
+				headers[h.GetKey()] = h.GetValue()
+			}
+			if headers["x-test"] != "v" || headers[":authority"] != authority {
+				t.Errorf("headers = %v; want x-test: v and :authority: %s", headers, authority)
+			}
+			if resp.Trailers.Get(grpcecho.AttemptTrailer) == nil {
+				t.Errorf("trailers %v lack %s", resp.Trailers, grpcecho.AttemptTrailer)
+			}
+			e, ok := b.ledger.Get("up-" + method)
+			if !ok || len(e.Attempts) < 4 || e.Attempts[0].Method != want || e.Attempts[0].Outcome != ledger.Answered {
+				t.Errorf("ledger entry = %+v, %t; want every call recorded", e, ok)
+			}
+		})
+	}
+
+	t.Run("EchoThree", func(t *testing.T) {
+		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{EchoThreeRequest: &upstreampb.EchoRequest{}}, 30*time.Second)
+		if err != nil || resp.Code != codes.Unimplemented {
+			t.Fatalf("SendRPC(EchoThree): %v, code %v; want UNIMPLEMENTED", err, resp.Code)
+		}
+	})
+
+	t.Run("fault through upstream metadata", func(t *testing.T) {
+		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{
+			EchoRequest: &upstreampb.EchoRequest{},
+			RequestMetadata: &upstreamgrpc.RequestMetadata{Metadata: map[string]string{
+				fault.IDMetadataName: "up-fault", fault.MetadataName: "grpc-status=UNAVAILABLE",
+			}},
+		}, 30*time.Second)
+		if err != nil || resp.Code != codes.Unavailable {
+			t.Fatalf("SendRPC: %v, code %v; want UNAVAILABLE", err, resp.Code)
+		}
+	})
+}
