@@ -1,0 +1,122 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// eventually polls check until it returns nil or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		select {
+		case <-deadline.C:
+			t.Fatalf("%s: not reached within %v: %v", what, within, err)
+		case <-tick.C:
+		}
+	}
+}
+
+func conditionIs(conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) error {
+	c := findCondition(conds, typ)
+	if c == nil {
+		return fmt.Errorf("no %s condition", typ)
+	}
+	if c.Status != status || c.Reason != reason {
+		return fmt.Errorf("%s is %s/%s, want %s/%s", typ, c.Status, c.Reason, status, reason)
+	}
+	return nil
+}
+
+// TestRunConverges runs the controller against the fake client's watches:
+// objects created after it started are picked up, a later change (the
+// backend Service deleted) is reflected, and Run returns when its context
+// is cancelled.
+func TestRunConverges(t *testing.T) {
+	cl := newFakeClient(t, testClass(), namespace(ns, nil))
+	rec := &recorder{}
+	c := newTestController(t, cl, rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run returned %v, want nil", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("Run did not return after its context was cancelled")
+		}
+	}()
+
+	svc := service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080})
+	for _, o := range []client.Object{gateway("gw", listener("l", 80, gwv1.HTTPProtocolType, "")), svc, httpRoute(ns, "r", t0, []gwv1.ParentReference{parentRef("gw")})} {
+		if err := cl.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+
+	const within = 20 * time.Second
+	eventually(t, within, "route accepted with resolved refs, Gateway programmed", func() error {
+		g := &gwv1.Gateway{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw"}, g); err != nil {
+			return err
+		}
+		if err := conditionIs(g.Status.Conditions, "Programmed", metav1.ConditionTrue, "Programmed"); err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+		r := &gwv1.HTTPRoute{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r); err != nil {
+			return err
+		}
+		if len(r.Status.Parents) != 1 {
+			return fmt.Errorf("route parents: %+v", r.Status.Parents)
+		}
+		if err := conditionIs(r.Status.Parents[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted"); err != nil {
+			return err
+		}
+		return conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
+	})
+	if cfg := rec.last(); cfg == nil || len(cfg.Gateways) != 1 || len(cfg.Gateways[0].Listeners[0].HTTPRoutes) != 1 {
+		t.Fatalf("last snapshot = %+v, want the route served", cfg)
+	}
+
+	if err := cl.Delete(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, within, "route reports the missing backend", func() error {
+		r := &gwv1.HTTPRoute{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r); err != nil {
+			return err
+		}
+		if len(r.Status.Parents) != 1 {
+			return fmt.Errorf("route parents: %+v", r.Status.Parents)
+		}
+		return conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")
+	})
+	eventually(t, within, "snapshot marks the backend invalid", func() error {
+		cfg := rec.last()
+		b := cfg.Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends
+		if len(b) != 1 || !b[0].Invalid {
+			return fmt.Errorf("backends %+v", b)
+		}
+		return nil
+	})
+}
