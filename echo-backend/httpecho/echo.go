@@ -97,7 +97,9 @@ func isHelperHeader(k string) bool {
 
 // setEchoHeaders applies X-Echo-Set-Header as echo-basic does: a
 // comma-separated list of "Name:value"; repeated names are joined with ",",
-// and names keep the casing given.
+// and names keep the casing given. Values are trimmed (echo-basic keeps the
+// space after the colon, which HTTP/1.1 clients drop but HTTP/2 clients
+// show).
 func setEchoHeaders(w http.ResponseWriter, req http.Header) {
 	for _, list := range req.Values("X-Echo-Set-Header") {
 		for kv := range strings.SplitSeq(list, ",") {
@@ -105,6 +107,7 @@ func setEchoHeaders(w http.ResponseWriter, req http.Header) {
 			if name == "" {
 				continue
 			}
+			value = strings.TrimSpace(value)
 			if len(w.Header()[name]) == 0 {
 				w.Header()[name] = []string{value}
 			} else {
