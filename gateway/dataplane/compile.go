@@ -168,8 +168,10 @@ type action struct {
 	totalWeight int64
 	grpc        bool // a GRPCRoute rule: backends speak h2c, errors are gRPC statuses
 	invalid     string
-	timeouts    *gwv1.HTTPRouteTimeouts // carried for a later issue
-	retry       *gwv1.HTTPRouteRetry    // carried for a later issue
+	// requestTimeout bounds the whole exchange and backendTimeout each
+	// attempt (GEP-1742); zero means no limit.
+	requestTimeout, backendTimeout time.Duration
+	retry                          *gwv1.HTTPRouteRetry // carried for a later issue
 }
 
 // backend is a resolved backendRef with its round-robin cursor.
@@ -370,8 +372,12 @@ func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
 	for ri := range r.Rules {
 		rule := &r.Rules[ri]
 		where := fmt.Sprintf("HTTPRoute %s rule %d", key, ri)
-		act := &action{timeouts: rule.Timeouts, retry: rule.Retry}
+		act := &action{retry: rule.Retry}
 		if err := act.compileFilters(rule.Filters); err != nil {
+			act.invalid = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
+		}
+		if err := act.compileTimeouts(rule.Timeouts); err != nil {
 			act.invalid = err.Error()
 			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
 		}
@@ -605,6 +611,37 @@ func (a *action) compileBackends(bs []Backend, grpc bool, where string) error {
 		a.totalWeight += cb.weight
 	}
 	return errors.Join(errs...)
+}
+
+func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
+	if t == nil {
+		return nil
+	}
+	var err error
+	if a.requestTimeout, err = parseDuration("timeouts.request", t.Request); err != nil {
+		return err
+	}
+	a.backendTimeout, err = parseDuration("timeouts.backendRequest", t.BackendRequest)
+	return err
+}
+
+// durationPattern is the Gateway API Duration syntax (GEP-2257).
+var durationPattern = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
+
+// parseDuration parses an optional Gateway API Duration; nil and "0s" mean
+// no limit (zero).
+func parseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
+	if d == nil {
+		return 0, nil
+	}
+	if !durationPattern.MatchString(string(*d)) {
+		return 0, fmt.Errorf("%s: %q is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms, such as 10s or 1m30s", field, *d)
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return v, nil
 }
 
 // appProtocolH2C is the Service appProtocol that selects cleartext HTTP/2.

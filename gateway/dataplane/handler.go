@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -90,7 +91,15 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		return
 	}
 
-	out := upstreamRequest(r)
+	// timeouts.request bounds everything from here to the last byte of the
+	// response.
+	ctx := r.Context()
+	if act.requestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, act.requestTimeout)
+		defer cancel()
+	}
+	out := upstreamRequest(ctx, r)
 	applyRequestFilters(out, fs, mp)
 	applyRequestFilters(out, &b.filters, mp)
 	if len(fs.mirrors) > 0 || len(b.filters.mirrors) > 0 {
@@ -103,20 +112,30 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		}
 	}
 
-	// One attempt against one endpoint. Retries and per-try timeouts
-	// (rule.Retry, rule.Timeouts) wrap this step.
+	// One attempt against one endpoint, bounded by timeouts.backendRequest
+	// until its response is relayed. Retries (rule.Retry) repeat this step.
 	endpoint := b.pickEndpoint()
 	if endpoint == "" {
 		s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
-	resp, err := s.forward(out, b, endpoint)
+	attemptCtx := ctx
+	if act.backendTimeout > 0 {
+		var cancel context.CancelFunc
+		attemptCtx, cancel = context.WithTimeout(ctx, act.backendTimeout)
+		defer cancel()
+	}
+	resp, err := s.forward(attemptCtx, out, b, endpoint)
 	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client went away; nobody to answer
+		switch {
+		case r.Context().Err() != nil:
+			// The client went away; nobody to answer.
+		case attemptCtx.Err() != nil:
+			s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream request timeout")
+		default:
+			s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
+			s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 		}
-		s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
-		s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 		return
 	}
 	s.writeResponse(w, r, resp, fs, &b.filters, origin)
@@ -288,9 +307,10 @@ func canonicalHeader(name string) string { return http.CanonicalHeaderKey(name) 
 
 // gRPC status codes the data plane answers with.
 const (
-	grpcInternal      = 13
-	grpcUnimplemented = 12
-	grpcUnavailable   = 14
+	grpcDeadlineExceeded = 4
+	grpcInternal         = 13
+	grpcUnimplemented    = 12
+	grpcUnavailable      = 14
 )
 
 // notFound answers a request no route matched: 404, or UNIMPLEMENTED for

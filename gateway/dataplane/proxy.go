@@ -67,12 +67,13 @@ func upgradeType(h http.Header) string {
 	return ""
 }
 
-// upstreamRequest derives the request sent to backends from the client's:
+// upstreamRequest derives the request sent to backends, under ctx, from the
+// client's:
 // same method, path, Host and body; hop-by-hop headers removed (but "te:
 // trailers" and protocol upgrades kept); X-Forwarded-For and
 // X-Forwarded-Proto added.
-func upstreamRequest(r *http.Request) *http.Request {
-	out := r.WithContext(r.Context())
+func upstreamRequest(ctx context.Context, r *http.Request) *http.Request {
+	out := r.WithContext(ctx)
 	out.Header = r.Header.Clone()
 	if out.Header == nil {
 		out.Header = make(http.Header)
@@ -115,11 +116,12 @@ func upstreamRequest(r *http.Request) *http.Request {
 	return out
 }
 
-// forward performs one attempt: out goes to one endpoint of b under out's
-// context, and the response (or the transport error) comes back unread. It
-// is the unit that a retry loop repeats and a per-try timeout bounds.
-func (s *Server) forward(out *http.Request, b *backend, endpoint string) (*http.Response, error) {
-	req := out.WithContext(out.Context())
+// forward performs one attempt: out goes to one endpoint of b under ctx
+// (which must stay alive while the response body is read), and the response
+// (or the transport error) comes back unread. It is the unit that a retry
+// loop repeats and a per-try timeout bounds.
+func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, endpoint string) (*http.Response, error) {
+	req := out.WithContext(ctx)
 	u := *out.URL
 	u.Scheme, u.Host = "http", endpoint
 	req.URL = &u
@@ -298,7 +300,7 @@ func (s *Server) mirror(out *http.Request, body []byte, bodyOK bool, m mirror) {
 	}
 	go func() {
 		defer func() { cancel(); <-s.mirrorSlots }()
-		resp, err := s.forward(mr, m.backend, endpoint)
+		resp, err := s.forward(ctx, mr, m.backend, endpoint)
 		if err != nil {
 			s.log.V(1).Info("mirrored request failed", "backend", m.backend.name, "error", err.Error())
 			return
