@@ -454,3 +454,27 @@ func FuzzParse(f *testing.F) {
 		roundTrip(t, spec)
 	})
 }
+
+// BenchmarkParse parses a typical retry spec, as the servers do on every
+// request that carries one.
+func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fault.Parse("delay=100ms;script=503|reset:after-headers+reset-code:CANCEL|ok", fault.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkForString is the per-attempt cost of choosing the action and
+// recording it in the ledger.
+func BenchmarkForString(b *testing.B) {
+	spec, err := fault.Parse("fail=2;delay=1500ms;status=503", fault.Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = spec.For(1).String()
+	}
+}

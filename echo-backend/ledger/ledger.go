@@ -115,6 +115,7 @@ type entry struct {
 	number   int       // last attempt number given out
 	attempts []*Handle // stored attempts, in number order
 	dropped  int
+	inline   [2]*Handle // first backing array of attempts, saving an allocation per id
 }
 
 // New returns an empty ledger and starts its background expiry, which Close
@@ -209,6 +210,7 @@ func (l *Ledger) Begin(id string, a Attempt) *Handle {
 			sh.remove(sh.head)
 		}
 		e = &entry{id: id}
+		e.attempts = e.inline[:0]
 		sh.ids[id] = e
 	} else {
 		sh.unlink(e)
@@ -419,8 +421,9 @@ func (h *Handle) End(o Outcome, t time.Time) {
 }
 
 // Update runs f on the stored attempt under the id's lock (for Status,
-// GRPCCode, Fault, body digest and so on). f must not keep the pointer, and
-// should leave Number, the times and Outcome to the other methods.
+// GRPCCode, Fault, body digest and so on). f must not keep the pointer or
+// call back into the ledger, and should leave Number, the times and Outcome
+// to the other methods.
 func (h *Handle) Update(f func(*Attempt)) {
 	if h.e == nil {
 		return
