@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,14 +45,22 @@ func copyValue(v any) any {
 // float64, []any, map[string]any). Other types are an error.
 func copyJSON(v any) (any, error) {
 	switch v := v.(type) {
-	case nil, string, bool, int64, float64:
+	case nil, string, bool, int64:
+		return v, nil
+	case float64:
+		// JSON has one number type: an integral float64 (what decoding
+		// YAML or JSON into a plain map gives) reaches an API server as an
+		// integer, and its decoder makes it an int64. Do the same.
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int64(v), nil
+		}
 		return v, nil
 	case int:
 		return int64(v), nil
 	case int32:
 		return int64(v), nil
 	case float32:
-		return float64(v), nil
+		return copyJSON(float64(v))
 	case json.Number:
 		if i, err := v.Int64(); err == nil {
 			return i, nil
