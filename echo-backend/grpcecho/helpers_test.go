@@ -65,10 +65,7 @@ func startBackend(t *testing.T, useTLS bool) *backend {
 		clientCreds = credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "echo.test"})
 	}
 	gs := grpcecho.NewServer(opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	ln := listen(t)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
 	t.Cleanup(func() {
@@ -88,8 +85,18 @@ func startBackend(t *testing.T, useTLS bool) *backend {
 	return b
 }
 
+// listen opens a loopback port.
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	return ln
+}
+
 // dial connects a client; it is closed when the test ends.
-func dial(t *testing.T, addr string, creds credentials.TransportCredentials) *grpc.ClientConn {
+func dial(t testing.TB, addr string, creds credentials.TransportCredentials) *grpc.ClientConn {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {

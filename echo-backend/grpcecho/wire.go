@@ -86,7 +86,8 @@ func (w *wireConn) Write(p []byte) (int, error) {
 	}
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
-	var events []event
+	var buf [16]event
+	events := buf[:0]
 	for rest := p; len(rest) > 0; {
 		if w.left > 0 {
 			n := min(w.left, len(rest))
@@ -115,10 +116,12 @@ func (w *wireConn) Write(p []byte) (int, error) {
 		return n, err
 	}
 	w.mu.Lock()
+	changed := false
 	for _, e := range events {
 		if e.stream == 0 {
 			continue
 		}
+		changed = true
 		s := w.streams[e.stream]
 		switch e.typ {
 		case frameHeaders:
@@ -137,7 +140,7 @@ func (w *wireConn) Write(p []byte) (int, error) {
 		}
 		w.streams[e.stream] = s
 	}
-	if !w.closed {
+	if changed && !w.closed {
 		close(w.changed)
 		w.changed = make(chan struct{})
 	}
