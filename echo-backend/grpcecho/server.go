@@ -40,8 +40,10 @@
 //     such a call once, transparently, on a new connection.
 //   - close closes the connection without a response.
 //
-// Every response carries the attempt number in the trailing metadata key
-// x-gatecheck-attempt.
+// ClientStream applies the action once the client has half-closed, when its
+// answer is due; BidiStream applies what comes before the first answer when
+// the call starts. Every response carries the attempt number in the trailing
+// metadata key x-gatecheck-attempt.
 package grpcecho
 
 import (
