@@ -343,3 +343,30 @@ func mustRegister(t *testing.T, r *registry, f Feature) {
 		t.Fatalf("register(%s): %v", f.Name, err)
 	}
 }
+
+func TestDefaultProfiles(t *testing.T) {
+	var names []string
+	for _, p := range Profiles() {
+		names = append(names, p.Name)
+	}
+	want := []string{
+		ProfileGRPCDeadlines, ProfileHTTPResilience,
+		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP", "MESH-GRPC", "MESH-HTTP",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("Profiles() = %v, want %v", names, want)
+	}
+	up, _ := LookupProfile("GATEWAY-HTTP")
+	if !up.Upstream || !slices.Contains(up.Extended, gwfeatures.SupportHTTPRouteRetry) || slices.Contains(up.Extended, SupportHTTPRouteRetryCodes) {
+		t.Errorf("GATEWAY-HTTP = %+v, want upstream's profile, without gatecheck's features", up)
+	}
+	grpc, _ := LookupProfile(ProfileGRPCDeadlines)
+	if grpc.Upstream ||
+		!slices.Equal(grpc.Core, []FeatureName{gwfeatures.SupportGRPCRoute, gwfeatures.SupportGateway}) ||
+		!slices.Equal(grpc.Extended, []FeatureName{SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteStrictEnforcement}) {
+		t.Errorf("%s = %+v", ProfileGRPCDeadlines, grpc)
+	}
+	if _, ok := ByProfile(ProfileHTTPResilience); !ok {
+		t.Errorf("ByProfile(%s) found nothing", ProfileHTTPResilience)
+	}
+}
