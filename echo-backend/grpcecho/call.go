@@ -202,15 +202,20 @@ func (c *call) start(fail *status.Status, streamed bool) (done bool, err error) 
 	if err := c.hs.SendHeader(metadata.MD{}); err != nil {
 		return true, c.broken(err)
 	}
+	// HeadersSent and body-delay count from when the headers are on the
+	// wire, not from when grpc-go queued them.
+	if err := c.written(headersWritten); err != nil {
+		return true, err
+	}
 	c.handle.HeadersSent(time.Now())
 	if a.Reset == fault.ResetAfterHeaders {
-		return true, c.resetAfter(headersWritten)
+		return true, c.reset()
 	}
 	if err := c.wait(a.BodyDelay); err != nil {
 		return true, err
 	}
 	if a.Reset == fault.ResetMidBody && !streamed {
-		return true, c.resetAfter(headersWritten)
+		return true, c.reset()
 	}
 	return false, nil
 }
@@ -219,20 +224,22 @@ func (c *call) start(fail *status.Status, streamed bool) (done bool, err error) 
 func headersWritten(s streamWire) bool { return s.headers > 0 }
 func dataWritten(s streamWire) bool    { return s.dataBytes > 0 }
 
-// resetAfter resets the call's stream once what grpc-go queued for it has
-// been written, as ok tells: the response headers, or the first message.
-func (c *call) resetAfter(ok func(streamWire) bool) error {
+// written waits until grpc-go has written what it queued for the call's
+// stream, as ok tells: the response headers, or the first message. A fault
+// that acts on the stream must not overtake them.
+func (c *call) written(ok func(streamWire) bool) error {
 	v, found := c.s.conns.Load(c.connID)
 	if !found || !c.tapped {
-		return c.faultFailed(status.Errorf(codes.Internal, "gatecheck: connection c%d is not watched, so the fault cannot act on its stream", c.connID))
+		// The tap's faults cannot act on this call either; they say so.
+		return nil
 	}
 	if err := v.(*wireConn).wait(c.ctx, c.stream, ok); err != nil {
 		if c.ctx.Err() != nil {
 			return c.cancelled()
 		}
-		return c.broken(status.Errorf(codes.Unavailable, "gatecheck: waiting to reset stream %d: %v", c.stream, err))
+		return c.broken(status.Errorf(codes.Unavailable, "gatecheck: stream %d: %v", c.stream, err))
 	}
-	return c.reset()
+	return nil
 }
 
 // wait waits for d or until the call's context is done; in that case it

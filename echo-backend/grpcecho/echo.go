@@ -79,7 +79,10 @@ func (e *echoService) ServerStream(req *echopb.EchoRequest, ss grpc.ServerStream
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			return c.resetAfter(dataWritten)
+			if err := c.written(dataWritten); err != nil {
+				return err
+			}
+			return c.reset()
 		}
 	}
 	return c.finish(fail)
@@ -148,7 +151,10 @@ func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest,
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			return c.resetAfter(dataWritten)
+			if err := c.written(dataWritten); err != nil {
+				return err
+			}
+			return c.reset()
 		}
 	}
 	return c.finish(nil)

@@ -65,6 +65,7 @@ type wireConn struct {
 
 	mu      sync.Mutex
 	streams map[uint32]streamWire // open streams only
+	writing []frameEvent          // frames of the Write passing them on right now
 	changed chan struct{}         // closed and replaced whenever streams changes
 	closed  bool
 }
@@ -77,17 +78,29 @@ const (
 	flagEndStream  = 0x1
 )
 
+// frameEvent is one server frame that a Write completed.
+type frameEvent struct {
+	typ, flags uint8
+	stream     uint32
+	length     int
+}
+
+// with returns s after e.
+func (s streamWire) with(e frameEvent) streamWire {
+	switch e.typ {
+	case frameHeaders:
+		s.headers++
+	case frameData:
+		s.dataBytes += int64(e.length)
+	}
+	return s
+}
+
 // Write passes p on and then records the frames p completed.
 func (w *wireConn) Write(p []byte) (int, error) {
-	type event struct {
-		typ, flags uint8
-		stream     uint32
-		length     int
-	}
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
-	var buf [16]event
-	events := buf[:0]
+	var events []frameEvent
 	for rest := p; len(rest) > 0; {
 		if w.left > 0 {
 			n := min(w.left, len(rest))
@@ -103,48 +116,45 @@ func (w *wireConn) Write(p []byte) (int, error) {
 			w.left = int(w.hdr[0])<<16 | int(w.hdr[1])<<8 | int(w.hdr[2])
 		}
 		if w.nhdr == len(w.hdr) && w.left == 0 {
-			events = append(events, event{
+			e := frameEvent{
 				typ: w.hdr[3], flags: w.hdr[4],
 				stream: binary.BigEndian.Uint32(w.hdr[5:9]) & (1<<31 - 1),
 				length: int(w.hdr[0])<<16 | int(w.hdr[1])<<8 | int(w.hdr[2]),
-			})
+			}
+			if e.stream != 0 {
+				events = append(events, e)
+			}
 			w.nhdr = 0
 		}
 	}
-	n, err := w.Conn.Write(p)
-	if err != nil || len(events) == 0 {
-		return n, err
+	if len(events) == 0 {
+		return w.Conn.Write(p)
 	}
 	w.mu.Lock()
-	changed := false
-	for _, e := range events {
-		if e.stream == 0 {
-			continue
-		}
-		changed = true
-		s := w.streams[e.stream]
-		switch e.typ {
-		case frameHeaders:
-			s.headers++
-		case frameData:
-			s.dataBytes += int64(e.length)
-		case frameRSTStream:
-			delete(w.streams, e.stream)
-			continue
-		default:
-			continue
-		}
-		if e.flags&flagEndStream != 0 {
-			delete(w.streams, e.stream)
-			continue
-		}
-		w.streams[e.stream] = s
+	w.writing = events
+	w.mu.Unlock()
+
+	n, err := w.Conn.Write(p)
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writing = nil
+	if err != nil {
+		return n, err
 	}
-	if changed && !w.closed {
+	for _, e := range events {
+		if e.typ == frameRSTStream || e.flags&flagEndStream != 0 && (e.typ == frameHeaders || e.typ == frameData) {
+			delete(w.streams, e.stream)
+			continue
+		}
+		if e.typ == frameHeaders || e.typ == frameData {
+			w.streams[e.stream] = w.streams[e.stream].with(e)
+		}
+	}
+	if !w.closed {
 		close(w.changed)
 		w.changed = make(chan struct{})
 	}
-	w.mu.Unlock()
 	return n, nil
 }
 
@@ -164,7 +174,8 @@ func (w *wireConn) Close() error {
 var errConnClosed = errors.New("connection closed")
 
 // wait blocks until ok accepts what was written on stream, the connection
-// closes or ctx is done.
+// closes or ctx is done. Once ctx is done, frames that a Write is passing on
+// at that moment count as written: the peer may already have them.
 func (w *wireConn) wait(ctx context.Context, stream uint32, ok func(streamWire) bool) error {
 	for {
 		w.mu.Lock()
@@ -179,6 +190,17 @@ func (w *wireConn) wait(ctx context.Context, stream uint32, ok func(streamWire) 
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			w.mu.Lock()
+			s := w.streams[stream]
+			for _, e := range w.writing {
+				if e.stream == stream {
+					s = s.with(e)
+				}
+			}
+			w.mu.Unlock()
+			if ok(s) {
+				return nil
+			}
 			return ctx.Err()
 		}
 	}

@@ -136,3 +136,41 @@ func BenchmarkWireWrite(b *testing.B) {
 type discardConn struct{ net.Conn }
 
 func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// Once the call's context is done, frames being passed on count as written:
+// the peer may have them already.
+func TestWireWaitCountsFramesInFlightOnceDone(t *testing.T) {
+	a, b := net.Pipe() // unbuffered: a Write blocks until b reads
+	defer a.Close()
+	defer b.Close()
+	w := &wireConn{Conn: a, id: 2, conns: new(sync.Map), streams: make(map[uint32]streamWire), changed: make(chan struct{})}
+
+	hdr := frame(frameHeaders, 0x4, 11, 5)
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := w.Write(hdr)
+		wrote <- err
+	}()
+	// The Write has started once its first byte can be read.
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(b, first); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	live, cancelLive := context.WithCancel(context.Background())
+	cancelLive()
+	if err := w.wait(live, 11, headersWritten); err != nil {
+		t.Errorf("wait after the context ended, HEADERS in flight: %v, want nil", err)
+	}
+	if err := w.wait(live, 11, dataWritten); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait for DATA never written: %v, want context.Canceled", err)
+	}
+	if _, err := io.ReadFull(b, make([]byte, len(hdr)-1)); err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got := w.state(11); got.headers != 1 {
+		t.Errorf("stream 11 = %+v after the Write, want 1 HEADERS", got)
+	}
+}
