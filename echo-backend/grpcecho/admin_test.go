@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
@@ -215,5 +216,19 @@ func TestReflection(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("reflection lists %q; want it to include %s", names, want)
 		}
+	}
+}
+
+func TestMetadataBound(t *testing.T) {
+	b := startBackend(t, false)
+	ctx := metadata.AppendToOutgoingContext(timeout(t, 30*time.Second), "x-big", strings.Repeat("a", 300<<10))
+	_, err := b.echo.Unary(ctx, &echopb.EchoRequest{})
+	if err == nil {
+		t.Fatalf("Unary with 300 KiB of metadata succeeded; want it refused")
+	}
+	// Metadata within the bound is fine.
+	ctx = metadata.AppendToOutgoingContext(timeout(t, 30*time.Second), "x-big", strings.Repeat("a", 100<<10))
+	if _, err := b.echo.Unary(ctx, &echopb.EchoRequest{}); err != nil {
+		t.Fatalf("Unary with 100 KiB of metadata: %v", err)
 	}
 }

@@ -76,6 +76,11 @@ import (
 // attempt number on every echo call.
 const AttemptTrailer = "x-gatecheck-attempt"
 
+// maxHeaderListSize bounds the request metadata the server accepts (and so
+// what one ledger attempt copies): four times the 60 KiB that proxies such
+// as Envoy allow by default.
+const maxHeaderListSize = 256 << 10
+
 // Options configure a server. Ledger and Controls are required.
 type Options struct {
 	Pod      podinfo.Info      // echoed in every response
@@ -112,6 +117,7 @@ func NewServer(opts Options) *grpc.Server {
 	gs := grpc.NewServer(
 		grpc.Creds(wireCreds{TransportCredentials: h2tap.Credentials(creds), conns: &s.conns}),
 		grpc.StatsHandler(connCounter{}),
+		grpc.MaxHeaderListSize(maxHeaderListSize),
 		// A test backend observes what a proxy does rather than policing
 		// it: keepalive pings from a proxy must not earn a GOAWAY.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
