@@ -34,7 +34,7 @@ const (
 	webNS              = "gateway-conformance-web-backend"
 )
 
-func testScheme(t *testing.T) *runtime.Scheme {
+func testScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwv1beta1.Install} {
@@ -47,7 +47,7 @@ func testScheme(t *testing.T) *runtime.Scheme {
 
 // newFakeClient returns controller-runtime's fake client with the status
 // subresources the controller writes, holding objs.
-func newFakeClient(t *testing.T, objs ...client.Object) client.WithWatch {
+func newFakeClient(t testing.TB, objs ...client.Object) client.WithWatch {
 	t.Helper()
 	return fake.NewClientBuilder().
 		WithScheme(testScheme(t)).
@@ -88,7 +88,7 @@ func loopbackAddresses(*gwv1.Gateway) []gwv1.GatewayStatusAddress {
 	return []gwv1.GatewayStatusAddress{{Type: &ip, Value: "127.0.0.10"}}
 }
 
-func newTestController(t *testing.T, cl client.WithWatch, rec *recorder) *Controller {
+func newTestController(t testing.TB, cl client.WithWatch, rec *recorder) *Controller {
 	t.Helper()
 	c, err := New(Options{
 		Client:         cl,
@@ -124,7 +124,7 @@ func testClass() *gwv1.GatewayClass {
 // and the named test manifests from the conformance module's embed.FS),
 // substitutes the class and controller names as the upstream applier does,
 // and creates every object with generation 1.
-func loadManifests(t *testing.T, cl client.Client, paths ...string) {
+func loadManifests(t testing.TB, cl client.Client, paths ...string) {
 	t.Helper()
 	decoder := serializer.NewCodecFactory(testScheme(t)).UniversalDeserializer()
 	for _, p := range paths {

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,8 +123,9 @@ func listReferenceGrants(ctx context.Context, c client.Client) ([]gwv1.Reference
 	return out, nil
 }
 
-// isUnknownKind reports whether err says the kind is not served (no CRD, or
-// not in the client's scheme).
+// isUnknownKind reports whether err says the kind is not served: no CRD or
+// version for it (a RESTMapper miss, or the server's 404 for the resource),
+// or not in the client's scheme.
 func isUnknownKind(err error) bool {
-	return meta.IsNoMatchError(err) || runtime.IsNotRegisteredError(err)
+	return meta.IsNoMatchError(err) || runtime.IsNotRegisteredError(err) || apierrors.IsNotFound(err)
 }
