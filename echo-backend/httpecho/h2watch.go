@@ -189,12 +189,19 @@ func (l watchListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return watch(c), nil
+	return watch(c, false), nil
 }
 
-// watch wraps a tapped connection, keeping its TLS state visible.
-func watch(c net.Conn) net.Conn {
+// watch wraps a tapped connection, keeping its TLS state visible. When
+// isH2 is set the connection is known to be HTTP/2 (negotiated by ALPN);
+// otherwise the first write looks at what the tap detected.
+func watch(c net.Conn, isH2 bool) net.Conn {
 	w := newWatchConn(c)
+	if isH2 {
+		// The server may write its SETTINGS before the tap has read the
+		// client preface, so do not ask the tap.
+		w.decided, w.h2 = true, true
+	}
 	if cs, ok := c.(interface{ ConnectionState() tls.ConnectionState }); ok {
 		return tlsWatchConn{watchConn: w, state: cs}
 	}

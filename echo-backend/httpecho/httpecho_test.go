@@ -408,7 +408,11 @@ func TestResetHTTP2(t *testing.T) {
 
 			for _, point := range []string{"after-headers", "mid-body"} {
 				id := newID(t)
+				begin := time.Now()
 				resp, b, err := do(t, c, "GET", tr.base(e)+"/r", id, "reset="+point, nil)
+				if el := time.Since(begin); el > tolerance {
+					t.Errorf("reset=%s took %v, want it at once", point, el)
+				}
 				if resp == nil || resp.StatusCode != 200 {
 					t.Fatalf("reset=%s: %v %v, want headers first", point, resp, err)
 				}

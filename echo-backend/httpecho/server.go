@@ -58,7 +58,7 @@ func TapListener(ln net.Listener) net.Listener {
 // tap. net/http already called ConnContext for c; the handler it passes
 // carries that context.
 func serveTappedH2(h2 *http2.Server, hs *http.Server, c *tls.Conn, h http.Handler) {
-	conn := watch(h2tap.WrapTLS(c))
+	conn := watch(h2tap.WrapTLS(c), true)
 	ctx := context.Background()
 	if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
 		ctx = bc.BaseContext()
