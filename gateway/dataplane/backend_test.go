@@ -353,3 +353,53 @@ func TestProtocolUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTP1FullDuplex streams a chunked request body and the response at the
+// same time over HTTP/1.1: each line comes back before the next is sent.
+func TestHTTP1FullDuplex(t *testing.T) {
+	backendAddr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex()
+		w.WriteHeader(http.StatusOK)
+		_ = rc.Flush()
+		br := bufio.NewReader(r.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			_, _ = io.WriteString(w, "echo "+line)
+			_ = rc.Flush()
+		}
+	}))
+	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, dataplane.Backend{
+		Name: "default/duplex:80", Weight: 1, Endpoints: []string{backendAddr},
+	})))), 80)
+
+	// A proxy that cannot stream both ways stalls; the deadline turns
+	// that into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/duplex", pr)
+	req.Host = "gw.test"
+	resp, err := noRedirects.Do(req) // returns once the response headers arrive
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for _, msg := range []string{"one\n", "two\n", "three\n"} {
+		if _, err := io.WriteString(pw, msg); err != nil {
+			t.Fatal(err)
+		}
+		got, err := br.ReadString('\n')
+		if err != nil || got != "echo "+msg {
+			t.Fatalf("after sending %q: got %q, %v", msg, got, err)
+		}
+	}
+	pw.Close()
+	if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
+		t.Errorf("after the request ended: %q, %v; want a clean end", rest, err)
+	}
+}

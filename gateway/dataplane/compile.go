@@ -131,14 +131,13 @@ type httpEntry struct {
 
 // grpcEntry is one (route hostname, rule, match) combination of a GRPCRoute.
 type grpcEntry struct {
-	host      hostPattern
-	service   stringMatch
-	method    stringMatch
-	headers   []valueMatch
-	order     routeOrder
-	route     string
-	action    *action
-	streamMax time.Duration
+	host    hostPattern
+	service stringMatch
+	method  stringMatch
+	headers []valueMatch
+	order   routeOrder
+	route   string
+	action  *action
 }
 
 // stringMatch matches a string exactly or by a regular expression; the zero
@@ -496,7 +495,6 @@ func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
 				e.order = routeOrder{created: r.Created, key: key, rule: ri, match: mi}
 				e.route = where
 				e.action = act
-				e.streamMax = rule.MaxStreamDuration
 				entries = append(entries, &e)
 			}
 		}

@@ -100,6 +100,11 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		defer cancel()
 	}
 	out := upstreamRequest(ctx, r)
+	if r.ProtoMajor == 1 && out.Body != nil {
+		// Keep reading the request body while the response streams (HTTP/2
+		// does this by design; HTTP/1.1 needs asking).
+		_ = http.NewResponseController(w).EnableFullDuplex()
+	}
 	applyRequestFilters(out, fs, mp)
 	applyRequestFilters(out, &b.filters, mp)
 	if len(fs.mirrors) > 0 || len(b.filters.mirrors) > 0 {

@@ -159,7 +159,13 @@ func (s *Server) writeResponse(w http.ResponseWriter, r *http.Request, resp *htt
 		h["Content-Type"] = nil // relay as is: no content sniffing
 	}
 	w.WriteHeader(resp.StatusCode)
-	if err := copyBody(w, resp.Body, resp.ContentLength < 0); err != nil {
+	stream := resp.ContentLength < 0
+	if stream {
+		// The client learns the status before the first chunk arrives,
+		// which may take as long as the backend likes.
+		_ = http.NewResponseController(w).Flush()
+	}
+	if err := copyBody(w, resp.Body, stream); err != nil {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}

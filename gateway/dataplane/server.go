@@ -83,7 +83,8 @@ type portServer struct {
 
 // Apply swaps the routing snapshot atomically: requests already in flight
 // finish with the snapshot they started with, new requests see cfg. It opens
-// sockets for new (gateway, port) pairs and closes those that are gone.
+// sockets for new (gateway, port) pairs and closes those that are gone; a
+// port that switches between HTTP and HTTPS gets a new socket.
 // Listeners that cannot be served (an unknown protocol, HTTPS without a
 // certificate, a socket that cannot be opened) are left out and named in the
 // returned error; everything else is served. Apply keeps references into cfg,
