@@ -1,0 +1,287 @@
+package echobackend_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+)
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and returns the
+// file names and a pool trusting it.
+func writeCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "echo"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func start(t *testing.T, vars map[string]string) *echobackend.Backend {
+	t.Helper()
+	cfg, err := echobackend.ConfigFromEnv(env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host = "127.0.0.1"
+	b, err := echobackend.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+type echoBody struct {
+	Proto     string `json:"proto"`
+	HTTPPort  string `json:"httpPort"`
+	Pod       string `json:"pod"`
+	RequestID string `json:"requestId"`
+	Attempt   int    `json:"attempt"`
+}
+
+func getEcho(t *testing.T, c *http.Client, url string, hdr map[string]string) (int, echoBody) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	var e echoBody
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, &e); err != nil {
+			t.Fatalf("GET %s: decoding %q: %v", url, body, err)
+		}
+	}
+	return resp.StatusCode, e
+}
+
+func TestHTTPModeServesEveryPort(t *testing.T) {
+	certFile, keyFile, pool := writeCert(t)
+	b := start(t, map[string]string{
+		"HTTP_PORT": "0", "H2C_PORT": "0", "HTTPS_PORT": "0", "GATECHECK_TCP_PORT": "0",
+		"TLS_SERVER_CERT": certFile, "TLS_SERVER_PRIVKEY": keyFile, "POD_NAME": "pod-a",
+	})
+	for _, n := range []string{"http", "h2c", "https", "tcp"} {
+		if b.Addr(n) == "" {
+			t.Fatalf("listener %s not served; have %v", n, b.Addrs())
+		}
+	}
+
+	// HTTP/1.1, with a fault that fails the first attempt of an id.
+	hdr := map[string]string{"X-Gatecheck-Id": "compose-1", "X-Gatecheck-Fault": "fail=1;status=503"}
+	if code, _ := getEcho(t, http.DefaultClient, "http://"+b.Addr("http")+"/x", hdr); code != http.StatusServiceUnavailable {
+		t.Fatalf("first attempt: status %d, want 503", code)
+	}
+	code, e := getEcho(t, http.DefaultClient, "http://"+b.Addr("http")+"/x", hdr)
+	if code != http.StatusOK || e.Attempt != 2 || e.Pod != "pod-a" || e.RequestID != "compose-1" {
+		t.Fatalf("second attempt: status %d, echo %+v; want 200, attempt 2, pod-a", code, e)
+	}
+	if _, port, _ := net.SplitHostPort(b.Addr("http")); e.HTTPPort != port {
+		t.Fatalf("httpPort %q, want the bound port %q", e.HTTPPort, port)
+	}
+	entry, ok := b.Ledger().Get("compose-1")
+	if !ok || len(entry.Attempts) != 2 {
+		t.Fatalf("ledger of compose-1: %+v, want 2 attempts", entry)
+	}
+
+	// h2c with prior knowledge.
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	h2c := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	if code, e := getEcho(t, h2c, "http://"+b.Addr("h2c")+"/y", nil); code != 200 || e.Proto != "HTTP/2.0" {
+		t.Fatalf("h2c: status %d proto %q, want 200 HTTP/2.0", code, e.Proto)
+	}
+
+	// TLS, negotiating h2.
+	tlsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	if code, e := getEcho(t, tlsClient, "https://"+b.Addr("https")+"/z", nil); code != 200 || e.Proto != "HTTP/2.0" {
+		t.Fatalf("https: status %d proto %q, want 200 HTTP/2.0", code, e.Proto)
+	}
+
+	// The TCP line echo, closed and reopened through the admin endpoint.
+	tcpEcho(t, b.Addr("tcp"))
+	post(t, "http://"+b.Addr("http")+"/_gatecheck/admin/tcp?open=false")
+	if c, err := net.DialTimeout("tcp", b.Addr("tcp"), time.Second); err == nil {
+		c.Close()
+		t.Fatal("TCP listener still accepts after open=false")
+	}
+	post(t, "http://"+b.Addr("http")+"/_gatecheck/admin/tcp?open=true")
+	tcpEcho(t, b.Addr("tcp"))
+}
+
+func post(t *testing.T, url string) {
+	t.Helper()
+	resp, err := http.Post(url, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, body)
+	}
+}
+
+// tcpEcho checks that a line sent to addr comes back.
+func tcpEcho(t *testing.T, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial tcp echo: %v", err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	if _, err := io.WriteString(c, "hello gatecheck\n"); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("tcp echo: no echo of the line: %v", err)
+		}
+		if strings.Contains(line, "hello gatecheck") {
+			return
+		}
+	}
+}
+
+func TestGRPCModeServesEchoHealthAndAdmin(t *testing.T) {
+	certFile, keyFile, pool := writeCert(t)
+	b := start(t, map[string]string{
+		"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0", "HTTPS_PORT": "0",
+		"TLS_SERVER_CERT": certFile, "TLS_SERVER_PRIV_KEY": keyFile,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for name, creds := range map[string]credentials.TransportCredentials{
+		"grpc":  insecure.NewCredentials(),
+		"grpcs": credentials.NewTLS(&tls.Config{RootCAs: pool}),
+	} {
+		cc, err := grpc.NewClient(b.Addr(name), grpc.WithTransportCredentials(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		if _, err := echopb.NewEchoClient(cc).Unary(ctx, &echopb.EchoRequest{}); err != nil {
+			t.Fatalf("%s: Unary: %v", name, err)
+		}
+		if _, err := echopb.NewAdminClient(cc).SetGRPCHealth(ctx, &echopb.SetGRPCHealthRequest{
+			Service: "svc-" + name, Status: echopb.ServingStatus_NOT_SERVING,
+		}); err != nil {
+			t.Fatalf("%s: SetGRPCHealth: %v", name, err)
+		}
+		resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: "svc-" + name})
+		if err != nil || resp.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+			t.Fatalf("%s: health of svc-%s: %v %v, want NOT_SERVING", name, name, resp, err)
+		}
+	}
+}
+
+func TestTCPModeSpeaksEchoBasicTCP(t *testing.T) {
+	b := start(t, map[string]string{"TCP_ECHO_SERVER": "1", "TCP_PORT": "0"})
+	c, err := net.DialTimeout("tcp", b.Addr("tcp"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, "Gateway API Test TCP Server") {
+		t.Fatalf("welcome line %q, %v; want echo-basic's welcome", line, err)
+	}
+}
+
+func TestConfigFromEnvNamesTheBadVariable(t *testing.T) {
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"HTTP_PORT": "http"}, `HTTP_PORT="http": accepted: a port number`},
+		{map[string]string{"GATECHECK_MAX_DELAY": "5"}, `GATECHECK_MAX_DELAY="5": accepted: a positive Go duration`},
+		{map[string]string{"GATECHECK_LEDGER_MAX_IDS": "-1"}, `GATECHECK_LEDGER_MAX_IDS="-1": accepted: a positive whole number`},
+		{map[string]string{"TLS_SERVER_CERT": "/x.crt"}, "TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: accepted: both set"},
+	} {
+		_, err := echobackend.ConfigFromEnv(env(tc.vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ConfigFromEnv(%v) = %v, want an error containing %q", tc.vars, err, tc.want)
+		}
+	}
+}
+
+func TestStartFailsCleanlyOnATakenPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, taken, _ := net.SplitHostPort(ln.Addr().String())
+	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": taken, "GATECHECK_TCP_PORT": "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host = "127.0.0.1"
+	if _, err := echobackend.Start(cfg); err == nil || !strings.Contains(err.Error(), "h2c port") {
+		t.Fatalf("Start with a taken h2c port: %v, want an error naming the h2c port", err)
+	}
+}
