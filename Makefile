@@ -1,15 +1,43 @@
-# gatecheck: the two set-up commands are `make run` and `make test`.
-GO      ?= go
-GOFLAGS ?=
+# gatecheck. The two set-up commands on a fresh machine are `make run` and
+# `make test`; everything they need comes from the Go module proxy.
+GO ?= go
 export GOTOOLCHAIN := local
 
-.PHONY: test vet run build
+REPORT_DIR ?= out/reports/reference
+
+.PHONY: run test vet fmt-check build proto proto-check perf bench
+
+## run: run the conformance suite in-process against the reference gateway and write the reports
+run:
+	$(GO) run ./cmd/gatecheck run --report-dir $(REPORT_DIR)
+
+## test: vet, gofmt and every Go test with the race detector
 test: vet
 	$(GO) test -race -count=1 ./...
 
-vet:
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+vet: fmt-check
 	$(GO) vet ./...
 
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))"; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## build: static binaries of the CLI and the echo-backend into bin/
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+
+## proto: regenerate echo-backend/echopb from proto/ with pinned tools (built into bin/)
+proto:
+	hack/gen-proto.sh
+
+## proto-check: fail if the generated code differs from what proto/ produces
+proto-check: proto
+	git diff --exit-code -- echo-backend/echopb
+
+## perf: the side-by-side load run of the echo servers (see docs/performance.md)
+perf:
+	$(GO) run ./hack/perf
+
+## bench: the Go benchmarks (delay accuracy, ledger, proxy, ...)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
