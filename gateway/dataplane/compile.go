@@ -170,7 +170,8 @@ type action struct {
 	// requestTimeout bounds the whole exchange and backendTimeout each
 	// attempt (GEP-1742); zero means no limit.
 	requestTimeout, backendTimeout time.Duration
-	retry                          *gwv1.HTTPRouteRetry // carried for a later issue
+	// retry is the rule's retry policy (GEP-1731); nil makes one attempt.
+	retry *retryPolicy
 }
 
 // backend is a resolved backendRef with its round-robin cursor.
@@ -371,12 +372,16 @@ func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
 	for ri := range r.Rules {
 		rule := &r.Rules[ri]
 		where := fmt.Sprintf("HTTPRoute %s rule %d", key, ri)
-		act := &action{retry: rule.Retry}
+		act := &action{}
 		if err := act.compileFilters(rule.Filters); err != nil {
 			act.invalid = err.Error()
 			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
 		}
 		if err := act.compileTimeouts(rule.Timeouts); err != nil {
+			act.invalid = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
+		}
+		if err := act.compileRetry(rule.Retry); err != nil {
 			act.invalid = err.Error()
 			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
 		}

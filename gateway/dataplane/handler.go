@@ -117,33 +117,8 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		}
 	}
 
-	// One attempt against one endpoint, bounded by timeouts.backendRequest
-	// until its response is relayed. Retries (rule.Retry) repeat this step.
-	endpoint := b.pickEndpoint()
-	if endpoint == "" {
-		s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
-		return
-	}
-	attemptCtx := ctx
-	if act.backendTimeout > 0 {
-		var cancel context.CancelFunc
-		attemptCtx, cancel = context.WithTimeout(ctx, act.backendTimeout)
-		defer cancel()
-	}
-	resp, err := s.forward(attemptCtx, out, b, endpoint)
-	if err != nil {
-		switch {
-		case r.Context().Err() != nil:
-			// The client went away; nobody to answer.
-		case attemptCtx.Err() != nil:
-			s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream request timeout")
-		default:
-			s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
-			s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
-		}
-		return
-	}
-	s.writeResponse(w, r, resp, fs, &b.filters, origin)
+	// The upstream exchange: attempts, retries and timeouts (retry.go).
+	s.exchange(ctx, w, r, out, act, b, origin)
 }
 
 // pick chooses a backend by weight; nil when the rule has no weight at all.
