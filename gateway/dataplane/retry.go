@@ -32,6 +32,12 @@ const (
 	// backoffGrowthCap caps the exponential backoff at this multiple of the
 	// configured minimum.
 	backoffGrowthCap = 10
+	// maxDrainBody and drainTimeout bound what is read of a response that
+	// is retried: its body is read and dropped, so that the attempt ends as
+	// the backend meant it to and the connection can be used again, unless
+	// it is larger or slower than this; then the attempt is cancelled.
+	maxDrainBody = 64 << 10
+	drainTimeout = time.Second
 	// maxReplayBody bounds the request body kept to resend on a retry.
 	// Larger bodies, and bodies of unknown length, are streamed to the first
 	// attempt and never retried.
@@ -141,6 +147,18 @@ func (at *attempt) done() {
 	at.cancel()
 }
 
+// discard ends an attempt whose answer is not relayed. Up to maxDrainBody
+// of the response body is read first, for up to drainTimeout (and within
+// the attempt's own timeouts).
+func (at *attempt) discard() {
+	if at.resp != nil {
+		stop := time.AfterFunc(drainTimeout, at.cancel)
+		_, _ = io.Copy(io.Discard, io.LimitReader(at.resp.Body, maxDrainBody))
+		stop.Stop()
+	}
+	at.done()
+}
+
 // retryReason says why a finished attempt may be retried, or "" when its
 // answer is final.
 func (p *retryPolicy) retryReason(at *attempt) string {
@@ -212,7 +230,7 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 			s.finish(w, r, at, act, b, origin)
 			return
 		}
-		at.done()
+		at.discard()
 		s.log.V(1).Info("retrying", "backend", b.name, "endpoint", endpoint, "attempt", n, "reason", reason, "backoff", wait)
 		if !sleep(ctx, wait) {
 			s.answerEnd(w, r, act)
