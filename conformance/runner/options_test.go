@@ -1,0 +1,278 @@
+package runner_test
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	upstream "sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	gctests "github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+// parse parses args as the CLI does.
+func parse(args ...string) (runner.Options, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	build := runner.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return runner.Options{}, err
+	}
+	return build()
+}
+
+func TestFlagDefaults(t *testing.T) {
+	o, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.GatewayClassName != "gateway-conformance" || o.Mode != "default" || !o.CleanupBaseResources || !o.CleanupTestResources {
+		t.Errorf("defaults = class %q, mode %q, cleanup %v/%v; want upstream's gateway-conformance, default, true/true",
+			o.GatewayClassName, o.Mode, o.CleanupBaseResources, o.CleanupTestResources)
+	}
+	if o.TimeoutConfig != config.DefaultTimeoutConfig() {
+		t.Errorf("TimeoutConfig = %+v, want upstream's defaults", o.TimeoutConfig)
+	}
+	if o.TimingTolerance != gctests.DefaultTimingTolerance || o.Kubeconfig != "" || o.ReportDir != "" {
+		t.Errorf("gatecheck defaults = %v %q %q", o.TimingTolerance, o.Kubeconfig, o.ReportDir)
+	}
+}
+
+func TestFlagsApply(t *testing.T) {
+	o, err := parse(
+		"--gateway-class", "acme",
+		"--supported-features", "Gateway, HTTPRoute,HTTPRouteRetryCodes",
+		"--exempt-features", "HTTPRouteCORS",
+		"--all-features",
+		"--conformance-profiles", "GATEWAY-HTTP,GATECHECK-HTTP-RESILIENCE",
+		"--skip-tests", "HTTPRouteSimpleSameNamespace",
+		"--run-test", "HTTPRouteTimeoutRequest",
+		"--mode", "gateway-mode",
+		"--namespace-labels", "team=gw,example.com/env=ci",
+		"--namespace-annotations", "example.com/note=any value",
+		"--organization", "acme", "--project", "gw", "--url", "https://acme.example/gw",
+		"--version", "v1.2.3", "--contact", "@alice,@bob",
+		"--usable-address", "192.0.2.10", "--unusable-address", "gw.example.com",
+		"--timeout-config-overrides", "CreateTimeout:120; MaxTimeToConsistency:45s;RequiredConsecutiveSuccesses:5",
+		"--kubeconfig", "/tmp/kc", "--report-dir", "out", "--timing-tolerance", "2s",
+		"--debug", "--cleanup-base-resources=false", "--cleanup-test-resources=false",
+		"--allow-crds-mismatch", "--skip-provisional-tests", "--disable-parallel-tests", "--fail-fast",
+		"--report-output", "r.yaml", "--mesh-name", "mesh",
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []features.FeatureName{"Gateway", "HTTPRoute", "HTTPRouteRetryCodes"}
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"gateway-class", o.GatewayClassName == "acme"},
+		{"supported-features", slices.Equal(o.SupportedFeatures, want)},
+		{"exempt-features", slices.Equal(o.ExemptFeatures, []features.FeatureName{"HTTPRouteCORS"})},
+		{"all-features", o.EnableAllSupportedFeatures},
+		{"conformance-profiles", slices.Equal(o.ConformanceProfiles, []suite.ConformanceProfileName{"GATEWAY-HTTP", "GATECHECK-HTTP-RESILIENCE"})},
+		{"skip-tests", slices.Equal(o.SkipTests, []string{"HTTPRouteSimpleSameNamespace"})},
+		{"run-test", o.RunTest == "HTTPRouteTimeoutRequest"},
+		{"mode", o.Mode == "gateway-mode"},
+		{"namespace-labels", o.NamespaceLabels["team"] == "gw" && o.NamespaceLabels["example.com/env"] == "ci" && len(o.NamespaceLabels) == 2},
+		{"namespace-annotations", o.NamespaceAnnotations["example.com/note"] == "any value"},
+		{"implementation", o.Implementation.Organization == "acme" && o.Implementation.Project == "gw" &&
+			o.Implementation.URL == "https://acme.example/gw" && o.Implementation.Version == "v1.2.3" &&
+			slices.Equal(o.Implementation.Contact, []string{"@alice", "@bob"})},
+		{"usable-address", len(o.UsableNetworkAddresses) == 1 && *o.UsableNetworkAddresses[0].Type == gwv1.IPAddressType},
+		{"unusable-address", len(o.UnusableNetworkAddresses) == 1 && *o.UnusableNetworkAddresses[0].Type == gwv1.HostnameAddressType},
+		{"timeout-config-overrides", o.TimeoutConfig.CreateTimeout == 120*time.Second &&
+			o.TimeoutConfig.MaxTimeToConsistency == 45*time.Second && o.TimeoutConfig.RequiredConsecutiveSuccesses == 5 &&
+			o.TimeoutConfig.GetTimeout == config.DefaultTimeoutConfig().GetTimeout},
+		{"kubeconfig", o.Kubeconfig == "/tmp/kc"},
+		{"report-dir", o.ReportDir == "out"},
+		{"report-output", o.ReportOutputPath == "r.yaml"},
+		{"mesh-name", o.MeshName == "mesh"},
+		{"timing-tolerance", o.TimingTolerance == 2*time.Second},
+		{"booleans", o.Debug && !o.CleanupBaseResources && !o.CleanupTestResources && o.AllowCRDsMismatch &&
+			o.SkipProvisionalTests && o.DisableParallelTests && o.FailFast},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("--%s was not applied: %+v", c.name, o)
+		}
+	}
+}
+
+func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--supported-features", "Gateway,Teleport"}, []string{"flag --supported-features", `unknown feature "Teleport"`, "e.g."}},
+		{[]string{"--supported-features", "Gateway,,HTTPRoute"}, []string{"flag --supported-features", "empty element"}},
+		{[]string{"--exempt-features", "nope"}, []string{"flag --exempt-features", `unknown feature "nope"`}},
+		{[]string{"--conformance-profiles", "GATEWAY-FTP"}, []string{"flag --conformance-profiles", `unknown conformance profile "GATEWAY-FTP"`, "GATEWAY-HTTP"}},
+		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "e.g. HTTPRouteSimpleSameNamespace"}},
+		{[]string{"--run-test", "NoSuchTest"}, []string{"flag --run-test", `"NoSuchTest"`}},
+		{[]string{"--mode", "a/b"}, []string{"flag --mode", `has '/'`, "letters, digits"}},
+		{[]string{"--mode", ""}, []string{"flag --mode", "empty"}},
+		{[]string{"--version", "1 2"}, []string{"flag --version", `has ' '`}},
+		{[]string{"--url", "acme.example"}, []string{"flag --url", "not an absolute http or https URL"}},
+		{[]string{"--gateway-class", "Not_A_Name"}, []string{"flag --gateway-class", "not a Kubernetes object name"}},
+		{[]string{"--namespace-labels", "team"}, []string{"flag --namespace-labels", `"team" has no '='`, "name=value"}},
+		{[]string{"--namespace-labels", "team=a b"}, []string{"flag --namespace-labels", `value "a b"`}},
+		{[]string{"--namespace-annotations", "bad key=x"}, []string{"flag --namespace-annotations", `key "bad key"`}},
+		{[]string{"--contact", "a,,b"}, []string{"flag --contact", "empty element"}},
+		{[]string{"--usable-address", "not an address"}, []string{"flag --usable-address", "neither an IP address nor a hostname"}},
+		{[]string{"--timeout-config-overrides", "CreateTimeout=10"}, []string{"flag --timeout-config-overrides", "not Name:value", "CreateTimeout:120"}},
+		{[]string{"--timeout-config-overrides", "Coffee:10"}, []string{"flag --timeout-config-overrides", `"Coffee" is not a timeout`}},
+		{[]string{"--timeout-config-overrides", "CreateTimeout:soon"}, []string{"flag --timeout-config-overrides", "CreateTimeout", "neither whole seconds nor a Go duration"}},
+		{[]string{"--timeout-config-overrides", "CreateTimeout:-5"}, []string{"flag --timeout-config-overrides", "out of range"}},
+		{[]string{"--timeout-config-overrides", "RequiredConsecutiveSuccesses:0"}, []string{"flag --timeout-config-overrides", "not a count from 1 to 1000"}},
+		{[]string{"--timing-tolerance", "fast"}, []string{"flag --timing-tolerance", `"fast"`, "500ms"}},
+		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "above 0"}},
+		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "at most 1m0s"}},
+		{[]string{"--debug=maybe"}, []string{"-debug", "invalid boolean"}},
+	}
+	for _, tt := range tests {
+		_, err := parse(tt.args...)
+		if err == nil {
+			t.Errorf("%q: no error", tt.args)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not contain %q", tt.args, err, w)
+			}
+		}
+	}
+}
+
+func TestOptionsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "opts.yaml")
+	file := `
+gatewayClassName: from-file
+supportedFeatures: [Gateway, HTTPRoute]
+conformanceProfiles: [GATEWAY-HTTP]
+mode: file-mode
+implementation:
+  organization: acme
+  version: v9
+timeoutConfig:
+  createTimeout: 90s
+kubeconfig: /etc/kc
+reportDir: reports
+timingTolerance: 750ms
+`
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parse("--options-file", path, "--mode", "flag-mode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.GatewayClassName != "from-file" || o.Mode != "flag-mode" || o.Implementation.Organization != "acme" ||
+		o.Kubeconfig != "/etc/kc" || o.ReportDir != "reports" || o.TimingTolerance != 750*time.Millisecond ||
+		!slices.Equal(o.SupportedFeatures, []features.FeatureName{"Gateway", "HTTPRoute"}) {
+		t.Errorf("options from the file, --mode from the flag: got %+v", o)
+	}
+	if o.TimeoutConfig.CreateTimeout != 90*time.Second || o.TimeoutConfig.GetTimeout != config.DefaultTimeoutConfig().GetTimeout {
+		t.Errorf("timeoutConfig: CreateTimeout %v (want 90s), GetTimeout %v (want the default)", o.TimeoutConfig.CreateTimeout, o.TimeoutConfig.GetTimeout)
+	}
+	if !o.CleanupBaseResources {
+		t.Error("a key absent from the file changed its default")
+	}
+	// Upstream's name for the flag works too.
+	if o, err := parse("--conformance-options-file", path); err != nil || o.Mode != "file-mode" {
+		t.Errorf("--conformance-options-file: mode %q, err %v", o.Mode, err)
+	}
+
+	bad := []struct{ content, want string }{
+		{"gatewayClassNme: x\n", `unknown field "gatewayClassNme"`},
+		{"supportedFeatures: [Teleport]\n", `supportedFeatures: unknown feature "Teleport"`},
+		{"timingTolerance: soon\n", "timingTolerance"},
+		{"mode: a/b\n", "mode: "},
+		{"timeoutConfig:\n  createTimeout: soon\n", "createTimeout"},
+		{"skipTests: [NoSuchTest]\n", "skipTests"},
+		{"[not, a, map]\n", "opts.yaml"},
+	}
+	for _, b := range bad {
+		if err := os.WriteFile(path, []byte(b.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := parse("--options-file", path)
+		if err == nil || !strings.Contains(err.Error(), b.want) || !strings.Contains(err.Error(), "options file") {
+			t.Errorf("file %q: error %v, want one naming the options file and %q", b.content, err, b.want)
+		}
+	}
+	if _, err := parse("--options-file", filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing options file: error %v", err)
+	}
+	big := make([]byte, 2<<20)
+	if err := os.WriteFile(path, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parse("--options-file", path); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized options file: error %v, want a size error", err)
+	}
+}
+
+func TestReferenceFeatures(t *testing.T) {
+	fs := runner.ReferenceFeatures()
+	if !slices.IsSorted(fs) || len(slices.Compact(slices.Clone(fs))) != len(fs) {
+		t.Errorf("ReferenceFeatures() = %v, want sorted and without duplicates", fs)
+	}
+	for _, f := range fs {
+		if _, ok := features.Lookup(f); !ok {
+			t.Errorf("%s is not a registered feature", f)
+		}
+	}
+	for _, core := range []features.FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, gwfeatures.SupportGRPCRoute, gwfeatures.SupportReferenceGrant} {
+		if !slices.Contains(fs, core) {
+			t.Errorf("ReferenceFeatures() lacks the core feature %s", core)
+		}
+	}
+	for _, f := range []features.FeatureName{gwfeatures.SupportMesh, gwfeatures.SupportTLSRoute, gwfeatures.SupportUDPRoute} {
+		if slices.Contains(fs, f) {
+			t.Errorf("ReferenceFeatures() claims %s, which the reference gateway does not implement", f)
+		}
+	}
+}
+
+func TestAllTests(t *testing.T) {
+	all := runner.AllTests()
+	if want := len(upstream.ConformanceTests) + len(gctests.ConformanceTests); len(all) != want {
+		t.Fatalf("AllTests() has %d tests, want upstream's plus gatecheck's, %d", len(all), want)
+	}
+	if all[0].ShortName != upstream.ConformanceTests[0].ShortName {
+		t.Errorf("AllTests() does not start with upstream's tests")
+	}
+}
+
+func TestRunRejectsBadOptionsBeforeStarting(t *testing.T) {
+	o := runner.DefaultOptions()
+	o.SupportedFeatures = []features.FeatureName{"Teleport"}
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "supportedFeatures") {
+		t.Errorf("Run with an unknown feature: %v", err)
+	}
+	o = runner.DefaultOptions()
+	o.Kubeconfig = filepath.Join(t.TempDir(), "missing")
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Errorf("Run with a missing kubeconfig: %v", err)
+	}
+	o = runner.DefaultOptions()
+	o.Kubeconfig = filepath.Join(t.TempDir(), "kc")
+	o.ReportDir = t.TempDir()
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "--organization") {
+		t.Errorf("Run against a cluster with a report but no implementation details: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"slices"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	gctests "github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+)
+
+// referenceProfiles are the upstream profiles whose core features the
+// reference gateway supports in full: Gateway, HTTPRoute, GRPCRoute and
+// ReferenceGrant.
+var referenceProfiles = []string{"GATEWAY-HTTP", "GATEWAY-GRPC"}
+
+// referenceExtended lists the extended features the reference gateway's
+// data plane implements. This is the one place the list is kept: the
+// in-process run tests exactly these (plus the core features above), and
+// the in-process GatewayClass publishes them in its status. Add a feature
+// here in the same change that implements it in gateway/, and not before:
+// a feature listed here is claimed in every in-process report.
+var referenceExtended = []features.FeatureName{
+	gwfeatures.SupportGatewayPort8080,                           // listeners on any port
+	gwfeatures.SupportHTTPRouteQueryParamMatching,               // compile.go: query matches
+	gwfeatures.SupportHTTPRouteMethodMatching,                   // compile.go: method matches
+	gwfeatures.SupportHTTPRouteResponseHeaderModification,       // filters.go
+	gwfeatures.SupportHTTPRouteBackendRequestHeaderModification, // Backend.Filters
+	gwfeatures.SupportHTTPRoutePortRedirect,                     // redirectLocation
+	gwfeatures.SupportHTTPRouteSchemeRedirect,                   // redirectLocation
+	gwfeatures.SupportHTTPRoutePathRedirect,                     // redirectLocation
+	gwfeatures.SupportHTTPRoute303RedirectStatusCode,            // handler.go: any statusCode
+	gwfeatures.SupportHTTPRoute307RedirectStatusCode,
+	gwfeatures.SupportHTTPRoute308RedirectStatusCode,
+	gwfeatures.SupportHTTPRouteHostRewrite,              // URLRewrite
+	gwfeatures.SupportHTTPRoutePathRewrite,              // URLRewrite
+	gwfeatures.SupportHTTPRouteRequestMirror,            // filters.go: mirrors
+	gwfeatures.SupportHTTPRouteRequestMultipleMirrors,   // filters.go: mirrors
+	gwfeatures.SupportHTTPRouteRequestPercentageMirror,  // filters.go: percent and fraction
+	gwfeatures.SupportHTTPRouteRequestTimeout,           // GEP-1742 timeouts.request
+	gwfeatures.SupportHTTPRouteBackendTimeout,           // GEP-1742 timeouts.backendRequest
+	gwfeatures.SupportHTTPRouteParentRefPort,            // controller/attach.go
+	gwfeatures.SupportHTTPRouteBackendProtocolH2C,       // appProtocol kubernetes.io/h2c
+	gwfeatures.SupportHTTPRouteBackendProtocolWebSocket, // protocol upgrades
+	gwfeatures.SupportHTTPRouteNamedRouteRule,           // rule names
+	gwfeatures.SupportHTTPRouteCORS,                     // filters.go: corsPolicy
+	gwfeatures.SupportGRPCRouteNamedRouteRule,           // rule names
+}
+
+// ReferenceFeatures returns the features the in-process reference gateway
+// supports: the core features of the GATEWAY-HTTP and GATEWAY-GRPC
+// profiles and the extended features its data plane implements, sorted.
+// An in-process run tests these unless --supported-features or
+// --all-features says otherwise.
+func ReferenceFeatures() []features.FeatureName {
+	var out []features.FeatureName
+	for _, name := range referenceProfiles {
+		p, ok := features.LookupProfile(name)
+		if !ok {
+			panic("runner: the features registry has no profile " + name)
+		}
+		out = append(out, p.Core...)
+	}
+	out = append(out, referenceExtended...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// AllTests returns the tests a run chooses from: upstream's conformance
+// tests followed by gatecheck's.
+func AllTests() []suite.ConformanceTest {
+	out := make([]suite.ConformanceTest, 0, len(tests.ConformanceTests)+len(gctests.ConformanceTests))
+	out = append(out, tests.ConformanceTests...)
+	return append(out, gctests.ConformanceTests...)
+}

@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientset "k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/apis/v1alpha2"
+	"sigs.k8s.io/gateway-api/apis/v1alpha3"
+	"sigs.k8s.io/gateway-api/apis/v1beta1"
+	xv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/conformance/inprocess"
+)
+
+// target is what the suite runs against.
+type target struct {
+	// restoreClient is the client the suite must use on the in-process
+	// target (see wrapTests); nil on a cluster.
+	restoreClient client.Client
+}
+
+// startInProcess starts the embedded cluster with the reference gateway
+// and points the suite's options at it. The cluster is closed in a
+// cleanup of t, registered before the suite registers its own, so it
+// outlives the deletion of the base resources.
+func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*target, error) {
+	supported := make([]gwv1.FeatureName, len(o.SupportedFeatures))
+	for i, f := range o.SupportedFeatures {
+		supported[i] = gwv1.FeatureName(f)
+	}
+	// The cluster lives until the last cleanup; t.Context is cancelled
+	// before cleanups run, when resources are still being deleted.
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := inprocess.Start(ctx, inprocess.Options{
+		GatewayClassName:  o.GatewayClassName,
+		SupportedFeatures: supported,
+		Logger:            o.Logger,
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting the in-process cluster: %w", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("runner: closing the in-process cluster: %v", err)
+		}
+		cancel()
+	})
+	co.Client = c.Client()
+	co.RoundTripper = c.RoundTripper(o.TimeoutConfig, o.Debug)
+	co.GRPCClient = c.GRPCClient()
+	co.WebSocketDialer = c.WebSocketDialer()
+	co.RestConfig = &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}}
+	cs, err := clientset.NewForConfig(co.RestConfig)
+	if err != nil {
+		return nil, fmt.Errorf("in-process clientset: %w", err)
+	}
+	co.Clientset = cs
+	return &target{restoreClient: co.Client}, nil
+}
+
+// errNoAPIServer is what a request to the in-process cluster's REST API
+// gets: there is none.
+var errNoAPIServer = errors.New("the in-process cluster has no Kubernetes REST API (pod logs, exec and the like); run this test against a cluster with --kubeconfig")
+
+// noAPIServer fails every request, with errNoAPIServer.
+type noAPIServer struct{}
+
+func (noAPIServer) RoundTrip(*http.Request) (*http.Response, error) { return nil, errNoAPIServer }
+
+// connect points the suite's options at the cluster a kubeconfig names:
+// a controller-runtime client and clientset with the Gateway API types,
+// and the upstream suite's default round tripper, gRPC and WebSocket
+// clients (left nil, so the suite picks them).
+func connect(kubeconfig string, co *suite.ConformanceOptions) (*target, error) {
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		gwv1.Install,
+		v1beta1.Install,
+		v1alpha2.Install,
+		v1alpha3.Install,
+		xv1alpha1.Install,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("building the client's scheme: %w", err)
+		}
+	}
+	co.ClientOptions = client.Options{Scheme: scheme}
+	c, err := client.New(cfg, co.ClientOptions)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", kubeconfig, err)
+	}
+	cs, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("clientset for %s: %w", kubeconfig, err)
+	}
+	co.Client = c
+	co.Clientset = cs
+	co.RestConfig = cfg
+	return &target{}, nil
+}
