@@ -1,0 +1,649 @@
+// Package pods is the pod runner of gatecheck's embedded cluster: it plays
+// the parts of the Deployment controller, the kubelet and the EndpointSlice
+// controller for Deployments of the echo-backend (or upstream echo-basic)
+// image, so that the upstream conformance suite's base manifests come up
+// without a cluster.
+//
+// For every replica of a Deployment the runner starts an echo-backend in
+// this process (echobackend.Start), bound to its own loopback address
+// (127.2.x.y by default: on Linux all of 127/8 is local, so no root is
+// needed), with the container's environment resolved as the kubelet would
+// (value with $(VAR) expansion, fieldRef, secretKeyRef, configMapKeyRef,
+// envFrom) and its Secret, ConfigMap and emptyDir volumes written to a
+// temporary directory; env values naming files under a mountPath are
+// rewritten to those files. It writes back what a cluster would:
+//
+//   - a Pod per replica, named <deployment>-<pod-template-hash>-<random>,
+//     with the template's labels, an ownerReference to the Deployment,
+//     status.podIP, phase Running and Ready=True once the backend's sockets
+//     are bound (Pending with a container waiting reason until then);
+//   - the Deployment's status: replicas, updatedReplicas, readyReplicas,
+//     availableReplicas and the Available and Progressing conditions;
+//   - EndpointSlices for every Service with a selector, labelled
+//     kubernetes.io/service-name, with the target ports resolved by number or
+//     by container port name.
+//
+// Scaling starts and stops replicas; a template change rolls out new pods
+// and stops the old ones once every new one serves; deleting a Deployment
+// (or its namespace) stops its backends and deletes its pods.
+//
+// A Deployment the runner cannot run (another image, a second container
+// that is not a known mesh sidecar, hostNetwork, command or args, a volume
+// type other than secret, configMap or emptyDir, more replicas than
+// Options.MaxReplicas) gets no pods: its status has Available=False with
+// reason UnsupportedPodTemplate and a message naming each field and the
+// accepted form, and the same message is logged.
+//
+// What the runner does not do: ReplicaSets (pods are owned by the
+// Deployment directly), readiness and liveness probes (a replica is ready
+// when its sockets are bound), resource limits, minReadySeconds, pause,
+// and maxSurge/maxUnavailable (a rollout starts every new pod at once).
+package pods
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultPrefix      = "127.2.0.0/16"
+	DefaultMaxReplicas = 64
+)
+
+// Names the runner writes on the objects it manages.
+const (
+	// ManagedBy is the endpointslice.kubernetes.io/managed-by label of the
+	// EndpointSlices the runner writes; it leaves other slices alone.
+	ManagedBy = "pod-runner.gatecheck.dev"
+	// AnnotationRunner marks the Pods the runner created.
+	AnnotationRunner = "gatecheck.dev/pod-runner"
+	// NodeName is the spec.nodeName of every in-process Pod.
+	NodeName = "gatecheck-inprocess"
+	// ReasonUnsupported is the reason of Available=False on a Deployment
+	// the runner cannot run.
+	ReasonUnsupported = "UnsupportedPodTemplate"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// Client reads and watches Deployments, Services, Secrets and
+	// ConfigMaps and writes Pods, EndpointSlices and Deployment status.
+	Client client.WithWatch
+	// Prefix is the loopback range replicas get their addresses from, as a
+	// CIDR inside 127.0.0.0/8. Empty means DefaultPrefix.
+	Prefix string
+	// MaxReplicas bounds spec.replicas of one Deployment. Zero means
+	// DefaultMaxReplicas.
+	MaxReplicas int
+	// Dir is where the temporary directory for volume files is made; empty
+	// means os.TempDir().
+	Dir string
+	// Logger receives unsupported Deployments, start failures and, at V(1),
+	// progress. The zero Logger discards.
+	Logger logr.Logger
+}
+
+// Runner runs the replicas of Deployments in-process. Create it with New and
+// start it with Run.
+type Runner struct {
+	c           client.WithWatch
+	log         logr.Logger
+	prefix      netip.Prefix
+	maxReplicas int
+	parentDir   string
+	trigger     chan struct{}
+
+	// Owned by the Run goroutine.
+	dir      string
+	ipUsed   map[netip.Addr]bool
+	ipNext   netip.Addr
+	reported map[types.UID]string // last failure logged per Deployment
+
+	mu       sync.Mutex // guards replicas; written only by the Run goroutine
+	replicas map[types.NamespacedName]*replica
+}
+
+// replica is one Pod the runner created and, once started, its backend.
+type replica struct {
+	key     types.NamespacedName
+	uid     types.UID
+	owner   types.UID // the Deployment's
+	hash    string
+	pod     *corev1.Pod // metadata and spec as created
+	created metav1.Time
+
+	ip      netip.Addr
+	backend *echobackend.Backend
+	readyAt metav1.Time
+	why     *waiting // why the backend is not running
+}
+
+// New checks opts and returns a Runner.
+func New(opts Options) (*Runner, error) {
+	if opts.Client == nil {
+		return nil, errors.New("pods: Options.Client is nil; it must be a client.WithWatch")
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	prefix, err := netip.ParsePrefix(opts.Prefix)
+	loopback := netip.MustParsePrefix("127.0.0.0/8")
+	if err != nil || !loopback.Contains(prefix.Addr()) || prefix.Bits() < 8 || prefix.Bits() > 30 {
+		return nil, fmt.Errorf("pods: Options.Prefix %q: accepted: an IPv4 CIDR inside 127.0.0.0/8 of at least 4 addresses, like %q", opts.Prefix, DefaultPrefix)
+	}
+	if opts.MaxReplicas < 0 {
+		return nil, fmt.Errorf("pods: Options.MaxReplicas %d: accepted: 0 (meaning %d) or a positive number", opts.MaxReplicas, DefaultMaxReplicas)
+	}
+	if opts.MaxReplicas == 0 {
+		opts.MaxReplicas = DefaultMaxReplicas
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	prefix = prefix.Masked()
+	r := &Runner{
+		c:           opts.Client,
+		log:         opts.Logger,
+		prefix:      prefix,
+		maxReplicas: opts.MaxReplicas,
+		parentDir:   opts.Dir,
+		trigger:     make(chan struct{}, 1),
+		ipUsed:      map[netip.Addr]bool{},
+		reported:    map[types.UID]string{},
+		replicas:    map[types.NamespacedName]*replica{},
+	}
+	// Start at a random address of the range, so that two processes on one
+	// machine rarely try the same addresses first.
+	r.ipNext = prefix.Addr()
+	size := uint64(1) << (32 - prefix.Bits())
+	for range rand.N(size - 2) {
+		r.ipNext = r.ipNext.Next()
+	}
+	r.ipNext = r.ipNext.Next()
+	return r, nil
+}
+
+// Backend returns the running backend of the Pod namespace/name, or nil.
+func (r *Runner) Backend(namespace, name string) *echobackend.Backend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rep := r.replicas[types.NamespacedName{Namespace: namespace, Name: name}]; rep != nil {
+		return rep.backend
+	}
+	return nil
+}
+
+// Retry delays after a failed sync or a replica that failed to start:
+// doubling from the first to the last.
+const (
+	minRetry = 50 * time.Millisecond
+	maxRetry = 5 * time.Second
+)
+
+// Run watches the objects and brings the replicas, Pods, Deployment status
+// and EndpointSlices in line after every burst of changes, until ctx is
+// done. It then stops every backend, removes the volume files, waits for
+// its watches to end and returns nil. Run must be called once.
+func (r *Runner) Run(ctx context.Context) error {
+	dir, err := os.MkdirTemp(r.parentDir, "gatecheck-pods-")
+	if err != nil {
+		return fmt.Errorf("pods: making the volume directory: %w", err)
+	}
+	r.dir = dir
+	defer os.RemoveAll(dir)
+	defer r.stopAll()
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, newList := range watchedKinds() {
+		wg.Go(func() { r.watchKind(ctx, newList) })
+	}
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var retry <-chan time.Time
+	delay := minRetry
+	r.poke()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.trigger:
+		case <-retry:
+		}
+		again, err := r.sync(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			r.log.Error(err, "pod runner sync failed; retrying", "delay", delay)
+		}
+		if err == nil && !again {
+			delay, retry = minRetry, nil
+			timer.Stop()
+			continue
+		}
+		timer.Reset(delay)
+		retry = timer.C
+		delay = min(2*delay, maxRetry)
+	}
+}
+
+// poke schedules a sync; pokes while one is pending coalesce.
+func (r *Runner) poke() {
+	select {
+	case r.trigger <- struct{}{}:
+	default:
+	}
+}
+
+func watchedKinds() []func() client.ObjectList {
+	return []func() client.ObjectList{
+		func() client.ObjectList { return &appsv1.DeploymentList{} },
+		func() client.ObjectList { return &corev1.PodList{} },
+		func() client.ObjectList { return &corev1.ServiceList{} },
+		func() client.ObjectList { return &discoveryv1.EndpointSliceList{} },
+		func() client.ObjectList { return &corev1.SecretList{} },
+		func() client.ObjectList { return &corev1.ConfigMapList{} },
+	}
+}
+
+// watchKind keeps a watch open on one kind until ctx is done and pokes the
+// runner on every event and whenever the watch is (re)established.
+func (r *Runner) watchKind(ctx context.Context, newList func() client.ObjectList) {
+	delay := minRetry
+	for {
+		w, err := r.c.Watch(ctx, newList())
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			r.log.V(1).Info("watch failed; retrying", "list", fmt.Sprintf("%T", newList()), "error", err.Error())
+			if !sleepCtx(ctx, delay) {
+				return
+			}
+			delay = min(2*delay, maxRetry)
+			continue
+		}
+		delay = minRetry
+		r.poke()
+		r.drain(ctx, w)
+		w.Stop()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (r *Runner) drain(ctx context.Context, w watch.Interface) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			r.poke()
+			if ev.Type == watch.Error {
+				return
+			}
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether ctx is live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// sync runs one pass over every Deployment, then the EndpointSlices. retry
+// reports a replica that failed to start for a reason a later attempt may
+// not meet (a port in use); a replica waiting for a Secret or ConfigMap is
+// retried when one changes.
+func (r *Runner) sync(ctx context.Context) (retry bool, err error) {
+	var deps appsv1.DeploymentList
+	if err := r.c.List(ctx, &deps); err != nil {
+		return false, fmt.Errorf("listing Deployments: %w", err)
+	}
+	var pods corev1.PodList
+	if err := r.c.List(ctx, &pods); err != nil {
+		return false, fmt.Errorf("listing Pods: %w", err)
+	}
+	inStore := map[types.NamespacedName]*corev1.Pod{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		inStore[client.ObjectKeyFromObject(p)] = p
+	}
+	// A Pod deleted by someone else ends its replica, as the kubelet stops
+	// its containers; the Deployment gets a new one below.
+	for key, rep := range r.replicas {
+		if p := inStore[key]; p == nil || p.UID != rep.uid || p.DeletionTimestamp != nil {
+			r.stop(rep)
+		}
+	}
+
+	var errs []error
+	live := map[types.UID]bool{}
+	slices.SortFunc(deps.Items, func(a, b appsv1.Deployment) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	for i := range deps.Items {
+		d := &deps.Items[i]
+		if d.DeletionTimestamp != nil {
+			continue
+		}
+		live[d.UID] = true
+		again, err := r.syncDeployment(ctx, d, inStore)
+		retry = retry || again
+		if err != nil {
+			errs = append(errs, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err))
+		}
+	}
+	for _, rep := range r.replicas {
+		if !live[rep.owner] {
+			r.stop(rep)
+			errs = append(errs, r.deletePod(ctx, rep.key, rep.uid))
+		}
+	}
+	for uid := range r.reported {
+		if !live[uid] {
+			delete(r.reported, uid)
+		}
+	}
+	// Pods of ours that no replica stands for (left by an earlier runner).
+	for key, p := range inStore {
+		if p.Annotations[AnnotationRunner] != "" && r.replicas[key] == nil && p.DeletionTimestamp == nil {
+			errs = append(errs, r.deletePod(ctx, key, p.UID))
+		}
+	}
+	errs = append(errs, r.syncEndpoints(ctx))
+	return retry, errors.Join(errs...)
+}
+
+// syncDeployment brings the replicas of d to its spec and writes their Pods
+// and d's status.
+func (r *Runner) syncDeployment(ctx context.Context, d *appsv1.Deployment, inStore map[types.NamespacedName]*corev1.Pod) (retry bool, err error) {
+	var mine []*replica
+	for _, rep := range r.replicas {
+		if rep.owner == d.UID {
+			mine = append(mine, rep)
+		}
+	}
+	t, perr := parseTemplate(d, r.maxReplicas)
+	if perr != nil {
+		var errs []error
+		for _, rep := range mine {
+			r.stop(rep)
+			errs = append(errs, r.deletePod(ctx, rep.key, rep.uid))
+		}
+		if r.reported[d.UID] != perr.Error() {
+			r.reported[d.UID] = perr.Error()
+			r.log.Error(perr, "deployment cannot run in-process", "deployment", d.Namespace+"/"+d.Name)
+		}
+		errs = append(errs, r.writeStatus(ctx, d, nil, "", perr))
+		return false, errors.Join(errs...)
+	}
+	delete(r.reported, d.UID)
+
+	var current, old []*replica
+	for _, rep := range mine {
+		if rep.hash == t.hash {
+			current = append(current, rep)
+		} else {
+			old = append(old, rep)
+		}
+	}
+	// Keep serving replicas first, then the oldest, when scaling down.
+	slices.SortFunc(current, func(a, b *replica) int {
+		if (a.backend == nil) != (b.backend == nil) {
+			if a.backend != nil {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(a.created.Compare(b.created.Time), cmp.Compare(a.key.Name, b.key.Name))
+	})
+	want := 1
+	if d.Spec.Replicas != nil {
+		want = int(*d.Spec.Replicas)
+	}
+	var errs []error
+	for _, rep := range current[min(want, len(current)):] {
+		r.stop(rep)
+		errs = append(errs, r.deletePod(ctx, rep.key, rep.uid))
+	}
+	current = current[:min(want, len(current))]
+	for len(current) < want {
+		rep, err := r.createPod(ctx, d, t)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		current = append(current, rep)
+	}
+
+	serving := 0
+	for _, rep := range current {
+		if rep.backend == nil && r.start(ctx, rep, t) {
+			retry = true
+		}
+		if rep.backend != nil {
+			serving++
+		}
+		errs = append(errs, r.writePodStatus(ctx, rep, inStore[rep.key]))
+	}
+	// Rolling update: the old replicas go once every new one serves.
+	if serving == want {
+		for _, rep := range old {
+			r.stop(rep)
+			errs = append(errs, r.deletePod(ctx, rep.key, rep.uid))
+		}
+		old = nil
+	}
+	errs = append(errs, r.writeStatus(ctx, d, append(current, old...), t.hash, nil))
+	return retry, errors.Join(errs...)
+}
+
+// createPod writes a new Pending Pod for d and records its replica.
+func (r *Runner) createPod(ctx context.Context, d *appsv1.Deployment, t *podTemplate) (*replica, error) {
+	tmpl := d.Spec.Template.DeepCopy()
+	labels := map[string]string{}
+	for k, v := range tmpl.Labels {
+		labels[k] = v
+	}
+	labels[appsv1.DefaultDeploymentUniqueLabelKey] = t.hash
+	annotations := map[string]string{AnnotationRunner: "in-process"}
+	for k, v := range tmpl.Annotations {
+		annotations[k] = v
+	}
+	yes := true
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: d.Name + "-" + t.hash + "-",
+			Namespace:    d.Namespace,
+			Labels:       labels,
+			Annotations:  annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID,
+				Controller: &yes, BlockOwnerDeletion: &yes,
+			}},
+		},
+		Spec: tmpl.Spec,
+	}
+	pod.Spec.NodeName = NodeName
+	if err := r.c.Create(ctx, pod); err != nil {
+		return nil, fmt.Errorf("creating a pod: %w", err)
+	}
+	rep := &replica{
+		key:     client.ObjectKeyFromObject(pod),
+		uid:     pod.UID,
+		owner:   d.UID,
+		hash:    t.hash,
+		pod:     pod,
+		created: metav1.Now().Rfc3339Copy(),
+	}
+	r.mu.Lock()
+	r.replicas[rep.key] = rep
+	r.mu.Unlock()
+	r.log.V(1).Info("pod created", "pod", rep.key.String())
+	return rep, nil
+}
+
+// maxBindAttempts is how many loopback addresses a replica tries when its
+// ports are taken (by another process using the same range).
+const maxBindAttempts = 8
+
+// start resolves rep's environment and starts its backend on a free
+// loopback address. It records why not on failure and reports whether the
+// failure calls for a timed retry.
+func (r *Runner) start(ctx context.Context, rep *replica, t *podTemplate) (retry bool) {
+	dir := filepath.Join(r.dir, rep.key.Namespace+"_"+rep.key.Name)
+	var lastErr error
+	for range maxBindAttempts {
+		ip, ok := r.allocIP()
+		if !ok {
+			lastErr = fmt.Errorf("no free loopback address left in %s", r.prefix)
+			break
+		}
+		pod := rep.pod.DeepCopy()
+		pod.Status.PodIP = ip.String()
+		pod.Status.HostIP = "127.0.0.1"
+		env, err := podEnv(ctx, r.c, t, pod, dir)
+		var w *waiting
+		if errors.As(err, &w) {
+			r.releaseIP(ip)
+			r.setWhy(rep, w)
+			return false
+		}
+		if err != nil {
+			r.releaseIP(ip)
+			lastErr = err
+			break
+		}
+		cfg, err := echobackend.ConfigFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			r.releaseIP(ip)
+			lastErr = err
+			break
+		}
+		cfg.Host = ip.String()
+		b, err := echobackend.Start(cfg)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			// Keep the address marked: something else holds its ports.
+			lastErr = err
+			continue
+		}
+		if err != nil {
+			r.releaseIP(ip)
+			lastErr = err
+			break
+		}
+		r.mu.Lock()
+		rep.ip, rep.backend, rep.why = ip, b, nil
+		rep.readyAt = metav1.Now().Rfc3339Copy()
+		r.mu.Unlock()
+		r.log.V(1).Info("pod serving", "pod", rep.key.String(), "ip", ip.String(), "mode", cfg.Mode.String())
+		return false
+	}
+	r.setWhy(rep, &waiting{reasonCrashBackOff, lastErr.Error()})
+	return true
+}
+
+func (r *Runner) setWhy(rep *replica, w *waiting) {
+	if rep.why == nil || *rep.why != *w {
+		r.log.Info("pod not started", "pod", rep.key.String(), "reason", w.reason, "message", w.message)
+	}
+	rep.why = w
+}
+
+// stop ends rep's backend and forgets it. Its Pod is deleted by the caller.
+func (r *Runner) stop(rep *replica) {
+	r.mu.Lock()
+	delete(r.replicas, rep.key)
+	b := rep.backend
+	rep.backend = nil
+	r.mu.Unlock()
+	if b != nil {
+		if err := b.Close(); err != nil {
+			r.log.Error(err, "stopping a backend", "pod", rep.key.String())
+		}
+		r.releaseIP(rep.ip)
+	}
+	if r.dir != "" {
+		os.RemoveAll(filepath.Join(r.dir, rep.key.Namespace+"_"+rep.key.Name))
+	}
+}
+
+// stopAll stops every backend.
+func (r *Runner) stopAll() {
+	r.mu.Lock()
+	reps := make([]*replica, 0, len(r.replicas))
+	for _, rep := range r.replicas {
+		reps = append(reps, rep)
+	}
+	r.mu.Unlock()
+	for _, rep := range reps {
+		r.stop(rep)
+	}
+}
+
+func (r *Runner) deletePod(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	err := r.c.Delete(ctx, pod, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting pod %s: %w", key, err)
+	}
+	return nil
+}
+
+// allocIP returns a free address of the range, scanning on from the last
+// one handed out and skipping the range's first and last addresses.
+func (r *Runner) allocIP() (netip.Addr, bool) {
+	first := r.prefix.Addr().Next()
+	for range 1 << (32 - r.prefix.Bits()) {
+		a := r.ipNext
+		r.ipNext = r.ipNext.Next()
+		if !r.prefix.Contains(r.ipNext.Next()) {
+			r.ipNext = first
+		}
+		if !r.ipUsed[a] {
+			r.ipUsed[a] = true
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+func (r *Runner) releaseIP(a netip.Addr) { delete(r.ipUsed, a) }
