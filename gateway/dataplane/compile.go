@@ -172,6 +172,8 @@ type action struct {
 	requestTimeout, backendTimeout time.Duration
 	// retry is the rule's retry policy (GEP-1731); nil makes one attempt.
 	retry *retryPolicy
+	// grpcLimits are a GRPCRoute rule's timeouts (GEP-3139).
+	grpcLimits grpcLimits
 }
 
 // backend is a resolved backendRef with its round-robin cursor.
@@ -480,6 +482,10 @@ func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
 		where := fmt.Sprintf("GRPCRoute %s rule %d", key, ri)
 		act := &action{grpc: true}
 		if err := act.compileFilters(grpcFilters(rule.Filters)); err != nil {
+			act.invalid = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w (the rule answers INTERNAL)", where, err))
+		}
+		if err := act.compileGRPCTimeouts(rule); err != nil {
 			act.invalid = err.Error()
 			errs = append(errs, fmt.Errorf("%s: %w (the rule answers INTERNAL)", where, err))
 		}

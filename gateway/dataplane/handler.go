@@ -35,7 +35,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) 
 	}
 	if grpcReq {
 		if e := l.matchGRPC(host, r); e != nil {
-			s.runRule(w, r, l, e.action, matchedPath{})
+			s.serveGRPC(w, r, e.action) // grpc_proxy.go
 			return
 		}
 		// A hostname served by GRPCRoutes is not also served by

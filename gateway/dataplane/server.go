@@ -25,14 +25,18 @@ type Options struct {
 	// Logger receives errors and, at V(1), per-request details. The zero
 	// value discards everything.
 	Logger logr.Logger
+	// GRPCTimeoutFaults is for negative conformance checks only: it breaks
+	// chosen parts of the GRPCRoute timeout behaviour. Leave it zero.
+	GRPCTimeoutFaults GRPCTimeoutFaults
 }
 
 // Server serves the listeners of a routing snapshot: one socket per
 // (gateway, port), HTTP/1.1 and h2c on HTTP listeners, TLS with SNI and ALPN
 // on HTTPS listeners. It is safe for concurrent use.
 type Server struct {
-	bindHost string
-	log      logr.Logger
+	bindHost   string
+	log        logr.Logger
+	grpcFaults GRPCTimeoutFaults
 
 	snap atomic.Pointer[snapshot]
 
@@ -62,6 +66,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		bindHost:    opts.BindHost,
 		log:         opts.Logger,
+		grpcFaults:  opts.GRPCTimeoutFaults,
 		ports:       make(map[portKey]*portServer),
 		h1:          newTransport(false),
 		h2c:         newTransport(true),

@@ -1,0 +1,192 @@
+package dataplane
+
+// GRPCRoute timeouts (GEP-3139): the budget of a call, from the rule's
+// maxStreamDuration and the client's grpc-timeout, and the grpc-timeout
+// header syntax. docs/semantics/grpcroute-timeouts.md gives the decisions
+// and the GEP sentences behind them; grpc_proxy.go enforces the budget.
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// GRPCTimeoutFaults deliberately breaks parts of the GRPCRoute timeout
+// behaviour. It is for negative conformance checks only: a conformance test
+// that checks a behaviour must fail against a data plane with the matching
+// fault set. The zero value breaks nothing.
+//
+// Some behaviours need no knob because a Config mutation breaks them:
+// clearing GRPCRule.MaxStreamDuration makes the data plane ignore the
+// route's limit, and flipping GRPCRule.StrictDeny swaps Allow and Deny.
+type GRPCTimeoutFaults struct {
+	// IgnoreClientTimeout makes the data plane leave the client's
+	// grpc-timeout out of the call's budget (it is still forwarded when the
+	// route sets no limit).
+	IgnoreClientTimeout bool
+	// LooserWins makes StrictEnforcement Allow pick the longer of the
+	// route's limit and the client's grpc-timeout instead of the shorter.
+	LooserWins bool
+	// UnavailableOnExpiry ends an expired call with UNAVAILABLE (14), the
+	// code an HTTP 504 maps to, instead of DEADLINE_EXCEEDED (4).
+	UnavailableOnExpiry bool
+	// NoTimeoutPropagation forwards the client's grpc-timeout header as
+	// received (or none) instead of the remaining budget.
+	NoTimeoutPropagation bool
+}
+
+// grpcLimits is a GRPCRoute rule's compiled GEP-3139 timeouts.
+type grpcLimits struct {
+	maxStream  time.Duration // zero: the rule sets no limit
+	strictDeny bool
+}
+
+// compileGRPCTimeouts checks a rule's timeouts; an error names the field and
+// the accepted form, and the caller makes the rule answer INTERNAL.
+func (a *action) compileGRPCTimeouts(r *GRPCRule) error {
+	if r.MaxStreamDuration < 0 {
+		return fmt.Errorf("timeouts.maxStreamDuration: %v is negative; accepted: 0 (no limit) or at least 1ms", r.MaxStreamDuration)
+	}
+	if r.MaxStreamDuration > 0 && r.MaxStreamDuration < time.Millisecond {
+		return fmt.Errorf("timeouts.maxStreamDuration: %v is below 1ms; accepted: 0 (no limit) or at least 1ms", r.MaxStreamDuration)
+	}
+	a.grpcLimits = grpcLimits{maxStream: r.MaxStreamDuration, strictDeny: r.StrictDeny}
+	return nil
+}
+
+// budgetSource says which value bounds a call.
+type budgetSource int
+
+const (
+	budgetNone   budgetSource = iota // no limit at all
+	budgetRoute                      // the rule's maxStreamDuration
+	budgetClient                     // the client's grpc-timeout
+)
+
+func (s budgetSource) String() string {
+	switch s {
+	case budgetRoute:
+		return "the route's maxStreamDuration"
+	case budgetClient:
+		return "the client's grpc-timeout"
+	}
+	return "no limit"
+}
+
+// callBudget returns how long a call may last from the moment the gateway
+// got its request headers, and where the value comes from:
+//
+//   - the rule sets no limit (maxStreamDuration omitted or 0s): the client's
+//     grpc-timeout, if any;
+//   - Deny: the client's grpc-timeout when present, else the rule's limit;
+//   - Allow (the default): the shorter of the two when both are present,
+//     else whichever is.
+func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f GRPCTimeoutFaults) (time.Duration, budgetSource) {
+	if f.IgnoreClientTimeout {
+		hasClient = false
+	}
+	switch {
+	case hasClient && (lim.maxStream == 0 || lim.strictDeny):
+		return client, budgetClient
+	case lim.maxStream == 0:
+		return 0, budgetNone
+	case !hasClient:
+		return lim.maxStream, budgetRoute
+	}
+	shorterIsClient := client < lim.maxStream
+	if f.LooserWins {
+		shorterIsClient = !shorterIsClient
+	}
+	if shorterIsClient {
+		return client, budgetClient
+	}
+	return lim.maxStream, budgetRoute
+}
+
+// grpcTimeoutHeader is the canonical key of the gRPC deadline header.
+const grpcTimeoutHeader = "Grpc-Timeout"
+
+// maxTimeoutDigits is the most digits a grpc-timeout value may have
+// (PROTOCOL-HTTP2.md: "positive integer as ASCII string of at most 8
+// digits").
+const maxTimeoutDigits = 8
+
+// timeoutUnits are the grpc-timeout units, finest first.
+var timeoutUnits = []struct {
+	unit byte
+	d    time.Duration
+}{
+	{'n', time.Nanosecond},
+	{'u', time.Microsecond},
+	{'m', time.Millisecond},
+	{'S', time.Second},
+	{'M', time.Minute},
+	{'H', time.Hour},
+}
+
+// errBadGRPCTimeout is the accepted form, for error messages.
+const grpcTimeoutForm = "accepted: one value of 1 to 8 digits followed by a unit H, M, S, m, u or n, such as 500m or 10S"
+
+// clientTimeout reads the request's grpc-timeout header. ok is false when
+// there is none; an error names the header and the accepted form.
+func clientTimeout(h http.Header) (d time.Duration, ok bool, err error) {
+	vs := h[grpcTimeoutHeader]
+	switch len(vs) {
+	case 0:
+		return 0, false, nil
+	case 1:
+	default:
+		return 0, false, fmt.Errorf("grpc-timeout: %d values; %s", len(vs), grpcTimeoutForm)
+	}
+	d, err = parseGRPCTimeout(vs[0])
+	if err != nil {
+		return 0, false, err
+	}
+	return d, true, nil
+}
+
+// parseGRPCTimeout parses a grpc-timeout value. Values too large for a
+// time.Duration (more than about 292 years) are capped at the largest one.
+func parseGRPCTimeout(v string) (time.Duration, error) {
+	if len(v) < 2 || len(v) > maxTimeoutDigits+1 {
+		return 0, fmt.Errorf("grpc-timeout: %q is not a gRPC timeout; %s", v, grpcTimeoutForm)
+	}
+	digits, unit := v[:len(v)-1], v[len(v)-1]
+	var per time.Duration
+	for _, u := range timeoutUnits {
+		if u.unit == unit {
+			per = u.d
+		}
+	}
+	if per == 0 {
+		return 0, fmt.Errorf("grpc-timeout: %q has no valid unit; %s", v, grpcTimeoutForm)
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, fmt.Errorf("grpc-timeout: %q is not a gRPC timeout; %s", v, grpcTimeoutForm)
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil { // unreachable: at most 8 digits
+		return 0, fmt.Errorf("grpc-timeout: %q: %w", v, err)
+	}
+	if n > math.MaxInt64/int64(per) {
+		return math.MaxInt64, nil
+	}
+	return time.Duration(n) * per, nil
+}
+
+// formatGRPCTimeout encodes d as a grpc-timeout value that is never larger
+// than d: the finest unit whose count fits in 8 digits, rounded down.
+// d must be positive.
+func formatGRPCTimeout(d time.Duration) string {
+	const maxCount = 99999999
+	for _, u := range timeoutUnits {
+		if n := d / u.d; n <= maxCount {
+			return strconv.FormatInt(int64(n), 10) + string(u.unit)
+		}
+	}
+	return strconv.Itoa(maxCount) + "H"
+}
