@@ -376,3 +376,22 @@ func (t *transcoder) encode(fields []hpack.HeaderField) []byte {
 	}
 	return t.encBuf.Bytes()
 }
+
+// dataLen is the length of a DATA frame's data: its payload less padding.
+func dataLen(h frameHeader, payload []byte) int {
+	if h.flags&flagPadded == 0 || len(payload) == 0 {
+		return len(payload)
+	}
+	return max(len(payload)-1-int(payload[0]), 0)
+}
+
+// informational reports whether a response header block is a 1xx
+// response, which a final response follows.
+func informational(fields []hpack.HeaderField) bool {
+	for _, f := range fields {
+		if f.Name == ":status" {
+			return len(f.Value) == 3 && f.Value[0] == '1'
+		}
+	}
+	return false
+}

@@ -76,6 +76,28 @@
 // After ResetStream the server still believes the stream is open; the
 // handler should return (net/http: or panic with http.ErrAbortHandler) so
 // the server finishes the stream, whose frames the tap then drops.
+//
+// # Resetting after the headers or part of the body
+//
+// An HTTP/2 server does not write a handler's frames at once: net/http and
+// x/net/http2 buffer them until the connection's writer runs, and grpc-go's
+// SendHeader and Send only queue them for its writer goroutine. When Flush
+// or Send returns, the frames may not have reached the tap yet, and a
+// ResetStream issued then overtakes them, so the tap drops them too. The
+// tap therefore counts, per stream, what it has forwarded to the client:
+// whether the response headers went, how many DATA payload bytes, and
+// whether the stream ended. WaitWritten waits for that:
+//
+//	w.WriteHeader(200)
+//	io.WriteString(w, "partial")
+//	w.(http.Flusher).Flush()
+//	if err := c.WaitWritten(r.Context(), streamID, true, 7); err != nil {
+//		return // the client went away, or the connection closed
+//	}
+//	c.ResetStream(streamID, 0x2) // INTERNAL_ERROR, after "partial"
+//
+// The counts live from the client's HEADERS until 64 more streams of the
+// connection have ended, and at most 16384 streams are counted at once.
 package h2tap
 
 import (
@@ -163,8 +185,11 @@ type Conn struct {
 	outCodec  *transcoder
 	reset     map[uint32]bool
 	wout      []byte
+	events    []progressEvent // frames of the Write being handled that count toward progress
 	goneAway  bool
 	werr      error // sticky: the server wrote something that is not HTTP/2
+
+	prog tracker // what was forwarded of each stream, for WaitWritten
 
 	closed    atomic.Bool
 	linger    atomic.Pointer[time.Timer]
@@ -518,6 +543,8 @@ func (c *Conn) inboundFrame(out []byte, h frameHeader, payload []byte) ([]byte, 
 	switch h.typ {
 	case frameHeaders:
 		if h.stream > c.maxStream.Load() {
+			// Track the stream before WaitWritten may accept its id.
+			c.prog.open(h.stream)
 			c.maxStream.Store(h.stream)
 		}
 		done, err = c.inBlock.start(h, payload)
@@ -534,6 +561,9 @@ func (c *Conn) inboundFrame(out []byte, h frameHeader, payload []byte) ([]byte, 
 				}
 			}
 		}
+		return appendFrame(out, h, payload), nil
+	case frameRSTStream:
+		c.prog.end(h.stream)
 		return appendFrame(out, h, payload), nil
 	default:
 		return appendFrame(out, h, payload), nil
@@ -601,16 +631,30 @@ func (c *Conn) Write(p []byte) (int, error) {
 		}
 		return c.Conn.Write(p)
 	}
+	c.events = c.events[:0]
 	out, err := c.outParser.feed(c.wout[:0], p, c.outboundFrame)
 	if err != nil {
 		c.werr = fmt.Errorf("h2tap: connection %d: from server: %w", c.id, err)
+		c.prog.shut(c.werr)
 		return 0, c.werr
 	}
 	if cap(out) <= 1<<20 {
 		c.wout = out[:0]
 	}
+	events := c.events
+	if cap(c.events) > 1024 {
+		c.events = nil // do not keep a rare huge Write's events alive
+	}
 	if len(out) > 0 {
-		if _, err := c.Conn.Write(out); err != nil {
+		if len(events) > 0 {
+			c.prog.sending(events)
+		}
+		_, err := c.Conn.Write(out)
+		if len(events) > 0 {
+			c.prog.sent(events, err == nil)
+		}
+		if err != nil {
+			c.prog.shut(err)
 			return 0, err
 		}
 	}
@@ -641,6 +685,11 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 		return appendFrame(out, h, payload), nil
 	case frameData:
 		if !c.reset[h.stream] {
+			c.events = append(c.events, progressEvent{
+				stream: h.stream,
+				data:   int64(dataLen(h, payload)),
+				end:    h.flags&flagEndStream != 0,
+			})
 			return appendFrame(out, h, payload), nil
 		}
 		if h.flags&flagEndStream != 0 {
@@ -657,6 +706,7 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 			delete(c.reset, h.stream)
 			return out, nil
 		}
+		c.events = append(c.events, progressEvent{stream: h.stream, end: true})
 		return appendFrame(out, h, payload), nil
 	default:
 		if h.stream != 0 && c.reset[h.stream] {
@@ -680,6 +730,13 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 		}
 		return out, nil
 	}
+	if c.outBlock.typ == frameHeaders {
+		c.events = append(c.events, progressEvent{
+			stream:  c.outBlock.stream,
+			headers: !informational(fields),
+			end:     c.outBlock.endStream,
+		})
+	}
 	return c.outBlock.appendFrames(out, c.outCodec.encode(fields)), nil
 }
 
@@ -687,14 +744,8 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 // boundary and drops every later frame the server writes for that stream.
 // The stream must have been opened by the client on this connection.
 func (c *Conn) ResetStream(streamID uint32, code uint32) error {
-	if streamID == 0 || streamID > 1<<31-1 {
-		return fmt.Errorf("h2tap: ResetStream: stream id %d: want 1 to 2^31-1", streamID)
-	}
-	if !c.IsHTTP2() {
-		return fmt.Errorf("h2tap: ResetStream: connection %d is not HTTP/2", c.id)
-	}
-	if max := c.maxStream.Load(); streamID > max {
-		return fmt.Errorf("h2tap: ResetStream: stream %d was not opened by the client (highest is %d)", streamID, max)
+	if err := c.checkStream("ResetStream", streamID); err != nil {
+		return err
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -711,6 +762,7 @@ func (c *Conn) ResetStream(streamID uint32, code uint32) error {
 		return fmt.Errorf("h2tap: ResetStream: writing RST_STREAM: %w", err)
 	}
 	c.reset[streamID] = true
+	c.prog.end(streamID)
 	return nil
 }
 
@@ -735,6 +787,7 @@ func (c *Conn) GoAway(lastStreamID uint32, code uint32) error {
 	_, err := c.Conn.Write(appendGoAway(nil, lastStreamID, code))
 	c.goneAway = true
 	c.wmu.Unlock()
+	c.prog.shut(errGoneAway)
 	if err != nil {
 		c.Close()
 		return fmt.Errorf("h2tap: GoAway: writing GOAWAY: %w", err)
@@ -778,6 +831,7 @@ func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		registry.Delete(c.id)
+		c.prog.shut(net.ErrClosed)
 		if t := c.linger.Load(); t != nil {
 			t.Stop()
 		}

@@ -1,0 +1,243 @@
+package h2tap
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+)
+
+const (
+	// keepEnded is how many ended streams a connection still remembers, so
+	// that a WaitWritten that comes a little late finds its stream ended.
+	keepEnded = 64
+	// maxTracked bounds the streams whose progress one connection keeps.
+	// Beyond it the stream with the lowest id is forgotten, which counts
+	// as ended.
+	maxTracked = 1 << 14
+)
+
+// streamProgress is what the tap has forwarded to the client on one stream.
+type streamProgress struct {
+	headers bool          // a final (non-1xx) header block or trailers
+	data    int64         // DATA payload bytes, padding excluded
+	ended   bool          // END_STREAM or RST_STREAM, from either side or the tap
+	wake    chan struct{} // closed at the next change, when someone waits
+}
+
+// reached reports whether p satisfies a WaitWritten condition.
+func (p *streamProgress) reached(headers bool, dataBytes int64) bool {
+	return p.ended || (p.headers || !headers) && p.data >= dataBytes
+}
+
+// changed wakes the waiters of p.
+func (p *streamProgress) changed() {
+	if p.wake != nil {
+		close(p.wake)
+		p.wake = nil
+	}
+}
+
+// progressEvent is one server frame that counts toward a stream's progress.
+type progressEvent struct {
+	stream  uint32
+	headers bool
+	data    int64
+	end     bool
+}
+
+// apply returns p after e.
+func (e progressEvent) apply(p streamProgress) streamProgress {
+	p.headers = p.headers || e.headers
+	p.data += e.data
+	p.ended = p.ended || e.end
+	return p
+}
+
+// tracker keeps the per-stream progress of one connection. Streams are
+// added when the client opens them and dropped keepEnded streams after they
+// end, so its size is bounded by the streams open at once (and maxTracked).
+type tracker struct {
+	mu       sync.Mutex
+	streams  map[uint32]*streamProgress
+	ended    []uint32        // ended streams still in streams, oldest first
+	inFlight []progressEvent // frames the current Write is handing to the socket
+	err      error           // set once no frame can be forwarded any more
+}
+
+// open starts tracking a stream the client opened.
+func (t *tracker) open(stream uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.streams == nil {
+		t.streams = make(map[uint32]*streamProgress)
+	}
+	if _, ok := t.streams[stream]; ok {
+		return
+	}
+	if len(t.streams) >= maxTracked {
+		// Only a client that keeps thousands of streams open gets here.
+		lowest := stream
+		for id := range t.streams {
+			lowest = min(lowest, id)
+		}
+		t.forget(lowest)
+	}
+	t.streams[stream] = &streamProgress{}
+}
+
+// forget drops a stream; its waiters then see it as ended.
+func (t *tracker) forget(stream uint32) {
+	if p := t.streams[stream]; p != nil {
+		p.changed()
+		delete(t.streams, stream)
+	}
+}
+
+// markEnded records that a stream ended; t.mu is held.
+func (t *tracker) markEnded(p *streamProgress, stream uint32) {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	t.ended = append(t.ended, stream)
+	if len(t.ended) > keepEnded {
+		t.forget(t.ended[0])
+		n := copy(t.ended, t.ended[1:])
+		t.ended = t.ended[:n]
+	}
+}
+
+// end records that a stream ended without a frame from the server: the
+// client or the tap reset it.
+func (t *tracker) end(stream uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.streams[stream]; p != nil {
+		t.markEnded(p, stream)
+		p.changed()
+	}
+}
+
+// sending records the frames a Write is about to hand to the socket.
+func (t *tracker) sending(events []progressEvent) {
+	t.mu.Lock()
+	t.inFlight = events
+	t.mu.Unlock()
+}
+
+// sent records that the frames given to sending were written (ok) or not.
+func (t *tracker) sent(events []progressEvent, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.inFlight = nil
+	if !ok {
+		return
+	}
+	for _, e := range events {
+		p := t.streams[e.stream]
+		if p == nil {
+			continue
+		}
+		p.headers = p.headers || e.headers
+		p.data += e.data
+		if e.end {
+			t.markEnded(p, e.stream)
+		}
+		p.changed()
+	}
+}
+
+// shut records that nothing more will be forwarded and wakes every waiter.
+func (t *tracker) shut(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return
+	}
+	t.err = err
+	for _, p := range t.streams {
+		p.changed()
+	}
+}
+
+// WaitWritten waits until the tap has forwarded to the client, on the
+// client-opened stream streamID, the response headers (if headers is set)
+// and at least dataBytes bytes of DATA payload, or the stream has ended. It
+// returns nil then, and an error when the connection closes or sends GOAWAY
+// first, or when ctx is done first; in that last case frames that a Write is
+// handing to the socket at that moment count as forwarded, since the client
+// may already have them.
+//
+// The response headers are the first non-informational (not 1xx) header
+// block, or trailers. A stream ends when the server sends END_STREAM or
+// RST_STREAM, when the client sends RST_STREAM, and on ResetStream. The
+// tap remembers the last 64 streams that ended; an older stream counts as
+// ended.
+//
+// An HTTP/2 server buffers and queues frames, so a handler that flushed its
+// headers or wrote a message cannot know they left; calling WaitWritten
+// before ResetStream makes sure the reset does not overtake them (the tap
+// would drop them).
+func (c *Conn) WaitWritten(ctx context.Context, streamID uint32, headers bool, dataBytes int64) error {
+	if err := c.checkStream("WaitWritten", streamID); err != nil {
+		return err
+	}
+	t := &c.prog
+	for {
+		t.mu.Lock()
+		p := t.streams[streamID]
+		if p == nil || p.reached(headers, dataBytes) {
+			t.mu.Unlock()
+			return nil
+		}
+		if err := t.err; err != nil {
+			t.mu.Unlock()
+			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, err)
+		}
+		if p.wake == nil {
+			p.wake = make(chan struct{})
+		}
+		wake := p.wake
+		t.mu.Unlock()
+
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			t.mu.Lock()
+			reached := true
+			if p := t.streams[streamID]; p != nil {
+				now := *p
+				for _, e := range t.inFlight {
+					if e.stream == streamID {
+						now = e.apply(now)
+					}
+				}
+				reached = now.reached(headers, dataBytes)
+			}
+			t.mu.Unlock()
+			if reached {
+				return nil
+			}
+			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, ctx.Err())
+		}
+	}
+}
+
+// checkStream validates a stream id given to method: it must have been
+// opened by the client on this HTTP/2 connection.
+func (c *Conn) checkStream(method string, streamID uint32) error {
+	if streamID == 0 || streamID > 1<<31-1 {
+		return fmt.Errorf("h2tap: %s: stream id %d: want 1 to 2^31-1", method, streamID)
+	}
+	if !c.IsHTTP2() {
+		return fmt.Errorf("h2tap: %s: connection %d is not HTTP/2", method, c.id)
+	}
+	if max := c.maxStream.Load(); streamID > max {
+		return fmt.Errorf("h2tap: %s: stream %d was not opened by the client (highest is %d)", method, streamID, max)
+	}
+	return nil
+}
+
+// errGoneAway is the tracker's error after GoAway.
+var errGoneAway = fmt.Errorf("GOAWAY sent: %w", net.ErrClosed)
