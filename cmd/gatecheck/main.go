@@ -1,0 +1,113 @@
+// Command gatecheck runs the Gateway API conformance suite, upstream's
+// tests and gatecheck's, against the in-process reference gateway or a
+// cluster, and writes the reports.
+//
+// Usage:
+//
+//	gatecheck run [flags]     run the suite (see gatecheck run -help)
+//	gatecheck features        list the features tests can depend on
+//	gatecheck tests           list the tests, with the features each needs
+//	gatecheck version         print the versions of gatecheck and the Gateway API suite
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	upstream "sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/consts"
+
+	gctests "github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func main() {
+	os.Exit(gatecheck(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `gatecheck runs the Gateway API conformance suite (upstream's tests and
+gatecheck's) against the in-process reference gateway or a cluster.
+
+Usage:
+  gatecheck run [flags]   run the suite and write the reports (gatecheck run -help)
+  gatecheck features      list the features tests can depend on
+  gatecheck tests         list the tests and the features each needs
+  gatecheck version       print gatecheck's version and the Gateway API suite's
+`
+
+// gatecheck runs the command line args and returns the exit status: 0 on
+// success, 1 if tests failed or reports could not be written, 2 for a
+// usage error.
+func gatecheck(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCommand(rest, stdout, stderr)
+	case "features", "tests", "version":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "gatecheck %s: takes no arguments, got %q\n", cmd, rest)
+			return 2
+		}
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "gatecheck: unknown command %q; want run, features, tests or version\n\n%s", cmd, usage)
+		return 2
+	}
+	var err error
+	switch cmd {
+	case "features":
+		err = features.Table(stdout)
+	case "tests":
+		err = testTable(stdout)
+	case "version":
+		_, err = fmt.Fprintf(stdout, "gatecheck %s\nGateway API conformance suite %s\n", version(), consts.BundleVersion)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// version is the version of the gatecheck module in this binary.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(unknown)"
+}
+
+// testTable lists every test the runner knows, upstream's first.
+func testTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TEST\tFROM\tFEATURES")
+	for _, set := range []struct {
+		from  string
+		tests []suite.ConformanceTest
+	}{{"upstream", upstream.ConformanceTests}, {"gatecheck", gctests.ConformanceTests}} {
+		for _, t := range set.tests {
+			names := make([]string, len(t.Features))
+			for j, f := range t.Features {
+				names[j] = string(f)
+			}
+			slices.Sort(names)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.ShortName, set.from, strings.Join(names, ","))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing the table: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = gatecheck(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestFeaturesCommand(t *testing.T) {
+	code, out, errs := run("features")
+	if code != 0 || errs != "" {
+		t.Fatalf("gatecheck features: exit %d, stderr %q", code, errs)
+	}
+	var want bytes.Buffer
+	if err := features.Table(&want); err != nil {
+		t.Fatal(err)
+	}
+	if out != want.String() {
+		t.Errorf("gatecheck features printed:\n%s\nwant features.Table:\n%s", out, want.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "NAME ") || len(lines) != len(features.All())+1 {
+		t.Errorf("want a header and %d features, got %d lines starting %q", len(features.All()), len(lines), lines[0])
+	}
+	for _, name := range []string{"HTTPRouteRetryCodes", "GRPCRouteMaxStreamDuration", "HTTPRouteRequestTimeout"} {
+		if !strings.Contains(out, "\n"+name+" ") {
+			t.Errorf("gatecheck features does not list %s", name)
+		}
+	}
+}
+
+func TestTestsAndVersionCommands(t *testing.T) {
+	code, out, _ := run("tests")
+	if code != 0 || !strings.Contains(out, "HTTPRouteSimpleSameNamespace ") || !strings.HasPrefix(out, "TEST ") {
+		t.Errorf("gatecheck tests: exit %d, output starts %.200q", code, out)
+	}
+	code, out, _ = run("version")
+	if code != 0 || !strings.Contains(out, "Gateway API conformance suite v1.6.3") {
+		t.Errorf("gatecheck version: exit %d, output %q", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "Usage:"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"features", "extra"}, "takes no arguments"},
+		{[]string{"run", "extra"}, `unexpected argument "extra"`},
+		{[]string{"run", "--timing-tolerance", "fast"}, "flag --timing-tolerance"},
+		{[]string{"run", "--conformance-profiles", "GATEWAY-FTP"}, "flag --conformance-profiles"},
+		{[]string{"run", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+	}
+	for _, tt := range tests {
+		code, _, errs := run(tt.args...)
+		if code != 2 || !strings.Contains(errs, tt.want) {
+			t.Errorf("gatecheck %q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errs, tt.want)
+		}
+	}
+}
+
+func TestRunHelpDescribesEveryFlag(t *testing.T) {
+	code, _, errs := run("run", "-help")
+	if code != 0 {
+		t.Fatalf("gatecheck run -help: exit %d", code)
+	}
+	for _, flag := range []string{
+		"gateway-class", "supported-features", "exempt-features", "all-features", "skip-tests", "run-test",
+		"mode", "conformance-profiles", "report-output", "organization", "project", "url", "version", "contact",
+		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
+		"timeout-config-overrides", "kubeconfig", "report-dir", "timing-tolerance", "options-file", "v",
+	} {
+		if len(flag) == 1 {
+			// flag prints a one-letter flag's help on its own line.
+			if line, ok := strings.CutPrefix(errs[strings.Index(errs, "\n  -"+flag+"\t")+1:], "  -"+flag+"\t"); !ok || len(line) < 10 {
+				t.Errorf("-%s has no help text", flag)
+			}
+			continue
+		}
+		i := strings.Index(errs, "\n  -"+flag+" ")
+		if i < 0 {
+			i = strings.Index(errs, "\n  -"+flag+"\n")
+		}
+		if i < 0 {
+			t.Errorf("gatecheck run -help does not list -%s", flag)
+			continue
+		}
+		// The help text follows on the next line, indented by a tab.
+		rest := errs[i+1:]
+		if _, after, ok := strings.Cut(rest, "\n"); !ok || !strings.HasPrefix(after, "    \t") || len(strings.TrimSpace(strings.SplitN(after, "\n", 2)[0])) < 10 {
+			t.Errorf("-%s has no help text", flag)
+		}
+	}
+	if !strings.Contains(errs, "Usage: gatecheck run") {
+		t.Error("gatecheck run -help has no usage line")
+	}
+}
+
+func TestMatchString(t *testing.T) {
+	d := testDeps{}
+	for _, tt := range []struct {
+		pat, s string
+		want   bool
+	}{{"", "anything", true}, {"^gate", "gatecheck", true}, {"^x$", "gatecheck", false}} {
+		if got, err := d.MatchString(tt.pat, tt.s); err != nil || got != tt.want {
+			t.Errorf("MatchString(%q, %q) = %v, %v", tt.pat, tt.s, got, err)
+		}
+	}
+	if _, err := d.MatchString("(", "x"); err == nil {
+		t.Error("MatchString of a bad pattern: no error")
+	}
+}
+
+func TestCaptureAttributesOutput(t *testing.T) {
+	var fwd bytes.Buffer
+	c, err := newCapture(&fwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := func(s string) {
+		if _, err := c.w.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w("\x16=== RUN   gatecheck\n")
+	w("    suite.go:1: setting up\n")
+	w("\x16=== RUN   gatecheck/First\n")
+	w("    first.go:10: first log\n")
+	w("\x16=== RUN   gatecheck/Second\n")
+	w("\x16=== PAUSE gatecheck/Second\n")
+	w("\x16=== RUN   gatecheck/Third/sub_test\n")
+	w("    third.go:5: from a subtest\n")
+	w("\x16=== NAME  gatecheck/First\n")
+	w("    first.go:11: Error: boom\n")
+	w("\x16--- FAIL: gatecheck/First (0.10s)\n")
+	if got, want := c.Log("First"), "    first.go:10: first log\n    first.go:11: Error: boom\n"; got != want {
+		t.Errorf("Log(First) = %q, want %q", got, want)
+	}
+	if got := c.Log("Third"); got != "    third.go:5: from a subtest\n" {
+		t.Errorf("Log(Third) = %q: a subtest's output belongs to its conformance test", got)
+	}
+	if got := c.Log("gatecheck"); got != "    suite.go:1: setting up\n" {
+		t.Errorf("Log(gatecheck) = %q", got)
+	}
+	if got := c.Log("Second"); got != "" {
+		t.Errorf("Log(Second) = %q, want nothing", got)
+	}
+
+	// A long log keeps its tail.
+	w("\x16=== NAME  gatecheck/Third\n")
+	for i := range 3000 {
+		w(fmt.Sprintf("line %d\n", i))
+	}
+	got := c.Log("Third")
+	if len(got) > maxKeptLog || !strings.HasPrefix(got, "[earlier lines cut]\n") || !strings.HasSuffix(got, "line 2999\n") {
+		t.Errorf("Log of a long log: %d bytes, starts %.40q, ends %q", len(got), got, got[max(0, len(got)-20):])
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := fwd.String()
+	if strings.Contains(out, "\x16") || strings.Contains(out, "GATECHECK-SYNC") {
+		t.Error("the forwarded output has framing bytes or sync markers")
+	}
+	if !strings.Contains(out, "=== RUN   gatecheck/First\n    first.go:10: first log\n") {
+		t.Errorf("the output was not forwarded as written: %.300q", out)
+	}
+}
