@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
@@ -155,8 +156,10 @@ func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []dataplane.HTTPRul
 // without weight weighs 1. A rule without matches matches every request.
 func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []dataplane.GRPCRule, unresolved, unsupported reason) {
 	c := &routeCompiler{o: o, kind: "GRPCRoute", namespace: r.Namespace}
-	for _, rule := range r.Spec.Rules {
+	ext := o.grpcExt[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]
+	for i, rule := range r.Spec.Rules {
 		dr := dataplane.GRPCRule{Name: string(deref(rule.Name, ""))}
+		c.grpcTimeouts(&dr, ext, i)
 		for _, m := range rule.Matches {
 			dr.Matches = append(dr.Matches, defaultGRPCMatch(m))
 		}

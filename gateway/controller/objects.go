@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/gatecheck/gatecheck/gateway/apis"
 )
 
 // objects is everything one recompute reads, listed afresh from the client.
@@ -22,6 +24,7 @@ type objects struct {
 	gateways   []gwv1.Gateway
 	httpRoutes []gwv1.HTTPRoute
 	grpcRoutes []gwv1.GRPCRoute
+	grpcExt    map[types.NamespacedName]*apis.GRPCRoute // GEP-3139 fields by route (grpctimeouts.go)
 	grants     []gwv1.ReferenceGrant
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by owning Service
@@ -46,7 +49,6 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 	var classes gwv1.GatewayClassList
 	var gateways gwv1.GatewayList
 	var httpRoutes gwv1.HTTPRouteList
-	var grpcRoutes gwv1.GRPCRouteList
 	var services corev1.ServiceList
 	var slices discoveryv1.EndpointSliceList
 	var secrets corev1.SecretList
@@ -57,14 +59,16 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 		}
 	}
 	// GRPCRoute is optional in a cluster that only installed the HTTP CRDs.
-	if err := c.List(ctx, &grpcRoutes); err != nil && !isUnknownKind(err) {
-		return nil, fmt.Errorf("listing GRPCRoutes: %w", err)
+	grpcRoutes, grpcExt, err := listGRPCRoutes(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 
 	o.classes = classes.Items
 	o.gateways = gateways.Items
 	o.httpRoutes = httpRoutes.Items
-	o.grpcRoutes = grpcRoutes.Items
+	o.grpcRoutes = grpcRoutes
+	o.grpcExt = grpcExt
 	for i := range services.Items {
 		s := &services.Items[i]
 		o.services[client.ObjectKeyFromObject(s)] = s
