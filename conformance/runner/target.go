@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
 	"github.com/gatecheck/gatecheck/conformance/inprocess"
+	"github.com/gatecheck/gatecheck/crds"
 )
 
 // target is what the suite runs against.
@@ -59,7 +60,11 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 		}
 		cancel()
 	})
-	co.Client = c.Client()
+	crdList, err := crds.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the in-process CRDs: %w", err)
+	}
+	co.Client = withCRDs{WithWatch: c.Client(), crds: crdList}
 	co.RoundTripper = c.RoundTripper(o.TimeoutConfig, o.Debug)
 	co.GRPCClient = c.GRPCClient()
 	co.WebSocketDialer = c.WebSocketDialer()
@@ -70,6 +75,27 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	}
 	co.Clientset = cs
 	return &target{restoreClient: co.Client}, nil
+}
+
+// withCRDs answers lists of CustomResourceDefinitions, which the upstream
+// suite reads for the Gateway API version and channel of its report, with
+// the CRDs the in-process store serves; everything else goes to the store.
+// The store does not serve CRD objects (yet): once it does, this goes.
+type withCRDs struct {
+	client.WithWatch
+	crds []*apiextensionsv1.CustomResourceDefinition
+}
+
+func (c withCRDs) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	l, ok := list.(*apiextensionsv1.CustomResourceDefinitionList)
+	if !ok {
+		return c.WithWatch.List(ctx, list, opts...)
+	}
+	l.Items = l.Items[:0]
+	for _, crd := range c.crds {
+		l.Items = append(l.Items, *crd.DeepCopy())
+	}
+	return nil
 }
 
 // errNoAPIServer is what a request to the in-process cluster's REST API
