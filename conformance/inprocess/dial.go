@@ -1,0 +1,151 @@
+package inprocess
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
+)
+
+// GatewayPrefix is the loopback range Gateway addresses come from. Nothing
+// listens on them: DialContext maps them to the data plane's sockets.
+const GatewayPrefix = "127.1.0.0/16"
+
+// addresses gives each Gateway a stable address of GatewayPrefix for the
+// cluster's life; a Gateway deleted and created again gets the same one.
+type addresses struct {
+	prefix netip.Prefix
+
+	mu     sync.Mutex
+	byGW   map[types.NamespacedName]netip.Addr
+	byAddr map[netip.Addr]types.NamespacedName
+	next   netip.Addr
+}
+
+func newAddresses() *addresses {
+	p := netip.MustParsePrefix(GatewayPrefix)
+	return &addresses{
+		prefix: p,
+		byGW:   map[types.NamespacedName]netip.Addr{},
+		byAddr: map[netip.Addr]types.NamespacedName{},
+		next:   p.Addr().Next(),
+	}
+}
+
+// forGateway is the controller's Options.Addresses hook. When the range is
+// used up (65534 distinct Gateways) it returns none, and the controller
+// reports the Gateway AddressNotAssigned.
+func (a *addresses) forGateway(gw *gwv1.Gateway) []gwv1.GatewayStatusAddress {
+	key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ip, ok := a.byGW[key]
+	if !ok {
+		if !a.prefix.Contains(a.next.Next()) { // keep the last address unused
+			return nil
+		}
+		ip = a.next
+		a.next = a.next.Next()
+		a.byGW[key] = ip
+		a.byAddr[ip] = key
+	}
+	typ := gwv1.IPAddressType
+	return []gwv1.GatewayStatusAddress{{Type: &typ, Value: ip.String()}}
+}
+
+// gateway returns the Gateway whose address host is.
+func (a *addresses) gateway(host string) (types.NamespacedName, bool) {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return types.NamespacedName{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key, ok := a.byAddr[ip.Unmap()]
+	return key, ok
+}
+
+// Resolve returns the address to dial for addr ("host:port"): for a
+// Gateway's published address and a listener port, the data plane's socket
+// serving it; any other address unchanged. It fails when addr is a
+// Gateway's but no listener on that port is programmed.
+func (c *Cluster) Resolve(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("inprocess: address %q: accepted: host:port: %w", addr, err)
+	}
+	gw, ok := c.addrs.gateway(host)
+	if !ok {
+		return addr, nil
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", fmt.Errorf("inprocess: address %q: port %q: accepted: a number from 1 to 65535", addr, port)
+	}
+	real, ok := c.dp.Addr(gw.Namespace, gw.Name, int32(p))
+	if !ok {
+		return "", fmt.Errorf("inprocess: Gateway %s (address %s) has no listener programmed on port %d: %w", gw, host, p, syscall.ECONNREFUSED)
+	}
+	return real, nil
+}
+
+// DialContext maps a Gateway's published address and listener port to the
+// data plane's real socket, and dials anything else (pod IPs on loopback)
+// directly. A Gateway port with no programmed listener fails as a refused
+// connection would (errors.Is(err, syscall.ECONNREFUSED)).
+func (c *Cluster) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	target, err := c.Resolve(addr)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, target)
+}
+
+// RoundTripper returns upstream's DefaultRoundTripper dialing through
+// DialContext. Upstream's h2 and h2c-prior-knowledge transports do not use
+// the dial hook, so for those protocols the request is sent to the resolved
+// socket directly, with the Host header (and, for h2, the TLS server name)
+// the test asked for.
+func (c *Cluster) RoundTripper(cfg config.TimeoutConfig, debug bool) roundtripper.RoundTripper {
+	return &roundTripper{
+		c:  c,
+		rt: &roundtripper.DefaultRoundTripper{Debug: debug, TimeoutConfig: cfg, CustomDialContext: c.DialContext},
+	}
+}
+
+type roundTripper struct {
+	c  *Cluster
+	rt *roundtripper.DefaultRoundTripper
+}
+
+// CaptureRoundTrip implements roundtripper.RoundTripper.
+func (r *roundTripper) CaptureRoundTrip(req roundtripper.Request) (*roundtripper.CapturedRequest, *roundtripper.CapturedResponse, error) {
+	if req.Protocol == roundtripper.H2Protocol || req.Protocol == roundtripper.H2CPriorKnowledgeProtocol {
+		addr := req.URL.Host
+		if req.URL.Port() == "" {
+			port := "80"
+			if req.URL.Scheme == "https" {
+				port = "443"
+			}
+			addr = net.JoinHostPort(req.URL.Hostname(), port)
+		}
+		target, err := r.c.Resolve(addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.Host == "" {
+			req.Host = req.URL.Host
+		}
+		req.URL.Host = target
+	}
+	return r.rt.CaptureRoundTrip(req)
+}

@@ -1,0 +1,213 @@
+// Package inprocess is gatecheck's embedded cluster: the in-memory object
+// store, the pod runner, the reference gateway's controller and data plane,
+// and a dialer that reaches the Gateways' published addresses, all in one
+// process, with no cluster, no Docker, no root and no fixed ports.
+//
+// The upstream conformance suite is given Cluster.Client as its client and
+// Cluster.RoundTripper, Cluster.GRPCClient and Cluster.WebSocketDialer to
+// send traffic. Every Gateway of the cluster's GatewayClass gets a stable
+// loopback address of its own (127.1.x.y) in its status; the dialer maps
+// that address and a listener port to the data plane's real socket, and
+// dials every other address (the pods' 127.2.x.y) directly.
+package inprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/gateway/controller"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// Defaults for Options fields left empty.
+const (
+	DefaultGatewayClassName                        = "gatecheck"
+	DefaultControllerName   gwv1.GatewayController = "gatecheck.dev/reference-gateway"
+)
+
+// Options configure an embedded cluster.
+type Options struct {
+	// GatewayClassName is the GatewayClass created at Start. Empty means
+	// DefaultGatewayClassName.
+	GatewayClassName string
+	// ControllerName is the class's spec.controllerName, owned by the
+	// reference gateway. Empty means DefaultControllerName.
+	ControllerName gwv1.GatewayController
+	// SupportedFeatures are published in the GatewayClass status by the
+	// controller.
+	SupportedFeatures []gwv1.FeatureName
+	// MutateConfig, when set, changes every routing snapshot before the
+	// data plane gets it. Go tests use it to build deliberately broken
+	// reference gateways (for example one that ignores hostname
+	// intersection) and show that the conformance tests fail against them.
+	// It is called from the controller's goroutine only; it may change the
+	// snapshot in place.
+	MutateConfig func(*dataplane.Config)
+	// Logger receives the components' errors and progress; the zero Logger
+	// discards.
+	Logger logr.Logger
+}
+
+// Cluster is a running embedded cluster. Its methods are safe for concurrent
+// use.
+type Cluster struct {
+	store *store.Store
+	dp    *dataplane.Server
+	pods  *pods.Runner
+	addrs *addresses
+
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	errMu  sync.Mutex
+	errs   []error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start builds the store, creates the GatewayClass, starts the pod runner,
+// the data plane and the controller, and returns once the controller has
+// accepted the GatewayClass. ctx bounds only the start: once Start has
+// returned, the cluster runs until Close.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if opts.GatewayClassName == "" {
+		opts.GatewayClassName = DefaultGatewayClassName
+	}
+	if opts.ControllerName == "" {
+		opts.ControllerName = DefaultControllerName
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	log := opts.Logger
+
+	s, err := store.New(store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("inprocess: starting the store: %w", err)
+	}
+	class := &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.GatewayClassName},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: opts.ControllerName},
+	}
+	if err := s.Create(ctx, class); err != nil {
+		return nil, fmt.Errorf("inprocess: creating GatewayClass %q: %w", opts.GatewayClassName, err)
+	}
+	runner, err := pods.New(pods.Options{Client: s, Logger: log.WithName("pods")})
+	if err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	dp := dataplane.New(dataplane.Options{Logger: log.WithName("dataplane")})
+	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses()}
+
+	mutate := opts.MutateConfig
+	ctl, err := controller.New(controller.Options{
+		Client:         s,
+		ControllerName: opts.ControllerName,
+		Apply: func(cfg *dataplane.Config) error {
+			if mutate != nil {
+				mutate(cfg)
+			}
+			return dp.Apply(cfg)
+		},
+		Addresses:         c.addrs.forGateway,
+		SupportedFeatures: opts.SupportedFeatures,
+		Logger:            log.WithName("controller"),
+	})
+	if err != nil {
+		dp.Close()
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+
+	// Watch the class before anything runs, so its acceptance is not missed.
+	w, err := s.Watch(ctx, &gwv1.GatewayClassList{}, client.MatchingFields{"metadata.name": opts.GatewayClassName})
+	if err != nil {
+		dp.Close()
+		return nil, fmt.Errorf("inprocess: watching GatewayClass %q: %w", opts.GatewayClassName, err)
+	}
+	defer w.Stop()
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.done.Go(func() { c.record("pod runner", runner.Run(runCtx)) })
+	c.done.Go(func() { c.record("controller", ctl.Run(runCtx)) })
+
+	if err := waitAccepted(ctx, w); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("inprocess: GatewayClass %q: %w", opts.GatewayClassName, err)
+	}
+	return c, nil
+}
+
+// waitAccepted waits for the watched GatewayClass to be Accepted=True.
+func waitAccepted(ctx context.Context, w watch.Interface) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not accepted by the controller before the start was cancelled: %w", ctx.Err())
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return errors.New("the watch ended before the controller accepted it")
+			}
+			gc, ok := ev.Object.(*gwv1.GatewayClass)
+			if !ok {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				return errors.New("deleted while starting")
+			}
+			for _, cond := range gc.Status.Conditions {
+				if cond.Type == string(gwv1.GatewayClassConditionStatusAccepted) && cond.Status == metav1.ConditionTrue &&
+					cond.ObservedGeneration == gc.Generation {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+func (c *Cluster) record(what string, err error) {
+	if err == nil {
+		return
+	}
+	c.errMu.Lock()
+	c.errs = append(c.errs, fmt.Errorf("%s: %w", what, err))
+	c.errMu.Unlock()
+}
+
+// Client is the cluster's API: the object store as a client.WithWatch.
+func (c *Cluster) Client() client.WithWatch { return c.store }
+
+// Store is the cluster's object store.
+func (c *Cluster) Store() *store.Store { return c.store }
+
+// Pods is the cluster's pod runner; Pods().Backend gives a running pod's
+// echo-backend (its ledger and controls).
+func (c *Cluster) Pods() *pods.Runner { return c.pods }
+
+// DataPlane is the reference gateway's data plane.
+func (c *Cluster) DataPlane() *dataplane.Server { return c.dp }
+
+// Close stops the controller and the pod runner (and with it every
+// backend), closes the data plane and waits for all of their goroutines.
+// It returns what the components reported; later calls return the same.
+func (c *Cluster) Close() error {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.done.Wait()
+		c.record("data plane", c.dp.Close())
+		c.errMu.Lock()
+		c.closeErr = errors.Join(c.errs...)
+		c.errMu.Unlock()
+	})
+	return c.closeErr
+}

@@ -1,0 +1,407 @@
+package inprocess_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"golang.org/x/net/websocket"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance"
+	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	grpcutil "sigs.k8s.io/gateway-api/conformance/utils/grpc"
+	httputil "sigs.k8s.io/gateway-api/conformance/utils/http"
+	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
+	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
+
+	"github.com/gatecheck/gatecheck/conformance/inprocess"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+)
+
+const (
+	infraNS      = "gateway-conformance-infra"
+	appNS        = "gateway-conformance-app-backend"
+	webNS        = "gateway-conformance-web-backend"
+	startTimeout = 2 * time.Minute // the machine is shared and loaded
+	waitTimeout  = 2 * time.Minute
+)
+
+// startCluster starts a cluster that is closed when the test ends.
+func startCluster(t *testing.T, opts inprocess.Options) *inprocess.Cluster {
+	t.Helper()
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = testr.NewWithOptions(t, testr.Options{Verbosity: 0})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := inprocess.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c
+}
+
+func applier() kubernetes.Applier {
+	return kubernetes.Applier{
+		GatewayClass:   inprocess.DefaultGatewayClassName,
+		ControllerName: string(inprocess.DefaultControllerName),
+		ManifestFS:     []fs.FS{conformance.Manifests},
+	}
+}
+
+// setUpBase applies upstream's base manifests and the Secrets the suite's
+// Setup creates for them, and waits as the suite does until the Gateways
+// are programmed and every Pod is ready.
+func setUpBase(t *testing.T, c *inprocess.Cluster, timeouts config.TimeoutConfig) {
+	t.Helper()
+	a := applier()
+	a.MustApplyWithCleanup(t, c.Client(), timeouts, "base/manifests.yaml", false)
+	_, ca, caKey := kubernetes.MustCreateCACertConfigMap(t, infraNS, "tls-checks-ca-certificate")
+	a.MustApplyObjectsWithCleanup(t, c.Client(), timeouts, []client.Object{
+		kubernetes.MustCreateSelfSignedCertSecret(t, infraNS, "tls-validity-checks-certificate", []string{"*", "*.org", "*.wildcard.org"}),
+		kubernetes.MustCreateCASignedCertSecret(t, infraNS, "tls-checks-certificate", []string{"abc.example.com"}, ca, caKey),
+		kubernetes.MustCreateCASignedCertSecret(t, infraNS, "tls-passthrough-checks-certificate", []string{"abc.example.com"}, ca, caKey),
+		kubernetes.MustCreateCASignedCertSecret(t, appNS, "tls-passthrough-checks-certificate", []string{"abc.example.com"}, ca, caKey),
+	}, false)
+	kubernetes.NamespacesMustBeReady(t, c.Client(), timeouts, []string{infraNS, appNS, webNS})
+}
+
+// TestUpstreamBase runs the upstream base manifests on a cluster and sends
+// traffic through the reference gateway the way upstream's tests do.
+func TestUpstreamBase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts every backend of the upstream base manifests")
+	}
+	timeouts := config.DefaultTimeoutConfig()
+	c := startCluster(t, inprocess.Options{})
+	setUpBase(t, c, timeouts)
+	a := applier()
+	gwNN := types.NamespacedName{Namespace: infraNS, Name: "same-namespace"}
+
+	t.Run("HTTPRoute", func(t *testing.T) {
+		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-simple-same-namespace.yaml", true)
+		routeNN := types.NamespacedName{Namespace: infraNS, Name: "gateway-conformance-infra-test"}
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		host, _, _ := net.SplitHostPort(gwAddr)
+		if !strings.HasPrefix(host, "127.1.") {
+			t.Errorf("gateway address %s, want one of %s", gwAddr, inprocess.GatewayPrefix)
+		}
+		rt := c.RoundTripper(timeouts, false)
+		httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, rt, timeouts, gwAddr, httputil.ExpectedResponse{
+			Request:   httputil.Request{Path: "/"},
+			Response:  httputil.Response{StatusCode: 200},
+			Backend:   "infra-backend-v1",
+			Namespace: infraNS,
+		})
+
+		// The echo names a Pod of infra-backend-v1 that the runner serves.
+		u := url.URL{Scheme: "http", Host: gwAddr, Path: "/"}
+		creq, cres, err := rt.CaptureRoundTrip(roundtripper.Request{T: t, URL: u, Protocol: "HTTP"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cres.StatusCode != 200 {
+			t.Fatalf("status %d", cres.StatusCode)
+		}
+		var list corev1.PodList
+		if err := c.Client().List(context.Background(), &list, client.InNamespace(infraNS), client.MatchingLabels{"app": "infra-backend-v1"}); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, p := range list.Items {
+			names = append(names, p.Name)
+		}
+		if !slices.Contains(names, creq.Pod) {
+			t.Errorf("echo from pod %q, want one of infra-backend-v1's %v", creq.Pod, names)
+		}
+		if c.Pods().Backend(infraNS, creq.Pod) == nil {
+			t.Errorf("pod %s answered but the runner has no backend for it", creq.Pod)
+		}
+
+		// A port of the Gateway with no listener is refused.
+		if _, err := c.DialContext(context.Background(), "tcp", net.JoinHostPort(host, "81")); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("dialing port 81 of the gateway: %v, want a refused connection", err)
+		}
+	})
+
+	t.Run("H2CPriorKnowledge", func(t *testing.T) {
+		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-backend-protocol-h2c.yaml", true)
+		routeNN := types.NamespacedName{Namespace: infraNS, Name: "backend-protocol-h2c"}
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
+			Request:   httputil.Request{Path: "/", Protocol: roundtripper.H2CPriorKnowledgeProtocol},
+			Response:  httputil.Response{StatusCode: 200},
+			Backend:   "infra-backend-v1",
+			Namespace: infraNS,
+		})
+	})
+
+	t.Run("GRPCRoute", func(t *testing.T) {
+		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/grpcroute-exact-method-matching.yaml", true)
+		routeNN := types.NamespacedName{Namespace: infraNS, Name: "exact-matching"}
+		gwAddr := kubernetes.GatewayAndRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), &gwv1.GRPCRoute{}, true, routeNN)
+		gc := c.GRPCClient()
+		defer gc.Close()
+		for _, tc := range []grpcutil.ExpectedResponse{
+			{EchoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v1", Namespace: infraNS},
+			{EchoTwoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v2", Namespace: infraNS},
+			{EchoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v1", Namespace: infraNS,
+				RequestMetadata: &grpcutil.RequestMetadata{Authority: "other.example.com", Metadata: map[string]string{"x-test": "1"}}},
+		} {
+			grpcutil.MakeRequestAndExpectEventuallyConsistentResponse(t, gc, timeouts, gwAddr, tc)
+		}
+		// The :authority of a request reaches the backend.
+		resp, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: &pb.EchoRequest{},
+			RequestMetadata: &grpcutil.RequestMetadata{Authority: "authority.example.com"}}, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Response.GetAssertions().GetAuthority(); got != "authority.example.com" {
+			t.Errorf("backend saw authority %q, want authority.example.com", got)
+		}
+	})
+
+	t.Run("WebSocket", func(t *testing.T) {
+		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-backend-protocol-websocket.yaml", true)
+		routeNN := types.NamespacedName{Namespace: infraNS, Name: "backend-protocol-ws"}
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		d := c.WebSocketDialer()
+		httputil.AwaitConvergence(t, timeouts.RequiredConsecutiveSuccesses, timeouts.MaxTimeToConsistency, func(time.Duration) bool {
+			ws, err := d.Dial("ws://"+gwAddr+"/ws", "", "ws://gateway/test")
+			if err != nil {
+				t.Logf("dial: %v", err)
+				return false
+			}
+			defer ws.Close()
+			want := []byte{1, 2, 3, 4}
+			var got []byte
+			if err := websocket.Message.Send(ws, want); err != nil {
+				t.Logf("send: %v", err)
+				return false
+			}
+			if err := websocket.Message.Receive(ws, &got); err != nil {
+				t.Logf("receive: %v", err)
+				return false
+			}
+			return bytes.Equal(got, want)
+		})
+	})
+}
+
+// TestScaleFollowsEndpointSlices scales a Deployment of the cluster and
+// watches the EndpointSlices and the data plane's backends follow.
+func TestScaleFollowsEndpointSlices(t *testing.T) {
+	c := startCluster(t, inprocess.Options{})
+	ctx := context.Background()
+	ns := "scale"
+	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 1, "ghcr.io/gatecheck/echo-backend:dev"), echoService(ns, "web"))
+	for _, n := range []int32{3, 1, 2} {
+		var d appsv1.Deployment
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Replicas = &n
+		if err := c.Client().Update(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, fmt.Sprintf("%d ready endpoints", n), func() error {
+			var list discoveryv1.EndpointSliceList
+			if err := c.Client().List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: "web"}); err != nil {
+				return err
+			}
+			ready := 0
+			for _, s := range list.Items {
+				for _, ep := range s.Endpoints {
+					if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+						ready++
+					}
+				}
+			}
+			if ready != int(n) {
+				return fmt.Errorf("%d ready endpoints", ready)
+			}
+			if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+				return err
+			}
+			if d.Status.ReadyReplicas != n || d.Status.Replicas != n {
+				return fmt.Errorf("deployment status %+v", d.Status)
+			}
+			return nil
+		})
+	}
+}
+
+// TestUnsupportedImage shows the error a Deployment the runner cannot run
+// gets: a condition naming the field and the accepted form.
+func TestUnsupportedImage(t *testing.T) {
+	c := startCluster(t, inprocess.Options{})
+	ctx := context.Background()
+	create(t, c.Client(), echoDeployment("default", "nginx", 1, "nginx:1.27"))
+	eventually(t, "Available=False", func() error {
+		var d appsv1.Deployment
+		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, &d); err != nil {
+			return err
+		}
+		for _, cond := range d.Status.Conditions {
+			if cond.Type != appsv1.DeploymentAvailable {
+				continue
+			}
+			if cond.Status != corev1.ConditionFalse || cond.Reason != pods.ReasonUnsupported {
+				return fmt.Errorf("Available = %s (%s)", cond.Status, cond.Reason)
+			}
+			want := `spec.template.spec.containers[0].image: "nginx:1.27": accepted: an image whose repository ends in /echo-basic or /echo-backend`
+			if !strings.Contains(cond.Message, want) {
+				return fmt.Errorf("message %q, want it to contain %q", cond.Message, want)
+			}
+			return nil
+		}
+		return errors.New("no Available condition yet")
+	})
+}
+
+// TestCloseLeavesNoGoroutines starts a cluster, serves a request through
+// it, closes it and polls until the goroutine count is back to where it was.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	// Process-wide caches (the compiled CRDs) are built once; warm them so
+	// they are not counted.
+	if _, err := store.New(store.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := inprocess.Start(ctx, inprocess.Options{Logger: testr.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeouts := config.DefaultTimeoutConfig()
+	ns := "leak"
+	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 2, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"), echoService(ns, "web"))
+	create(t, c.Client(), &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: inprocess.DefaultGatewayClassName,
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}},
+	})
+	port := gwv1.PortNumber(8080)
+	create(t, c.Client(), &gwv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "route"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
+			Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "web", Port: &port}}}}}},
+		},
+	})
+	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName),
+		kubernetes.NewGatewayRef(types.NamespacedName{Namespace: ns, Name: "gw"}), types.NamespacedName{Namespace: ns, Name: "route"})
+	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
+		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 200}, Backend: "web", Namespace: ns,
+	})
+	if runtime.NumGoroutine() <= before {
+		t.Fatalf("%d goroutines with the cluster running, %d before: the count cannot show a leak", runtime.NumGoroutine(), before)
+	}
+
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			n := runtime.Stack(buf, true)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
+		}
+		<-tick.C
+	}
+	tick.Stop()
+	if err := c.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v: %v", what, waitTimeout, err)
+		}
+		<-tick.C
+	}
+}
+
+func create(t *testing.T, c client.Client, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+func echoDeployment(ns, name string, replicas int32, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: name, Image: image,
+					Env: []corev1.EnvVar{
+						{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+						{Name: "NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
+					},
+				}}},
+			},
+		},
+	}
+}
+
+func echoService(ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": name},
+			Ports:    []corev1.ServicePort{{Port: 8080, TargetPort: intstr.FromInt32(3000)}},
+		},
+	}
+}
