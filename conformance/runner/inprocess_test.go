@@ -1,0 +1,85 @@
+package runner_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// TestInProcessRun runs a handful of upstream tests, over HTTP and gRPC,
+// against the in-process reference gateway and checks the results and
+// the three report files. Run registers the run's end on t's cleanups, so
+// the checks are in a cleanup registered first, which runs last.
+func TestInProcessRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the in-process cluster and runs upstream tests")
+	}
+	selected := []string{"HTTPRouteSimpleSameNamespace", "HTTPRouteExactPathMatching", "HTTPRouteHeaderMatching", "GRPCExactMethodMatching"}
+	o := runner.DefaultOptions()
+	o.ReportDir = t.TempDir()
+	var progress bytes.Buffer
+	o.Progress = &progress
+	for _, ct := range runner.AllTests() {
+		if !slices.Contains(selected, ct.ShortName) {
+			o.SkipTests = append(o.SkipTests, ct.ShortName)
+		}
+	}
+
+	var res *runner.Result
+	t.Cleanup(func() {
+		if res == nil {
+			return // Run failed, and said so
+		}
+		if res.Err != nil {
+			t.Fatalf("Result.Err = %v", res.Err)
+		}
+		got := map[string]reports.Result{}
+		for _, tr := range res.Run.Tests {
+			got[tr.ShortName] = tr.Result
+			if tr.Result == reports.Fail {
+				t.Errorf("%s failed: %s", tr.ShortName, tr.Message)
+			}
+		}
+		for _, name := range selected {
+			if got[name] != reports.Pass {
+				t.Errorf("%s: result %q, want pass", name, got[name])
+			}
+			if !strings.Contains(progress.String(), "PASS "+name+" (") {
+				t.Errorf("no progress line for %s in:\n%s", name, progress.String())
+			}
+		}
+		if len(res.Run.Tests) != len(runner.AllTests()) {
+			t.Errorf("recorded %d tests, want every test the suite knows (%d)", len(res.Run.Tests), len(runner.AllTests()))
+		}
+		names := []string{"experimental-" + res.Run.Implementation.Version + "-default-report.yaml", runner.JUnitFileName, runner.MarkdownFileName}
+		if len(res.Files) != len(names) {
+			t.Fatalf("Files = %v, want %v", res.Files, names)
+		}
+		for i, name := range names {
+			if res.Files[i] != filepath.Join(o.ReportDir, name) {
+				t.Errorf("Files[%d] = %s, want %s", i, res.Files[i], name)
+			}
+			data, err := os.ReadFile(res.Files[i])
+			if err != nil || len(data) == 0 {
+				t.Errorf("%s: %d bytes, %v", name, len(data), err)
+			}
+		}
+		if md, _ := os.ReadFile(res.Files[2]); !bytes.Contains(md, []byte("[HTTPRouteHeaderMatching](#httprouteheadermatching) | PASS |")) {
+			t.Errorf("the Markdown summary does not show HTTPRouteHeaderMatching passing:\n%s", md)
+		}
+		if y, _ := os.ReadFile(res.Files[0]); !bytes.Contains(y, []byte("name: GATEWAY-GRPC")) || !bytes.Contains(y, []byte("organization: gatecheck")) {
+			t.Errorf("the ConformanceReport lacks the GATEWAY-GRPC profile or the implementation:\n%s", y)
+		}
+	})
+	var err error
+	res, err = runner.Run(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
