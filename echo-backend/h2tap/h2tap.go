@@ -29,6 +29,8 @@
 //     the client had, that the connection-level window is open again (a
 //     WINDOW_UPDATE on stream 0), so resets never starve the connection.
 //   - After GoAway, everything the server writes is dropped.
+//   - ResetStream and GoAway wait until the server's first SETTINGS frame
+//     was forwarded: a client must see it first.
 //
 // Client-to-server DATA is forwarded as it arrives; other frames are
 // forwarded once complete. Server-to-client frames are forwarded once
@@ -147,6 +149,9 @@ const (
 	// goAwayLinger is how long after GoAway the tap waits for the client
 	// to close before it closes the connection itself.
 	goAwayLinger = 10 * time.Second
+	// settingsWait bounds how long ResetStream and GoAway wait for the
+	// server's first SETTINGS frame to go out before their own frame.
+	settingsWait = 10 * time.Second
 )
 
 var (
@@ -189,6 +194,12 @@ type Conn struct {
 	goneAway  bool
 	werr      error // sticky: the server wrote something that is not HTTP/2
 
+	// settingsOut is closed once the server's first SETTINGS frame was
+	// forwarded: a client treats any other first frame as a protocol error.
+	settingsOut     chan struct{}
+	settingsOutOnce sync.Once
+	done            chan struct{} // closed by Close
+
 	prog tracker // what was forwarded of each stream, for WaitWritten
 
 	closed    atomic.Bool
@@ -230,8 +241,10 @@ func Wrap(c net.Conn) *Conn {
 		outParser: frameParser{
 			maxPayload: maxOutboundFrame,
 		},
-		outCodec: newTranscoder(),
-		reset:    make(map[uint32]bool),
+		outCodec:    newTranscoder(),
+		reset:       make(map[uint32]bool),
+		settingsOut: make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 	tc.in.ready = make(chan struct{}, 1)
 	tc.in.space = make(chan struct{}, 1)
@@ -681,6 +694,9 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 					atomicMax(&c.inTableSize, s)
 				}
 			}
+			// ResetStream and GoAway wait for c.wmu, so their frames
+			// follow this one.
+			c.settingsOutOnce.Do(func() { close(c.settingsOut) })
 		}
 		return appendFrame(out, h, payload), nil
 	case frameData:
@@ -747,6 +763,7 @@ func (c *Conn) ResetStream(streamID uint32, code uint32) error {
 	if err := c.checkStream("ResetStream", streamID); err != nil {
 		return err
 	}
+	c.awaitServerSettings()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.goneAway || c.closed.Load() {
@@ -779,6 +796,7 @@ func (c *Conn) GoAway(lastStreamID uint32, code uint32) error {
 	if !c.IsHTTP2() {
 		return fmt.Errorf("h2tap: GoAway: connection %d is not HTTP/2", c.id)
 	}
+	c.awaitServerSettings()
 	c.wmu.Lock()
 	if c.goneAway || c.closed.Load() {
 		c.wmu.Unlock()
@@ -803,6 +821,26 @@ func (c *Conn) GoAway(lastStreamID uint32, code uint32) error {
 		t.Stop()
 	}
 	return nil
+}
+
+// awaitServerSettings waits until the server's first SETTINGS frame was
+// forwarded, the connection closes, or settingsWait passes. An HTTP/2 server
+// may run a handler before its SETTINGS frame is written (x/net writes it
+// from another goroutine), and a client treats a RST_STREAM or GOAWAY that
+// comes first as a connection error.
+func (c *Conn) awaitServerSettings() {
+	select {
+	case <-c.settingsOut:
+		return
+	default:
+	}
+	t := time.NewTimer(settingsWait)
+	defer t.Stop()
+	select {
+	case <-c.settingsOut:
+	case <-c.done:
+	case <-t.C:
+	}
 }
 
 // SetDeadline sets the read and write deadlines.
@@ -830,6 +868,7 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		close(c.done)
 		registry.Delete(c.id)
 		c.prog.shut(net.ErrClosed)
 		if t := c.linger.Load(); t != nil {

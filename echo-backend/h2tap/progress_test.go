@@ -57,8 +57,14 @@ func newTapPipe(t *testing.T) *tapPipe {
 }
 
 // read starts reading what the client receives, so that server writes do
-// not block.
+// not block, and has the server send its SETTINGS, which the tap must
+// forward before it resets a stream.
 func (tp *tapPipe) read() {
+	defer func() {
+		if err := tp.server.WriteSettings(); err != nil {
+			tp.t.Fatalf("server SETTINGS: %v", err)
+		}
+	}()
 	tp.got = make(chan string, 1000)
 	fr := http2.NewFramer(nil, tp.client)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
@@ -69,7 +75,9 @@ func (tp *tapPipe) read() {
 			if err != nil {
 				return
 			}
-			tp.got <- describe(f)
+			if _, ok := f.(*http2.SettingsFrame); !ok {
+				tp.got <- describe(f)
+			}
 		}
 	}()
 }
@@ -391,6 +399,41 @@ func TestWaitWrittenBoundsOpenStreams(t *testing.T) {
 	for _, id := range []uint32{3, 2*maxTracked + 1} {
 		if tp.reached(id, true, 0) {
 			t.Errorf("stream %d forgotten", id)
+		}
+	}
+}
+
+// A client treats a first frame other than SETTINGS as a connection error,
+// so a reset issued before the server's SETTINGS went out waits for them.
+func TestResetStreamWaitsForServerSettings(t *testing.T) {
+	for i := range 20 {
+		tp := newTapPipe(t)
+		tp.open(1)
+		fr := http2.NewFramer(nil, tp.client)
+		first := make(chan string, 1)
+		go func() {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				first <- err.Error()
+				return
+			}
+			first <- describe(f)
+			io.Copy(io.Discard, tp.client)
+		}()
+		started, reset := make(chan struct{}), make(chan error, 1)
+		go func() {
+			close(started)
+			reset <- tp.tap.ResetStream(1, uint32(http2.ErrCodeCancel))
+		}()
+		<-started
+		if err := tp.server.WriteSettings(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-reset; err != nil {
+			t.Fatalf("round %d: ResetStream: %v", i, err)
+		}
+		if got := <-first; got != "SETTINGS 0" {
+			t.Fatalf("round %d: the client's first frame is %s, want SETTINGS", i, got)
 		}
 	}
 }
