@@ -390,15 +390,19 @@ func (a *attempt) echoBody() ([]byte, error) {
 		Host:     r.Host,
 		Method:   r.Method,
 		Proto:    r.Proto,
-		Headers:  visibleHeaders(r.Header),
+		Headers:  r.Header, // only read; the helper headers are skipped below
 		HTTPPort: a.h.opts.HTTPPort,
 		Info:     a.h.opts.Pod,
-		TLS:      tlsInfo(r.TLS),
 	}
 	if a.id != "" {
 		e.RequestID = a.id
 		e.Attempt = a.ledger.Number()
 	}
+	if r.TLS == nil {
+		return e.appendJSON(make([]byte, 0, 512), isHelperHeader), nil
+	}
+	e.Headers = visibleHeaders(r.Header)
+	e.TLS = tlsInfo(r.TLS)
 	b, err := json.MarshalIndent(e, "", " ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding the echo: %w", err)
