@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/inprocess"
 	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
 	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 const (
@@ -301,25 +303,9 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	timeouts := config.DefaultTimeoutConfig()
-	ns := "leak"
-	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 2, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"), echoService(ns, "web"))
-	create(t, c.Client(), &gwv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
-		Spec: gwv1.GatewaySpec{GatewayClassName: inprocess.DefaultGatewayClassName,
-			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}},
-	})
-	port := gwv1.PortNumber(8080)
-	create(t, c.Client(), &gwv1.HTTPRoute{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "route"},
-		Spec: gwv1.HTTPRouteSpec{
-			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
-			Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "web", Port: &port}}}}}},
-		},
-	})
-	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName),
-		kubernetes.NewGatewayRef(types.NamespacedName{Namespace: ns, Name: "gw"}), types.NamespacedName{Namespace: ns, Name: "route"})
+	gwAddr := smallSetup(t, c, "leak")
 	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
-		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 200}, Backend: "web", Namespace: ns,
+		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 200}, Backend: "web", Namespace: "leak",
 	})
 	if runtime.NumGoroutine() <= before {
 		t.Fatalf("%d goroutines with the cluster running, %d before: the count cannot show a leak", runtime.NumGoroutine(), before)
@@ -345,7 +331,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	}
 }
 
-func eventually(t *testing.T, what string, check func() error) {
+func eventually(t testing.TB, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -362,7 +348,7 @@ func eventually(t *testing.T, what string, check func() error) {
 	}
 }
 
-func create(t *testing.T, c client.Client, objs ...client.Object) {
+func create(t testing.TB, c client.Client, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
 		if err := c.Create(context.Background(), o); err != nil {
@@ -403,5 +389,130 @@ func echoService(ns, name string) *corev1.Service {
 			Selector: map[string]string{"app": name},
 			Ports:    []corev1.ServicePort{{Port: 8080, TargetPort: intstr.FromInt32(3000)}},
 		},
+	}
+}
+
+// smallSetup creates in namespace ns a two-replica echo Deployment and its
+// Service "web", a Gateway "gw" with one HTTP listener on port 80, and an
+// HTTPRoute to the Service; it returns the Gateway's address once the
+// route is accepted.
+func smallSetup(t testing.TB, c *inprocess.Cluster, ns string) string {
+	t.Helper()
+	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 2, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"), echoService(ns, "web"))
+	create(t, c.Client(), &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
+		Spec: gwv1.GatewaySpec{GatewayClassName: inprocess.DefaultGatewayClassName,
+			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}},
+	})
+	port := gwv1.PortNumber(8080)
+	create(t, c.Client(), &gwv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "route"},
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{{Name: "gw"}}},
+			Rules:           []gwv1.HTTPRouteRule{{BackendRefs: []gwv1.HTTPBackendRef{{BackendRef: gwv1.BackendRef{BackendObjectReference: gwv1.BackendObjectReference{Name: "web", Port: &port}}}}}},
+		},
+	})
+	// Wait as upstream's GatewayAndHTTPRoutesMustBeAccepted does, without
+	// its *testing.T.
+	var addr string
+	eventually(t, "gateway programmed with an address and the route accepted", func() error {
+		var gw gwv1.Gateway
+		if err := c.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gw"}, &gw); err != nil {
+			return err
+		}
+		if len(gw.Status.Addresses) == 0 {
+			return errors.New("no address yet")
+		}
+		var r gwv1.HTTPRoute
+		if err := c.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "route"}, &r); err != nil {
+			return err
+		}
+		for _, p := range r.Status.Parents {
+			for _, cond := range p.Conditions {
+				if cond.Type == string(gwv1.RouteConditionAccepted) && cond.Status == metav1.ConditionTrue {
+					addr = net.JoinHostPort(gw.Status.Addresses[0].Value, "80")
+					return nil
+				}
+			}
+		}
+		return errors.New("route not accepted yet")
+	})
+	return addr
+}
+
+// TestMutateConfig builds a broken reference gateway (every HTTPRoute rule
+// loses its backends) and shows traffic fail while status stays healthy.
+func TestMutateConfig(t *testing.T) {
+	var calls atomic.Int32
+	c := startCluster(t, inprocess.Options{MutateConfig: func(cfg *dataplane.Config) {
+		calls.Add(1)
+		for gi := range cfg.Gateways {
+			for li := range cfg.Gateways[gi].Listeners {
+				for ri := range cfg.Gateways[gi].Listeners[li].HTTPRoutes {
+					rules := cfg.Gateways[gi].Listeners[li].HTTPRoutes[ri].Rules
+					for i := range rules {
+						rules[i].Backends = nil
+					}
+				}
+			}
+		}
+	}})
+	timeouts := config.DefaultTimeoutConfig()
+	gwAddr := smallSetup(t, c, "broken")
+	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
+		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 500}, Namespace: "broken",
+	})
+	if calls.Load() == 0 {
+		t.Error("MutateConfig was never called")
+	}
+}
+
+// BenchmarkRequestThroughGateway measures one HTTP/1.1 request from
+// upstream's round tripper through the dialer, the data plane and an
+// in-process backend (a new connection per request, as upstream's
+// transport disables keep-alives).
+func BenchmarkRequestThroughGateway(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := inprocess.Start(ctx, inprocess.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	gwAddr := smallSetup(b, c, "bench")
+	rt := c.RoundTripper(config.DefaultTimeoutConfig(), false)
+	req := roundtripper.Request{URL: url.URL{Scheme: "http", Host: gwAddr, Path: "/"}, Protocol: "HTTP"}
+	eventually(b, "route served", func() error {
+		_, res, err := rt.CaptureRoundTrip(req)
+		if err == nil && res.StatusCode != 200 {
+			err = fmt.Errorf("status %d", res.StatusCode)
+		}
+		return err
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		_, res, err := rt.CaptureRoundTrip(req)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("request: %v, %+v", err, res)
+		}
+	}
+}
+
+// BenchmarkResolve measures the dialer's mapping of a Gateway address.
+func BenchmarkResolve(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	c, err := inprocess.Start(ctx, inprocess.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	gwAddr := smallSetup(b, c, "bench")
+	eventually(b, "listener programmed", func() error { _, err := c.Resolve(gwAddr); return err })
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Resolve(gwAddr); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
