@@ -2,6 +2,7 @@ package httpecho
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -26,7 +27,7 @@ const (
 // http2NoError is the GOAWAY code of a graceful shutdown.
 const http2NoError = 0x0
 
-// flushWaitLimit bounds the wait for flushed HTTP/2 frames to reach the tap
+// flushWaitLimit bounds the wait for flushed HTTP/2 frames to leave the tap
 // before a reset; it is only reached when the client stops reading.
 const flushWaitLimit = 5 * time.Second
 
@@ -434,11 +435,12 @@ func (a *attempt) reset() error {
 			panic(http.ErrAbortHandler)
 		}
 		if a.headersSent {
-			// Let what the handler flushed reach the tap first, or the
-			// reset would drop it too.
-			if ci := connFrom(a.r.Context()); ci != nil && ci.watch != nil {
-				ci.watch.waitWritten(a.r.Context(), a.streamID, a.bodySent, flushWaitLimit)
-			}
+			// Let what the handler flushed leave the tap first, or the
+			// reset would drop it too. If it cannot (the client stopped
+			// reading or went away), reset all the same.
+			ctx, cancel := context.WithTimeout(a.r.Context(), flushWaitLimit)
+			c.WaitWritten(ctx, a.streamID, true, a.bodySent)
+			cancel()
 		}
 		if err := c.ResetStream(a.streamID, a.act.ResetCode); err != nil {
 			return fmt.Errorf("resetting stream %d: %w", a.streamID, err)

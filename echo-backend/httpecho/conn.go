@@ -15,7 +15,6 @@ type connInfo struct {
 	id       uint64 // process-unique
 	remote   string
 	requests atomic.Int64 // requests seen so far on this connection
-	watch    *watchConn   // HTTP/2 ports: the frames written through the tap
 }
 
 // label is the ledger's name for the connection: "c<id> <peer>".
@@ -36,7 +35,7 @@ var nextConnID atomic.Uint64
 // Without it the handler still works, but the ledger shows the connection as
 // "c0 <peer>" and every connRequest as 0.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	ci := &connInfo{id: nextConnID.Add(1), remote: c.RemoteAddr().String(), watch: watcherOf(c)}
+	ci := &connInfo{id: nextConnID.Add(1), remote: c.RemoteAddr().String()}
 	return context.WithValue(ctx, connKey{}, ci)
 }
 
@@ -53,8 +52,6 @@ func tcpConnOf(c net.Conn) *net.TCPConn {
 			return x
 		case *h2tap.Conn:
 			c = x.Conn
-		case tlsWatchConn:
-			c = x.watchConn.Conn
 		case *tls.Conn:
 			c = x.NetConn()
 		case interface{ NetConn() net.Conn }:

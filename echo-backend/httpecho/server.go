@@ -49,23 +49,21 @@ func NewServer(opts Options) *http.Server {
 
 // TapListener wraps the listener of an h2c port: each connection goes
 // through an h2tap, so handlers can reset their HTTP/2 stream or send
-// GOAWAY.
+// GOAWAY. It is h2tap.Listener.
 func TapListener(ln net.Listener) net.Listener {
-	return watchListener{h2tap.Listener(ln)}
+	return h2tap.Listener(ln)
 }
 
 // serveTappedH2 serves one TLS connection that negotiated "h2" through the
 // tap. net/http already called ConnContext for c; the handler it passes
 // carries that context.
 func serveTappedH2(h2 *http2.Server, hs *http.Server, c *tls.Conn, h http.Handler) {
-	conn := watch(h2tap.WrapTLS(c), true)
+	conn := h2tap.WrapTLS(c)
 	ctx := context.Background()
 	if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
 		ctx = bc.BaseContext()
 	}
-	if ci := connFrom(ctx); ci != nil {
-		ci.watch = watcherOf(conn)
-	} else {
+	if connFrom(ctx) == nil {
 		ctx = ConnContext(ctx, conn)
 	}
 	h2.ServeConn(conn, &http2.ServeConnOpts{Context: ctx, BaseConfig: hs, Handler: h})
