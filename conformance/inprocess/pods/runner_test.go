@@ -492,3 +492,44 @@ func TestSecretVolumeTLS(t *testing.T) {
 		t.Errorf("served certificate names %v, want the Secret's abc.example.com", cert.DNSNames)
 	}
 }
+
+// TestDeletedPodIsReplaced deletes a running Pod as a user would: its
+// backend stops and the Deployment gets a new Pod.
+func TestDeletedPodIsReplaced(t *testing.T) {
+	s, _ := startRunner(t)
+	ctx := context.Background()
+	create(t, s, deployment("default", "echo", 1, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"))
+	var old corev1.Pod
+	eventually(t, "one ready pod", func() error {
+		p, err := readyPods(s, "default", "echo")
+		if err == nil && len(p) != 1 {
+			err = fmt.Errorf("%d ready pods", len(p))
+		}
+		for _, v := range p {
+			old = v
+		}
+		return err
+	})
+	if err := s.Delete(ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a new pod", func() error {
+		p, err := readyPods(s, "default", "echo")
+		if err != nil {
+			return err
+		}
+		if _, still := p[old.Name]; still || len(p) != 1 {
+			return fmt.Errorf("ready pods %d, old one still there: %v", len(p), still)
+		}
+		return nil
+	})
+	addr := net.JoinHostPort(old.Status.PodIP, "3000")
+	eventually(t, "the deleted pod's backend stopped", func() error {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			return nil
+		}
+		c.Close()
+		return fmt.Errorf("%s still accepts connections", addr)
+	})
+}
