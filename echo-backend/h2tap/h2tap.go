@@ -93,10 +93,10 @@
 //	w.WriteHeader(200)
 //	io.WriteString(w, "partial")
 //	w.(http.Flusher).Flush()
-//	if err := c.WaitWritten(r.Context(), streamID, true, 7); err != nil {
-//		return // the client went away, or the connection closed
+//	err := c.WaitWritten(r.Context(), streamID, true, 7)
+//	if err == nil || errors.Is(err, h2tap.ErrStreamEnded) {
+//		c.ResetStream(streamID, 0x2) // INTERNAL_ERROR, after "partial"
 //	}
-//	c.ResetStream(streamID, 0x2) // INTERNAL_ERROR, after "partial"
 //
 // The counts live from the client's HEADERS until 64 more streams of the
 // connection have ended, and at most 16384 streams are counted at once.

@@ -2,6 +2,7 @@ package h2tap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -27,7 +28,7 @@ type streamProgress struct {
 
 // reached reports whether p satisfies a WaitWritten condition.
 func (p *streamProgress) reached(headers bool, dataBytes int64) bool {
-	return p.ended || (p.headers || !headers) && p.data >= dataBytes
+	return (p.headers || !headers) && p.data >= dataBytes
 }
 
 // changed wakes the waiters of p.
@@ -161,19 +162,24 @@ func (t *tracker) shut(err error) {
 	}
 }
 
+// ErrStreamEnded is returned (wrapped) by WaitWritten when the stream ended
+// before what it waits for was forwarded: nothing more will be.
+var ErrStreamEnded = errors.New("the stream ended first")
+
 // WaitWritten waits until the tap has forwarded to the client, on the
 // client-opened stream streamID, the response headers (if headers is set)
-// and at least dataBytes bytes of DATA payload, or the stream has ended. It
-// returns nil then, and an error when the connection closes or sends GOAWAY
-// first, or when ctx is done first; in that last case frames that a Write is
-// handing to the socket at that moment count as forwarded, since the client
-// may already have them.
+// and at least dataBytes bytes of DATA payload, and then returns nil. It
+// returns an error wrapping ErrStreamEnded if the stream ends first,
+// net.ErrClosed if the connection closes or sends GOAWAY first, and the
+// context's error if ctx is done first; in that last case frames that a
+// Write is handing to the socket at that moment count as forwarded, since
+// the client may already have them.
 //
 // The response headers are the first non-informational (not 1xx) header
 // block, or trailers. A stream ends when the server sends END_STREAM or
 // RST_STREAM, when the client sends RST_STREAM, and on ResetStream. The
 // tap remembers the last 64 streams that ended; an older stream counts as
-// ended.
+// ended, with ErrStreamEnded.
 //
 // An HTTP/2 server buffers and queues frames, so a handler that flushed its
 // headers or wrote a message cannot know they left; calling WaitWritten
@@ -187,9 +193,13 @@ func (c *Conn) WaitWritten(ctx context.Context, streamID uint32, headers bool, d
 	for {
 		t.mu.Lock()
 		p := t.streams[streamID]
-		if p == nil || p.reached(headers, dataBytes) {
+		if p != nil && p.reached(headers, dataBytes) {
 			t.mu.Unlock()
 			return nil
+		}
+		if p == nil || p.ended {
+			t.mu.Unlock()
+			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, ErrStreamEnded)
 		}
 		if err := t.err; err != nil {
 			t.mu.Unlock()
@@ -205,7 +215,7 @@ func (c *Conn) WaitWritten(ctx context.Context, streamID uint32, headers bool, d
 		case <-wake:
 		case <-ctx.Done():
 			t.mu.Lock()
-			reached := true
+			reached := false
 			if p := t.streams[streamID]; p != nil {
 				now := *p
 				for _, e := range t.inFlight {

@@ -150,7 +150,8 @@ func (tp *tapPipe) headers(id uint32, end bool, fields ...string) {
 	}
 }
 
-// reached reports, without waiting, whether WaitWritten's condition holds.
+// reached reports, without waiting, whether WaitWritten's condition holds
+// on a stream that has not ended.
 func (tp *tapPipe) reached(id uint32, headers bool, n int64) bool {
 	tp.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,10 +242,14 @@ func TestWaitWrittenCountsWhatWasForwarded(t *testing.T) {
 	if err := <-waiter; err != nil {
 		t.Fatalf("WaitWritten(8 bytes) after 8: %v", err)
 	}
-	// An ended stream satisfies every condition.
+	// Once the stream ended, what was forwarded still counts, and more
+	// never comes.
 	tp.headers(1, true, "grpc-status", "0")
-	if !tp.reached(1, true, 1<<40) {
-		t.Error("an ended stream does not satisfy WaitWritten")
+	if !tp.reached(1, true, 8) {
+		t.Error("an ended stream forgot its progress")
+	}
+	if err := tp.tap.WaitWritten(context.Background(), 1, true, 9); !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("waiting for more than an ended stream sent: %v, want ErrStreamEnded", err)
 	}
 }
 
@@ -285,36 +290,44 @@ func TestWaitWrittenStreamEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	tp.serverReads("RST_STREAM 1")
-	if err := <-w1; err != nil {
-		t.Errorf("stream 1 reset by the client: %v", err)
+	if err := <-w1; !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("stream 1 reset by the client: %v, want ErrStreamEnded", err)
 	}
 	// The server resets stream 3.
 	if err := tp.server.WriteRSTStream(3, http2.ErrCodeInternal); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-w3; err != nil {
-		t.Errorf("stream 3 reset by the server: %v", err)
+	if err := <-w3; !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("stream 3 reset by the server: %v, want ErrStreamEnded", err)
 	}
 	// The tap resets stream 5.
 	if err := tp.tap.ResetStream(5, uint32(http2.ErrCodeCancel)); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-w5; err != nil {
-		t.Errorf("stream 5 reset by the tap: %v", err)
+	if err := <-w5; !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("stream 5 reset by the tap: %v, want ErrStreamEnded", err)
 	}
 
 	// Long-ended streams are forgotten, and still count as ended; open
 	// ones are kept however many others end.
 	tp.open(7)
-	for id := uint32(9); id < 9+2*200; id += 2 {
+	tp.headers(7, false, ":status", "200")
+	tp.open(9)
+	tp.headers(9, true, ":status", "204")
+	if err := tp.tap.WaitWritten(ctx, 9, true, 0); err != nil {
+		t.Errorf("stream 9, ended with its headers: %v", err)
+	}
+	for id := uint32(11); id < 11+2*200; id += 2 {
 		tp.open(id)
 		tp.headers(id, true, ":status", "204")
 	}
-	if err := tp.tap.WaitWritten(ctx, 1, true, 1); err != nil {
-		t.Errorf("forgotten stream 1: %v", err)
+	for _, id := range []uint32{1, 9} {
+		if err := tp.tap.WaitWritten(ctx, id, true, 0); !errors.Is(err, h2tap.ErrStreamEnded) {
+			t.Errorf("forgotten stream %d: %v, want ErrStreamEnded", id, err)
+		}
 	}
-	if tp.reached(7, true, 0) {
-		t.Error("open stream 7 counts as ended")
+	if !tp.reached(7, true, 0) || tp.reached(7, true, 1) {
+		t.Error("open stream 7 lost its progress")
 	}
 }
 
@@ -393,8 +406,8 @@ func TestWaitWrittenBoundsOpenStreams(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
-	if !tp.reached(1, true, 0) {
-		t.Error("stream 1 still counted with 16385 streams open")
+	if err := tp.tap.WaitWritten(context.Background(), 1, true, 0); !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("stream 1 with 16385 streams open: %v, want ErrStreamEnded (forgotten)", err)
 	}
 	for _, id := range []uint32{3, 2*maxTracked + 1} {
 		if tp.reached(id, true, 0) {
