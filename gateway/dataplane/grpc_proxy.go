@@ -114,6 +114,14 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		}
 		return
 	}
+	if call != nil {
+		// The transport stops a response body read on cancellation only
+		// once its request body is done; a bidirectional call whose client
+		// is still sending would wait for the next message. Closing the
+		// body cancels the upstream stream at once.
+		stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+		defer stop()
+	}
 	s.relayGRPC(w, r, resp, call, &act.filters, &b.filters)
 }
 
