@@ -287,11 +287,11 @@ func (r *recorder) hook(t *testing.T, ct suite.ConformanceTest, s *suite.Conform
 		tr.Duration = time.Since(st)
 	}
 	r.results[ct.ShortName] = tr
-	r.mu.Unlock()
-
+	// Parallel tests end concurrently; the lock keeps their lines whole.
 	if r.progress != nil && (r.runTest == "" || r.runTest == ct.ShortName) {
 		fmt.Fprintf(r.progress, "%-4s %s (%s)\n", strings.ToUpper(string(tr.Result)), ct.ShortName, tr.Duration.Round(time.Millisecond))
 	}
+	r.mu.Unlock()
 }
 
 // skipReason says why the suite skipped a test, in the order upstream's
