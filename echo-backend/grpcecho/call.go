@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -204,7 +205,7 @@ func (c *call) start(fail *status.Status, streamed bool) (done bool, err error) 
 	}
 	// HeadersSent and body-delay count from when the headers are on the
 	// wire, not from when grpc-go queued them.
-	if err := c.written(headersWritten); err != nil {
+	if err := c.written(0); err != nil {
 		return true, err
 	}
 	c.handle.HeadersSent(time.Now())
@@ -220,26 +221,31 @@ func (c *call) start(fail *status.Status, streamed bool) (done bool, err error) 
 	return false, nil
 }
 
-// headersWritten and dataWritten are conditions for resetAfter.
-func headersWritten(s streamWire) bool { return s.headers > 0 }
-func dataWritten(s streamWire) bool    { return s.dataBytes > 0 }
-
-// written waits until grpc-go has written what it queued for the call's
-// stream, as ok tells: the response headers, or the first message. A fault
-// that acts on the stream must not overtake them.
-func (c *call) written(ok func(streamWire) bool) error {
-	v, found := c.s.conns.Load(c.connID)
-	if !found || !c.tapped {
+// written waits until the tap has forwarded what grpc-go queued for the
+// call's stream: the response headers and at least dataBytes bytes of
+// messages (1 for the first message). A fault that acts on the stream must
+// not overtake them, and HeadersSent counts from when they left.
+func (c *call) written(dataBytes int64) error {
+	if !c.tapped {
 		// The tap's faults cannot act on this call either; they say so.
 		return nil
 	}
-	if err := v.(*wireConn).wait(c.ctx, c.stream, ok); err != nil {
-		if c.ctx.Err() != nil {
-			return c.cancelled()
-		}
-		return c.broken(status.Errorf(codes.Unavailable, "gatecheck: stream %d: %v", c.stream, err))
+	conn, ok := h2tap.Lookup(c.connID)
+	if !ok {
+		return nil // the connection is gone; so are the faults that need it
 	}
-	return nil
+	err := conn.WaitWritten(c.ctx, c.stream, true, dataBytes)
+	switch {
+	case err == nil:
+		return nil
+	case c.ctx.Err() != nil:
+		return c.cancelled()
+	case errors.Is(err, h2tap.ErrStreamEnded):
+		// The client reset the stream, and grpc-go has not cancelled
+		// the call's context yet.
+		return c.broken(status.Errorf(codes.Canceled, "gatecheck: stream %d: %v", c.stream, err))
+	}
+	return c.broken(status.Errorf(codes.Unavailable, "gatecheck: stream %d: %v", c.stream, err))
 }
 
 // wait waits for d or until the call's context is done; in that case it

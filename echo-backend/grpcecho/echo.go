@@ -79,7 +79,7 @@ func (e *echoService) ServerStream(req *echopb.EchoRequest, ss grpc.ServerStream
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			if err := c.written(dataWritten); err != nil {
+			if err := c.written(1); err != nil {
 				return err
 			}
 			return c.reset()
@@ -151,7 +151,7 @@ func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest,
 			return c.broken(err)
 		}
 		if i == 0 && a.Reset == fault.ResetMidBody {
-			if err := c.written(dataWritten); err != nil {
+			if err := c.written(1); err != nil {
 				return err
 			}
 			return c.reset()

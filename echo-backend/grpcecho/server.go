@@ -50,7 +50,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -93,8 +92,7 @@ type Options struct {
 
 // server holds what every service of one grpc.Server shares.
 type server struct {
-	opts  Options
-	conns sync.Map // tap connection id -> *wireConn
+	opts Options
 }
 
 // NewServer returns a grpc.Server that serves upstream's GrpcEcho, our Echo
@@ -115,7 +113,7 @@ func NewServer(opts Options) *grpc.Server {
 	}
 	s := &server{opts: opts}
 	gs := grpc.NewServer(
-		grpc.Creds(wireCreds{TransportCredentials: h2tap.Credentials(creds), conns: &s.conns}),
+		grpc.Creds(h2tap.Credentials(creds)),
 		grpc.StatsHandler(connCounter{}),
 		grpc.MaxHeaderListSize(maxHeaderListSize),
 		// A test backend observes what a proxy does rather than policing
