@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"time"
@@ -72,27 +73,28 @@ func (h *handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 	h.serveAttempt(w, r, route{status: code, noBody: true})
 }
 
-// requestID returns the id of r: the header, else the query parameter.
-func requestID(r *http.Request) string {
+// requestID returns the id of r: the header, else the query parameter (q
+// is r's parsed query).
+func requestID(r *http.Request, q url.Values) string {
 	if v := r.Header.Get(fault.IDHeaderName); v != "" {
 		return v
 	}
-	return r.URL.Query().Get(fault.IDQueryName)
+	return q.Get(fault.IDQueryName)
 }
 
 // specText returns the fault spec of r: the header, else the query
-// parameter.
-func specText(r *http.Request) string {
+// parameter (q is r's parsed query).
+func specText(r *http.Request, q url.Values) string {
 	if v := r.Header.Get(fault.HeaderName); v != "" {
 		return v
 	}
-	return r.URL.Query().Get(fault.QueryName)
+	return q.Get(fault.QueryName)
 }
 
 // readBody reads the whole request body, up to MaxBodyBytes; tooBig
 // reports a larger body (of which only the first bytes were read).
 func readBody(r *http.Request) (body []byte, tooBig bool, err error) {
-	if r.Body == nil {
+	if r.Body == nil || r.Body == http.NoBody {
 		return nil, false, nil
 	}
 	body, err = io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
@@ -120,30 +122,40 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 	arrived := time.Now()
 	a := &attempt{h: h, w: w, r: r, rc: http.NewResponseController(w), status: rt.status, noBody: rt.noBody}
 
+	// Parse the query once, and only if there is one; a nil url.Values
+	// answers "" to every Get.
+	var q url.Values
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
 	var spec *fault.Spec
 	var specErr error
 	if rt.choose != nil {
 		a.id = rt.id
 	} else {
-		a.id = requestID(r)
-		spec, specErr = fault.Parse(specText(r), h.opts.Limits)
+		a.id = requestID(r, q)
+		spec, specErr = fault.Parse(specText(r, q), h.opts.Limits)
 	}
 	var legacyDelay time.Duration
 	var delayErr error
-	if d := r.URL.Query().Get("delay"); d != "" {
+	if d := q.Get("delay"); d != "" {
 		legacyDelay, delayErr = parseDelay("delay", d, h.opts.Limits)
 	}
 	body, tooBig, bodyErr := readBody(r)
 
 	rec := ledger.Attempt{
-		Arrived:    arrived,
-		Listener:   h.opts.Listener,
-		Protocol:   r.Proto,
-		Method:     r.Method,
-		Path:       r.RequestURI,
-		Headers:    visibleHeaders(r.Header),
-		BodyBytes:  int64(len(body)),
-		BodySHA256: digest(body),
+		Arrived:   arrived,
+		Listener:  h.opts.Listener,
+		Protocol:  r.Proto,
+		Method:    r.Method,
+		Path:      r.RequestURI,
+		BodyBytes: int64(len(body)),
+	}
+	if a.id != "" {
+		// Begin keeps the record of an attempt with an id only; spare the
+		// copy and the digest for the others.
+		rec.Headers = visibleHeaders(r.Header)
+		rec.BodySHA256 = digest(body)
 	}
 	if ci := connFrom(r.Context()); ci != nil {
 		rec.Conn = ci.label()
@@ -203,7 +215,18 @@ func parseDelay(name, v string, lim fault.Limits) (time.Duration, error) {
 	return d, nil
 }
 
+// emptyDigest is the digest of an empty body, the body of most requests.
+var emptyDigest = hexSHA256(nil)
+
+// digest is the hex SHA-256 of a request body.
 func digest(b []byte) string {
+	if len(b) == 0 {
+		return emptyDigest
+	}
+	return hexSHA256(b)
+}
+
+func hexSHA256(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
