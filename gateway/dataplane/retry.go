@@ -186,6 +186,9 @@ func (p *retryPolicy) retryReason(at *attempt) string {
 // A retry goes to the same backend (its filters are already applied) and to
 // the endpoint after the previous attempt's in round-robin order, so that
 // with several endpoints no two consecutive attempts go to the same one.
+// The response of a retried attempt is read and dropped (see discard)
+// before the backoff starts; a retry whose backoff would end after the
+// request deadline is not made, and the attempt's answer is relayed instead.
 func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Request, out *http.Request, act *action, b *backend, origin string) {
 	if len(b.endpoints) == 0 {
 		s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
