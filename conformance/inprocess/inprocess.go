@@ -53,6 +53,10 @@ type Options struct {
 	// It is called from the controller's goroutine only; it may change the
 	// snapshot in place.
 	MutateConfig func(*dataplane.Config)
+	// DataPlane, when set, changes the data plane's options before it
+	// starts: Go tests use it to set the knobs that exist only for
+	// negative conformance checks (dataplane.Options.GRPCTimeoutFaults).
+	DataPlane func(*dataplane.Options)
 	// Logger receives the components' errors and progress; the zero Logger
 	// discards.
 	Logger logr.Logger
@@ -106,7 +110,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
-	dp := dataplane.New(dataplane.Options{Logger: log.WithName("dataplane")})
+	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
+	if opts.DataPlane != nil {
+		opts.DataPlane(&dpOpts)
+	}
+	dp := dataplane.New(dpOpts)
 	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses()}
 
 	mutate := opts.MutateConfig

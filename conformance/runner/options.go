@@ -22,6 +22,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // Defaults, the same as the upstream suite's flags.
@@ -57,6 +58,11 @@ type Options struct {
 	// gatecheck's tests read it with tests.TimingTolerance.
 	TimingTolerance time.Duration
 
+	// ReferenceGateway changes the in-process reference gateway. Go tests
+	// use it to run the suite against a deliberately broken gateway and show
+	// that the right tests fail. It is ignored on a cluster.
+	ReferenceGateway ReferenceGateway
+
 	// Progress, when set, gets one line per test as it finishes: its
 	// result, its ShortName and how long it took.
 	Progress io.Writer
@@ -67,6 +73,17 @@ type Options struct {
 	// failure message. The CLI sets it from the test output it captures;
 	// without it, a failure's message says where the log is.
 	TestLog func(shortName string) string
+}
+
+// ReferenceGateway holds the hooks that break the in-process reference
+// gateway on purpose, for negative checks.
+type ReferenceGateway struct {
+	// MutateConfig changes every routing snapshot before the data plane
+	// gets it (for example: Retry = nil turns retries off).
+	MutateConfig func(*dataplane.Config)
+	// DataPlane changes the data plane's options before it starts (for
+	// example: the GRPCTimeoutFaults knobs).
+	DataPlane func(*dataplane.Options)
 }
 
 // DefaultOptions returns the options a run has when nothing is set: the

@@ -48,6 +48,8 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	c, err := inprocess.Start(ctx, inprocess.Options{
 		GatewayClassName:  o.GatewayClassName,
 		SupportedFeatures: supported,
+		MutateConfig:      o.ReferenceGateway.MutateConfig,
+		DataPlane:         o.ReferenceGateway.DataPlane,
 		Logger:            o.Logger,
 	})
 	if err != nil {
