@@ -53,6 +53,9 @@ type attempt struct {
 
 // serveEcho answers any path echo-basic echoes.
 func (h *handler) serveEcho(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Log != nil {
+		logRequest(h.opts.Log, r)
+	}
 	h.serveAttempt(w, r, route{status: http.StatusOK})
 }
 

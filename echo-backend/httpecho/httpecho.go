@@ -37,6 +37,7 @@
 package httpecho
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -72,6 +73,13 @@ type Options struct {
 	// RequireH2C makes the handler answer 400 to requests that are neither
 	// HTTP/2 nor an h2c upgrade, as echo-basic's h2c port does.
 	RequireH2C bool
+
+	// Log, when set, gets echo-basic's line for every echoed request,
+	// "Echoing back request made to <RequestURI> to client (<RemoteAddr>)",
+	// in one Write per request; upstream's mirror tests look for it in the
+	// pod's log. It must be safe for concurrent use (an *os.File is). Nil
+	// logs nothing.
+	Log io.Writer
 }
 
 // handler serves one port.
