@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -68,6 +69,12 @@ type Config struct {
 	Pod    podinfo.Info
 	Limits fault.Limits
 	Ledger ledger.Options
+
+	// Log gets echo-basic's line for every echoed HTTP request (see
+	// httpecho.Options.Log), from every HTTP port at once, so it must be
+	// safe for concurrent use. Nil logs nothing. cmd/echo-backend sets it to
+	// standard output; the in-process pod runner to the pod's log.
+	Log io.Writer
 }
 
 // Environment variables read by ConfigFromEnv. The first group is
@@ -305,6 +312,7 @@ func (b *Backend) serveHTTP(cfg Config, name, port string, tlsCfg *tls.Config) e
 		Limits:     cfg.Limits,
 		Listener:   name,
 		RequireH2C: name == ListenerH2C,
+		Log:        cfg.Log,
 	})
 	b.closer = append(b.closer, srv.Close)
 	serve := func() error { return srv.Serve(ln) }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,5 +248,57 @@ func TestStartFailsCleanlyOnATakenPort(t *testing.T) {
 	cfg.Host = "127.0.0.1"
 	if _, err := echobackend.Start(cfg); err == nil || !strings.Contains(err.Error(), "h2c port") {
 		t.Fatalf("Start with a taken h2c port: %v, want an error naming the h2c port", err)
+	}
+}
+
+// lockedBuffer is a log writer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestLogGetsALinePerEchoFromEveryHTTPPort(t *testing.T) {
+	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": "0", "GATECHECK_TCP_PORT": "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &lockedBuffer{}
+	cfg.Host, cfg.Log = "127.0.0.1", log
+	b, err := echobackend.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+
+	if code, _ := getEcho(t, http.DefaultClient, "http://"+b.Addr("http")+"/one?a=b", nil); code != http.StatusOK {
+		t.Fatalf("http: status %d", code)
+	}
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	h2c := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	if code, _ := getEcho(t, h2c, "http://"+b.Addr("h2c")+"/two", nil); code != http.StatusOK {
+		t.Fatalf("h2c: status %d", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	want := []string{"Echoing back request made to /one?a=b to client (127.0.0.1:", "Echoing back request made to /two to client (127.0.0.1:"}
+	if len(lines) != len(want) {
+		t.Fatalf("log:\n%s\nwant %d lines", log.String(), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("line %d = %q, want it to start %q", i, lines[i], want[i])
+		}
 	}
 }

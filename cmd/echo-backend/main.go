@@ -3,6 +3,10 @@
 // HTTPS_PORT, TLS_SERVER_CERT, GRPC_ECHO_SERVER, TCP_ECHO_SERVER, POD_NAME,
 // NAMESPACE, ...) plus its own GATECHECK_* variables; flags override them.
 // See echo-backend/README.md for every control.
+//
+// Like echo-basic it prints "Echoing back request made to <path> to client
+// (<address>)" for every echoed HTTP request, which upstream's mirror tests
+// read from the pod's log; -quiet or GATECHECK_QUIET=true turns that off.
 package main
 
 import (
@@ -12,10 +16,14 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"syscall"
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 )
+
+// envQuiet turns off the request log, as -quiet does.
+const envQuiet = "GATECHECK_QUIET"
 
 func main() {
 	log.SetFlags(0)
@@ -23,7 +31,14 @@ func main() {
 	if err != nil {
 		log.Fatalf("echo-backend: %v", err)
 	}
+	quietDefault := false
+	if v := os.Getenv(envQuiet); v != "" {
+		if quietDefault, err = strconv.ParseBool(v); err != nil {
+			log.Fatalf("echo-backend: %s=%q: accepted: true or false (also 1, 0, t, f)", envQuiet, v)
+		}
+	}
 	fs := flag.NewFlagSet("echo-backend", flag.ExitOnError)
+	quiet := fs.Bool("quiet", quietDefault, "print no line per echoed request (default from "+envQuiet+")")
 	mode := fs.String("mode", cfg.Mode.String(), "what to serve: http, grpc or tcp")
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to bind every port to (empty: all interfaces)")
 	fs.StringVar(&cfg.HTTPPort, "http-port", cfg.HTTPPort, "HTTP port (gRPC port in grpc mode); empty disables")
@@ -44,6 +59,11 @@ func main() {
 		cfg.Mode = echobackend.ModeTCP
 	default:
 		log.Fatalf("echo-backend: -mode=%q: accepted: http, grpc or tcp", *mode)
+	}
+	if !*quiet {
+		// One small write per request; an *os.File is safe for concurrent
+		// use and unbuffered, so the line is in the log when the answer is.
+		cfg.Log = os.Stdout
 	}
 
 	b, err := echobackend.Start(cfg)
