@@ -1,0 +1,161 @@
+// Package negative runs conformance tests against a reference gateway that
+// is broken on purpose, to show that each test can fail: a test that still
+// passes when the behaviour it checks is gone proves nothing.
+//
+// A failing conformance test fails the Go test that runs the suite, so the
+// suite runs in a child process: the same test binary, re-executed with
+// -test.run selecting the package's helper test and the breakage named in
+// the environment. The child writes each test's result to a file the parent
+// reads. A package that has negative checks declares its breakages and one
+// helper test:
+//
+//	var breakages = map[string]runner.ReferenceGateway{
+//		"hostnames-ignored": {MutateConfig: ignoreHostnames},
+//	}
+//
+//	func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
+//
+//	func TestHostnameIntersectionCanFail(t *testing.T) {
+//		got := negative.Run(t, "TestNegativeHelper", "hostnames-ignored",
+//			"HTTPRouteHostnameIntersection", "HTTPRouteSimpleSameNamespace")
+//		// got["HTTPRouteHostnameIntersection"] must be reports.Fail, ...
+//	}
+package negative
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// Environment of the child process.
+const (
+	envBreakage = "GATECHECK_NEGATIVE_BREAKAGE"
+	envTests    = "GATECHECK_NEGATIVE_TESTS"
+	envResults  = "GATECHECK_NEGATIVE_RESULTS"
+)
+
+// Healthy names the unbroken reference gateway, for a control run.
+const Healthy = "healthy"
+
+// childTimeout bounds one child run; a hung child fails the parent.
+const childTimeout = 10 * time.Minute
+
+// Run runs the named conformance tests (ShortNames) against the reference
+// gateway broken by breakage, in a child process running the helper test
+// helperTest, and returns each selected test's result. Tests that the suite
+// skipped appear with reports.Skip. It fails t if the child could not run
+// or wrote no results.
+func Run(t *testing.T, helperTest, breakage string, tests ...string) map[string]reports.Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("negative checks start the in-process cluster in a child process; run without -short")
+	}
+	results := filepath.Join(t.TempDir(), "results.json")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(),
+		envBreakage+"="+breakage,
+		envTests+"="+strings.Join(tests, ","),
+		envResults+"="+results,
+	)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(childTimeout):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("negative run %q did not finish in %v; output:\n%s", breakage, childTimeout, tail(out))
+	}
+	data, readErr := os.ReadFile(results)
+	if readErr != nil {
+		t.Fatalf("negative run %q wrote no results (exit: %v): %v; output:\n%s", breakage, err, readErr, tail(out))
+	}
+	got := map[string]reports.Result{}
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("negative run %q: reading %s: %v", breakage, results, err)
+	}
+	for _, name := range tests {
+		if _, ok := got[name]; !ok {
+			t.Fatalf("negative run %q has no result for %s (is the ShortName right?); results: %v", breakage, name, got)
+		}
+	}
+	t.Logf("negative run %q: %v", breakage, got)
+	return got
+}
+
+// Helper is the body of a package's helper test. Run normally (no
+// breakage in the environment) it skips; in a child started by Run it runs
+// the selected tests against the reference gateway broken as
+// breakages[name] says (Healthy: unbroken) and writes their results.
+func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
+	name := os.Getenv(envBreakage)
+	if name == "" {
+		t.Skip("helper process of the negative checks; it runs only as their child")
+	}
+	gw, ok := breakages[name]
+	if !ok && name != Healthy {
+		t.Fatalf("unknown breakage %q; known: %v", name, keys(breakages))
+	}
+	selected := strings.Split(os.Getenv(envTests), ",")
+	o := runner.DefaultOptions()
+	o.ReferenceGateway = gw
+	for _, ct := range runner.AllTests() {
+		if !slices.Contains(selected, ct.ShortName) {
+			o.SkipTests = append(o.SkipTests, ct.ShortName)
+		}
+	}
+	var res *runner.Result
+	// Run completes in t's cleanups; this one, registered first, runs last.
+	t.Cleanup(func() {
+		if res == nil {
+			return
+		}
+		got := map[string]reports.Result{}
+		for _, tr := range res.Run.Tests {
+			if slices.Contains(selected, tr.ShortName) {
+				got[tr.ShortName] = tr.Result
+			}
+		}
+		data, err := json.Marshal(got)
+		if err == nil {
+			err = os.WriteFile(os.Getenv(envResults), data, 0o600)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "negative: writing results: %v\n", err)
+		}
+	})
+	var err error
+	if res, err = runner.Run(t, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keys(m map[string]runner.ReferenceGateway) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// tail returns the end of a child's output, enough to see why it failed.
+func tail(b []byte) string {
+	const max = 8 << 10
+	if len(b) > max {
+		return "...\n" + string(b[len(b)-max:])
+	}
+	return string(b)
+}

@@ -1,0 +1,56 @@
+package negative_test
+
+import (
+	"testing"
+
+	"github.com/gatecheck/gatecheck/conformance/negative"
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// ignoreHostnames breaks hostname intersection: every route answers every
+// host its listener accepts, whatever its own hostnames say.
+func ignoreHostnames(cfg *dataplane.Config) {
+	for gi := range cfg.Gateways {
+		for li := range cfg.Gateways[gi].Listeners {
+			l := &cfg.Gateways[gi].Listeners[li]
+			for ri := range l.HTTPRoutes {
+				l.HTTPRoutes[ri].Hostnames = nil
+			}
+			for ri := range l.GRPCRoutes {
+				l.GRPCRoutes[ri].Hostnames = nil
+			}
+		}
+	}
+}
+
+var breakages = map[string]runner.ReferenceGateway{
+	"hostnames-ignored": {MutateConfig: ignoreHostnames},
+}
+
+func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
+
+// TestUpstreamHostnameTestsCatchIgnoredHostnames runs upstream's hostname
+// intersection test against the reference gateway, healthy and with
+// hostname intersection ignored: healthy, it passes; broken, it fails while
+// a test that does not depend on route hostnames still passes.
+func TestUpstreamHostnameTestsCatchIgnoredHostnames(t *testing.T) {
+	control := "HTTPRouteSimpleSameNamespace"
+	selected := []string{control, "HTTPRouteHostnameIntersection"}
+
+	healthy := negative.Run(t, "TestNegativeHelper", negative.Healthy, selected...)
+	for _, name := range selected {
+		if healthy[name] != reports.Pass {
+			t.Errorf("healthy gateway: %s = %q, want pass", name, healthy[name])
+		}
+	}
+
+	broken := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", selected...)
+	if broken[control] != reports.Pass {
+		t.Errorf("hostnames ignored: %s = %q, want pass (it does not depend on hostnames)", control, broken[control])
+	}
+	if broken["HTTPRouteHostnameIntersection"] != reports.Fail {
+		t.Errorf("hostnames ignored: HTTPRouteHostnameIntersection = %q, want fail", broken["HTTPRouteHostnameIntersection"])
+	}
+}
