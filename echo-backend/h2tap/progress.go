@@ -171,7 +171,7 @@ var ErrStreamEnded = errors.New("the stream ended first")
 // and at least dataBytes bytes of DATA payload, and then returns nil. It
 // returns an error wrapping ErrStreamEnded if the stream ends first,
 // net.ErrClosed if the connection closes or sends GOAWAY first, and the
-// context's error if ctx is done first; in that last case frames that a
+// context's error if ctx is done first. Before it fails, frames that a
 // Write is handing to the socket at that moment count as forwarded, since
 // the client may already have them.
 //
@@ -197,41 +197,52 @@ func (c *Conn) WaitWritten(ctx context.Context, streamID uint32, headers bool, d
 			t.mu.Unlock()
 			return nil
 		}
-		if p == nil || p.ended {
+		var stop error
+		switch {
+		case p == nil || p.ended:
+			stop = ErrStreamEnded
+		case t.err != nil:
+			stop = t.err
+		default:
+			if p.wake == nil {
+				p.wake = make(chan struct{})
+			}
+			wake := p.wake
 			t.mu.Unlock()
-			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, ErrStreamEnded)
-		}
-		if err := t.err; err != nil {
-			t.mu.Unlock()
-			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, err)
-		}
-		if p.wake == nil {
-			p.wake = make(chan struct{})
-		}
-		wake := p.wake
-		t.mu.Unlock()
-
-		select {
-		case <-wake:
-		case <-ctx.Done():
+			select {
+			case <-wake:
+				continue
+			case <-ctx.Done():
+				stop = ctx.Err()
+			}
 			t.mu.Lock()
-			reached := false
-			if p := t.streams[streamID]; p != nil {
-				now := *p
-				for _, e := range t.inFlight {
-					if e.stream == streamID {
-						now = e.apply(now)
-					}
-				}
-				reached = now.reached(headers, dataBytes)
-			}
-			t.mu.Unlock()
-			if reached {
-				return nil
-			}
-			return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, ctx.Err())
+		}
+		// The wait failed; frames being handed to the socket right now
+		// count, since the client may already have them (and may even
+		// have reset the stream after reading them).
+		reached := t.reachedInFlight(streamID, headers, dataBytes)
+		t.mu.Unlock()
+		if reached {
+			return nil
+		}
+		return fmt.Errorf("h2tap: WaitWritten: stream %d: %w", streamID, stop)
+	}
+}
+
+// reachedInFlight reports whether a stream's progress, with the frames in
+// flight, satisfies a WaitWritten condition; t.mu is held.
+func (t *tracker) reachedInFlight(stream uint32, headers bool, dataBytes int64) bool {
+	p := t.streams[stream]
+	if p == nil {
+		return false
+	}
+	now := *p
+	for _, e := range t.inFlight {
+		if e.stream == stream {
+			now = e.apply(now)
 		}
 	}
+	return now.reached(headers, dataBytes)
 }
 
 // checkStream validates a stream id given to method: it must have been

@@ -450,3 +450,34 @@ func TestResetStreamWaitsForServerSettings(t *testing.T) {
 		}
 	}
 }
+
+// A client may read the headers and reset the stream before the Write that
+// carries them returns: the headers still count.
+func TestWaitWrittenCountsFramesInFlightWhenStreamEnds(t *testing.T) {
+	tp := newTapPipe(t) // no reader: the tap's Write blocks on the pipe
+	tp.open(1)
+	wrote := make(chan error, 1)
+	go func() {
+		tp.hbuf.Reset()
+		tp.enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+		wrote <- tp.server.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: tp.hbuf.Bytes(), EndHeaders: true})
+	}()
+	if _, err := io.ReadFull(tp.client, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.cfr.WriteRSTStream(1, http2.ErrCodeCancel); err != nil {
+		t.Fatal(err)
+	}
+	tp.serverReads("RST_STREAM 1")
+	ctx := context.Background()
+	if err := tp.tap.WaitWritten(ctx, 1, true, 0); err != nil {
+		t.Errorf("headers in flight, stream reset: %v, want nil", err)
+	}
+	if err := tp.tap.WaitWritten(ctx, 1, true, 1); !errors.Is(err, h2tap.ErrStreamEnded) {
+		t.Errorf("data never written, stream reset: %v, want ErrStreamEnded", err)
+	}
+	go io.Copy(io.Discard, tp.client)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+}
