@@ -127,6 +127,13 @@ type roundTripper struct {
 	rt *roundtripper.DefaultRoundTripper
 }
 
+// DialContext is the cluster's DialContext. Tests that need connections of
+// their own to a Gateway (see tests.DialContext in conformance/tests) find
+// it through the suite's RoundTripper.
+func (r *roundTripper) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return r.c.DialContext(ctx, network, addr)
+}
+
 // CaptureRoundTrip implements roundtripper.RoundTripper.
 func (r *roundTripper) CaptureRoundTrip(req roundtripper.Request) (*roundtripper.CapturedRequest, *roundtripper.CapturedResponse, error) {
 	if req.Protocol == roundtripper.H2Protocol || req.Protocol == roundtripper.H2CPriorKnowledgeProtocol {
