@@ -23,6 +23,10 @@
 //     kubernetes.io/service-name, with the target ports resolved by number or
 //     by container port name.
 //
+// Each replica's echo container has a log (Runner.Log): the backend's line
+// per echoed request, as echo-basic prints it, kept in a bounded
+// podlog.Buffer for as long as the Pod lives.
+//
 // Scaling starts and stops replicas; a template change rolls out new pods
 // and stops the old ones once every new one serves; deleting a Deployment
 // (or its namespace) stops its backends and deletes its pods.
@@ -64,6 +68,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gatecheck/gatecheck/conformance/inprocess/podlog"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 )
 
@@ -135,6 +140,11 @@ type replica struct {
 	pod     *corev1.Pod // metadata and spec as created
 	created metav1.Time
 
+	// container is the name of the echo container, whose log is log; set
+	// at creation and never changed.
+	container string
+	log       *podlog.Buffer
+
 	ip      netip.Addr
 	backend *echobackend.Backend
 	readyAt metav1.Time
@@ -194,6 +204,45 @@ func (r *Runner) Backend(namespace, name string) *echobackend.Backend {
 		return rep.backend
 	}
 	return nil
+}
+
+// ErrNoPod is returned by Log for a Pod the runner does not run.
+var ErrNoPod = errors.New("the pod runner runs no such pod")
+
+// Log returns the log of a container of the Pod namespace/name that the
+// runner runs: the echo-backend's request lines for the echo container,
+// and nil for a sidecar container, which does not run in-process and so
+// has no log. An empty container names the Pod's only container (init
+// containers aside), as the API server's default does. It returns an error
+// wrapping ErrNoPod when the runner runs no such Pod, and another error,
+// naming the Pod's containers, when container is not one of them or is
+// empty in a Pod of several.
+func (r *Runner) Log(namespace, name, container string) (*podlog.Buffer, error) {
+	r.mu.Lock()
+	rep := r.replicas[types.NamespacedName{Namespace: namespace, Name: name}]
+	r.mu.Unlock()
+	if rep == nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", namespace, name, ErrNoPod)
+	}
+	var names []string
+	for _, c := range rep.pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	for _, c := range rep.pod.Spec.InitContainers {
+		names = append(names, c.Name)
+	}
+	switch {
+	case container == "" && len(rep.pod.Spec.Containers) == 1:
+		container = names[0]
+	case container == "":
+		return nil, fmt.Errorf("pod %s/%s has several containers: accepted: a container name, one of %v", namespace, name, names)
+	case !slices.Contains(names, container):
+		return nil, fmt.Errorf("container %q is not valid for pod %s/%s: accepted: one of %v", container, namespace, name, names)
+	}
+	if container != rep.container {
+		return nil, nil
+	}
+	return rep.log, nil
 }
 
 // Retry delays after a failed sync or a replica that failed to start:
@@ -507,12 +556,14 @@ func (r *Runner) createPod(ctx context.Context, d *appsv1.Deployment, t *podTemp
 		return nil, fmt.Errorf("creating a pod: %w", err)
 	}
 	rep := &replica{
-		key:     client.ObjectKeyFromObject(pod),
-		uid:     pod.UID,
-		owner:   d.UID,
-		hash:    t.hash,
-		pod:     pod,
-		created: metav1.Now().Rfc3339Copy(),
+		key:       client.ObjectKeyFromObject(pod),
+		uid:       pod.UID,
+		owner:     d.UID,
+		hash:      t.hash,
+		pod:       pod,
+		created:   metav1.Now().Rfc3339Copy(),
+		container: t.container.Name,
+		log:       podlog.New(),
 	}
 	r.mu.Lock()
 	r.replicas[rep.key] = rep
@@ -559,6 +610,7 @@ func (r *Runner) start(ctx context.Context, rep *replica, t *podTemplate) (retry
 			break
 		}
 		cfg.Host = ip.String()
+		cfg.Log = rep.log
 		b, err := echobackend.Start(cfg)
 		if errors.Is(err, syscall.EADDRINUSE) {
 			// Keep the address marked: something else holds its ports.
