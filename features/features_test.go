@@ -31,8 +31,8 @@ func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
 			t.Errorf("%s: Channel = %q, want upstream's %q", uf.Name, f.Channel, uf.Channel)
 		}
 	}
-	if got, want := len(All()), gwfeatures.AllFeatures.Len()+5; got != want {
-		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 5)", got, want)
+	if got, want := len(All()), gwfeatures.AllFeatures.Len()+8; got != want {
+		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 8)", got, want)
 	}
 }
 
@@ -75,6 +75,8 @@ func TestGatecheckFeatures(t *testing.T) {
 	for _, name := range []FeatureName{
 		SupportHTTPRouteRetryCodes, SupportHTTPRouteRetryBackoff, SupportHTTPRouteRetryWithRequestTimeout,
 		SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteStrictEnforcement,
+		SupportGRPCRouteMaxStreamDurationDeadlineExceeded, SupportGRPCRouteTimeoutPropagation,
+		SupportGRPCRouteMaxStreamDurationCancelsBackend,
 	} {
 		f, ok := Lookup(name)
 		if !ok {
@@ -363,10 +365,46 @@ func TestDefaultProfiles(t *testing.T) {
 	grpc, _ := LookupProfile(ProfileGRPCDeadlines)
 	if grpc.Upstream ||
 		!slices.Equal(grpc.Core, []FeatureName{gwfeatures.SupportGRPCRoute, gwfeatures.SupportGateway}) ||
-		!slices.Equal(grpc.Extended, []FeatureName{SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteStrictEnforcement}) {
+		!slices.Equal(grpc.Extended, []FeatureName{
+			SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteMaxStreamDurationCancelsBackend,
+			SupportGRPCRouteMaxStreamDurationDeadlineExceeded, SupportGRPCRouteStrictEnforcement,
+			SupportGRPCRouteTimeoutPropagation,
+		}) {
 		t.Errorf("%s = %+v", ProfileGRPCDeadlines, grpc)
 	}
 	if _, ok := ByProfile(ProfileHTTPResilience); !ok {
 		t.Errorf("ByProfile(%s) found nothing", ProfileHTTPResilience)
+	}
+}
+
+// TestGEP3139Features checks the GRPCRoute timeout features against
+// GEP-3139: its two names at support level Extended, StrictEnforcement
+// resting on MaxStreamDuration, and gatecheck's finer features resting on
+// MaxStreamDuration too.
+func TestGEP3139Features(t *testing.T) {
+	tests := []struct {
+		name  FeatureName
+		level Level
+		deps  []FeatureName
+	}{
+		{SupportGRPCRouteMaxStreamDuration, LevelExtended, []FeatureName{gwfeatures.SupportGRPCRoute}},
+		{SupportGRPCRouteStrictEnforcement, LevelExtended, []FeatureName{SupportGRPCRouteMaxStreamDuration}},
+		{SupportGRPCRouteMaxStreamDurationDeadlineExceeded, LevelExtended, []FeatureName{SupportGRPCRouteMaxStreamDuration}},
+		{SupportGRPCRouteTimeoutPropagation, LevelImplementationSpecific, []FeatureName{SupportGRPCRouteMaxStreamDuration}},
+		{SupportGRPCRouteMaxStreamDurationCancelsBackend, LevelImplementationSpecific, []FeatureName{SupportGRPCRouteMaxStreamDuration}},
+	}
+	for _, tt := range tests {
+		f, ok := Lookup(tt.name)
+		if !ok {
+			t.Errorf("Lookup(%s) found nothing", tt.name)
+			continue
+		}
+		if f.Level != tt.level || f.GEP != 3139 || f.Channel != ChannelExperimental || !slices.Equal(f.DependsOn, tt.deps) {
+			t.Errorf("%s = level %q, GEP %d, channel %q, DependsOn %v; want %q, 3139, experimental, %v",
+				tt.name, f.Level, f.GEP, f.Channel, f.DependsOn, tt.level, tt.deps)
+		}
+		if !slices.Equal(f.Profiles, []string{ProfileGRPCDeadlines}) {
+			t.Errorf("%s: Profiles = %v, want [%s]", tt.name, f.Profiles, ProfileGRPCDeadlines)
+		}
 	}
 }

@@ -20,12 +20,28 @@ const (
 	// SupportHTTPRouteRetryWithRequestTimeout: timeouts.request bounds the
 	// whole retried exchange, all attempts included.
 	SupportHTTPRouteRetryWithRequestTimeout FeatureName = "HTTPRouteRetryWithRequestTimeout"
-	// SupportGRPCRouteMaxStreamDuration: a GRPCRoute rule's maximum stream
-	// duration ends a longer call with a non-OK status in time.
+	// SupportGRPCRouteMaxStreamDuration (GEP-3139's name): a GRPCRoute
+	// rule's timeouts.maxStreamDuration ends every kind of call that
+	// outlives it with a non-OK status, no earlier than the limit and
+	// promptly after it; 0s means no limit.
 	SupportGRPCRouteMaxStreamDuration FeatureName = "GRPCRouteMaxStreamDuration"
-	// SupportGRPCRouteStrictEnforcement: a call ended by the maximum stream
-	// duration gets DEADLINE_EXCEEDED as a trailers-only response.
+	// SupportGRPCRouteStrictEnforcement (GEP-3139's name): a GRPCRoute
+	// rule's timeouts.strictEnforcement chooses the call's bound: Allow the
+	// stricter of maxStreamDuration and the client's grpc-timeout, Deny the
+	// client's grpc-timeout when the call carries one.
 	SupportGRPCRouteStrictEnforcement FeatureName = "GRPCRouteStrictEnforcement"
+	// SupportGRPCRouteMaxStreamDurationDeadlineExceeded: a call ended by its
+	// bound gets DEADLINE_EXCEEDED, as a trailers-only response before the
+	// response headers and as trailers after whole messages once they were
+	// sent.
+	SupportGRPCRouteMaxStreamDurationDeadlineExceeded FeatureName = "GRPCRouteMaxStreamDurationDeadlineExceeded"
+	// SupportGRPCRouteTimeoutPropagation: the backend receives a
+	// grpc-timeout no larger than the call's remaining bound, as chosen by
+	// maxStreamDuration, strictEnforcement and the client's grpc-timeout.
+	SupportGRPCRouteTimeoutPropagation FeatureName = "GRPCRouteTimeoutPropagation"
+	// SupportGRPCRouteMaxStreamDurationCancelsBackend: when a call's bound
+	// runs out, the backend's stream of the call ends too.
+	SupportGRPCRouteMaxStreamDurationCancelsBackend FeatureName = "GRPCRouteMaxStreamDurationCancelsBackend"
 )
 
 // gatecheck's own conformance profiles, registered with the upstream suite.
@@ -37,9 +53,12 @@ const (
 	ProfileGRPCDeadlines = "GATECHECK-GRPC-DEADLINES"
 )
 
-// grpcStreamDurationGEP is the number the design gives the GRPCRoute
-// stream-duration extension. gateway-api v1.6.3 has no GEP document with
-// this number yet.
+// grpcStreamDurationGEP is GEP-3139, "GRPCRoute timeouts" (status
+// Implementable): it adds rules[].timeouts.maxStreamDuration and
+// strictEnforcement to GRPCRoute and names the features
+// GRPCRouteMaxStreamDuration and GRPCRouteStrictEnforcement, at support
+// level Extended. No gateway-api release (v1.6.3 included) has the fields
+// or the features yet, so gatecheck registers them under the GEP's names.
 const grpcStreamDurationGEP = 3139
 
 func init() {
@@ -90,19 +109,49 @@ func init() {
 	Register(Feature{
 		Name:        SupportGRPCRouteMaxStreamDuration,
 		Channel:     ChannelExperimental,
-		Level:       LevelImplementationSpecific,
+		Level:       LevelExtended,
 		GEP:         grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{gwfeatures.SupportGRPCRoute},
 		Profiles:    []string{ProfileGRPCDeadlines},
-		Description: "Ends a call that outlives the rule's maximum stream duration with a non-OK status in time.",
+		Description: "Ends any call (unary or streaming) that outlives the rule's timeouts.maxStreamDuration with a non-OK status, not before the limit and promptly after it; 0s means no limit.",
 	})
 	Register(Feature{
 		Name:        SupportGRPCRouteStrictEnforcement,
+		Channel:     ChannelExperimental,
+		Level:       LevelExtended,
+		GEP:         grpcStreamDurationGEP,
+		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
+		Profiles:    []string{ProfileGRPCDeadlines},
+		Description: "Bounds a call by timeouts.strictEnforcement: Allow, the stricter of maxStreamDuration and the client's grpc-timeout; Deny, the client's grpc-timeout when present.",
+	})
+	// gatecheck's finer features for GEP-3139: the stricter parts of the
+	// behaviour, so that a data plane that ends calls in time but in
+	// another way gets a separate verdict for each part.
+	Register(Feature{
+		Name:        SupportGRPCRouteMaxStreamDurationDeadlineExceeded,
+		Channel:     ChannelExperimental,
+		Level:       LevelExtended,
+		GEP:         grpcStreamDurationGEP,
+		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
+		Profiles:    []string{ProfileGRPCDeadlines},
+		Description: "Ends a call at its bound with DEADLINE_EXCEEDED: trailers-only before response headers, trailers after whole messages once headers were sent.",
+	})
+	Register(Feature{
+		Name:        SupportGRPCRouteTimeoutPropagation,
 		Channel:     ChannelExperimental,
 		Level:       LevelImplementationSpecific,
 		GEP:         grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
 		Profiles:    []string{ProfileGRPCDeadlines},
-		Description: "Ends such a call with DEADLINE_EXCEEDED as a trailers-only response.",
+		Description: "Sends the backend a grpc-timeout no larger than the call's remaining bound, as maxStreamDuration, strictEnforcement and the client's grpc-timeout choose it.",
+	})
+	Register(Feature{
+		Name:        SupportGRPCRouteMaxStreamDurationCancelsBackend,
+		Channel:     ChannelExperimental,
+		Level:       LevelImplementationSpecific,
+		GEP:         grpcStreamDurationGEP,
+		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
+		Profiles:    []string{ProfileGRPCDeadlines},
+		Description: "Ends the backend's stream of a call when the call's maxStreamDuration runs out, as the backend sees it.",
 	})
 }
