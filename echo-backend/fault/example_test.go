@@ -76,7 +76,7 @@ func ExampleParse_reset() {
 	// reset                                          reset=before-headers code=INTERNAL_ERROR goaway=false
 	// reset=mid-body                                 reset=mid-body code=INTERNAL_ERROR goaway=false
 	// reset=after-headers;reset-code=REFUSED_STREAM  reset=after-headers code=REFUSED_STREAM goaway=false
-	// goaway                                         reset=none code=INTERNAL_ERROR goaway=true
+	// goaway                                         reset=none code=NO_ERROR goaway=true
 }
 
 // Every error is a *fault.Error naming the directive, the value, what is

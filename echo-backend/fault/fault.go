@@ -26,7 +26,8 @@
 //	reset[=P]          reset the stream at P: before-headers (the default),
 //	                   after-headers or mid-body
 //	reset-code=C       RST_STREAM / GOAWAY error code: a number or a name such
-//	                   as CANCEL (default INTERNAL_ERROR); with reset or goaway
+//	                   as CANCEL; with reset or goaway. Default: INTERNAL_ERROR
+//	                   with reset, NO_ERROR with goaway alone
 //	goaway             send GOAWAY, then close the connection
 //	close              close the connection without a response
 //	fail=N             apply the directives to the first N attempts only
@@ -125,7 +126,7 @@ type Action struct {
 	Trailers      []Trailer  // extra trailers
 
 	Reset     ResetPoint // where to abort; ResetNone for no reset
-	ResetCode uint32     // HTTP/2 RST_STREAM error code (default INTERNAL_ERROR, 0x2)
+	ResetCode uint32     // HTTP/2 RST_STREAM or GOAWAY error code (default: DefaultCode)
 	GoAway    bool       // HTTP/2: send GOAWAY excluding this stream, then close the connection
 	Close     bool       // close the connection gracefully without a response
 }
@@ -184,6 +185,23 @@ const (
 // DefaultResetCode is the RST_STREAM error code of a reset without
 // reset-code: INTERNAL_ERROR.
 const DefaultResetCode uint32 = 0x2
+
+// DefaultGoAwayCode is the GOAWAY error code of a goaway without reset-code
+// (and without reset): NO_ERROR, as a server that shuts down sends.
+const DefaultGoAwayCode uint32 = 0x0
+
+// DefaultCode returns the error code a without reset-code gets:
+// DefaultResetCode when it resets, DefaultGoAwayCode when it only sends
+// GOAWAY, and 0 when it does neither.
+func DefaultCode(a Action) uint32 {
+	switch {
+	case a.Reset != ResetNone:
+		return DefaultResetCode
+	case a.GoAway:
+		return DefaultGoAwayCode
+	}
+	return 0
+}
 
 // grpcCodeNames are the canonical gRPC code names, indexed by code.
 var grpcCodeNames = [...]string{
@@ -741,12 +759,12 @@ func merge(base, over Action, mask field) Action {
 }
 
 // finish normalises an action whose directives are mask: a reset or goaway
-// without reset-code gets DefaultResetCode, and a reset-code or grpc-message
+// without reset-code gets DefaultCode, and a reset-code or grpc-message
 // that nothing uses is dropped.
 func finish(a Action, mask field) Action {
 	if a.Reset != ResetNone || a.GoAway {
 		if mask&fResetCode == 0 {
-			a.ResetCode = DefaultResetCode
+			a.ResetCode = DefaultCode(a)
 		}
 	} else {
 		a.ResetCode = 0
@@ -918,7 +936,7 @@ func (a Action) String() string {
 	if a.GoAway {
 		add("goaway", "")
 	}
-	if (a.Reset != ResetNone || a.GoAway) && a.ResetCode != DefaultResetCode ||
+	if (a.Reset != ResetNone || a.GoAway) && a.ResetCode != DefaultCode(a) ||
 		a.Reset == ResetNone && !a.GoAway && a.ResetCode != 0 {
 		add("reset-code", ResetCodeName(a.ResetCode))
 	}

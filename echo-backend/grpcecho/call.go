@@ -338,15 +338,6 @@ func (c *call) reset() error {
 	return status.Errorf(codes.Aborted, "gatecheck fault: stream reset with %s", fault.ResetCodeName(code))
 }
 
-// goAwayCode is the GOAWAY error code of an action: NO_ERROR, unless
-// reset-code names a code other than the reset default.
-func goAwayCode(a fault.Action) uint32 {
-	if a.ResetCode == fault.DefaultResetCode {
-		return 0
-	}
-	return a.ResetCode
-}
-
 // goAway sends GOAWAY excluding the call's stream; the tap then closes the
 // connection and drops whatever the server writes after it.
 func (c *call) goAway() error {
@@ -358,7 +349,7 @@ func (c *call) goAway() error {
 	if c.stream > 2 {
 		last = c.stream - 2
 	}
-	code := goAwayCode(c.action)
+	code := c.action.ResetCode // fault's default for goaway is NO_ERROR
 	if err := conn.GoAway(last, code); err != nil {
 		return c.faultFailed(status.Errorf(codes.Internal, "gatecheck: goaway on c%d: %v", c.connID, err))
 	}

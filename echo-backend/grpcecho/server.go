@@ -36,8 +36,8 @@
 //     streamed message (unary, client stream).
 //   - goaway sends GOAWAY whose last stream id excludes the call's stream
 //     (stream-2, or 0 for stream 1) and closes the connection; its code is
-//     NO_ERROR unless reset-code names another one. A grpc-go client retries
-//     such a call once, transparently, on a new connection.
+//     reset-code (default NO_ERROR). A grpc-go client retries such a call
+//     once, transparently, on a new connection.
 //   - close closes the connection without a response.
 //
 // ClientStream applies the action once the client has half-closed, when its

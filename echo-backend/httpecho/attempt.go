@@ -25,9 +25,6 @@ const (
 	grpcTimeoutHeader = "gatecheck-grpc-timeout"
 )
 
-// http2NoError is the GOAWAY code of a graceful shutdown.
-const http2NoError = 0x0
-
 // flushWaitLimit bounds the wait for flushed HTTP/2 frames to leave the tap
 // before a reset; it is only reached when the client stops reading.
 const flushWaitLimit = 5 * time.Second
@@ -506,7 +503,7 @@ func (a *attempt) goAway() error {
 	if a.streamID > 2 {
 		last = a.streamID - 2
 	}
-	if err := c.GoAway(last, http2NoError); err != nil {
+	if err := c.GoAway(last, a.act.ResetCode); err != nil { // default NO_ERROR
 		return fmt.Errorf("sending GOAWAY: %w", err)
 	}
 	a.ledger.End(ledger.GoAway, time.Time{})
