@@ -4,6 +4,7 @@
 package control
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,16 +26,25 @@ type Switch interface {
 type Controls struct {
 	httpHealth atomic.Int32
 
-	// GRPCHealth serves grpc.health.v1 on every gRPC port.
+	// GRPCHealth serves grpc.health.v1 on every gRPC port. Set statuses
+	// through SetGRPCHealth, so that GRPCServices lists them.
 	GRPCHealth *health.Server
 
-	mu  sync.Mutex
-	tcp Switch
+	mu       sync.Mutex
+	tcp      Switch
+	services map[string]bool // names SetGRPCHealth set, "" included
 }
+
+// Bounds on the gRPC services whose health can be set, so that admin
+// requests cannot grow the process without limit.
+const (
+	MaxGRPCServices       = 1024 // distinct names, "" included
+	MaxGRPCServiceNameLen = 1024 // bytes in one name
+)
 
 // New returns controls with HTTP health 200 and every gRPC service SERVING.
 func New() *Controls {
-	c := &Controls{GRPCHealth: health.NewServer()}
+	c := &Controls{GRPCHealth: health.NewServer(), services: map[string]bool{"": true}}
 	c.httpHealth.Store(http.StatusOK)
 	return c
 }
@@ -52,13 +62,53 @@ func (c *Controls) SetHTTPHealth(code int) error {
 }
 
 // SetGRPCHealth sets the serving status of one gRPC service ("" is the
-// server as a whole).
+// server as a whole) and remembers its name for GRPCServices. At most
+// MaxGRPCServices names of at most MaxGRPCServiceNameLen bytes are
+// accepted.
 func (c *Controls) SetGRPCHealth(service string, status healthpb.HealthCheckResponse_ServingStatus) error {
 	if _, ok := healthpb.HealthCheckResponse_ServingStatus_name[int32(status)]; !ok {
 		return fmt.Errorf("grpc health status %d: accepted: SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN", status)
 	}
+	if len(service) > MaxGRPCServiceNameLen {
+		return fmt.Errorf("grpc health service name of %d bytes: accepted: at most %d bytes", len(service), MaxGRPCServiceNameLen)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.services[service] && len(c.services) >= MaxGRPCServices {
+		return fmt.Errorf("grpc health service %q: %d services are set already: accepted: a service already set (at most %d)",
+			service, len(c.services), MaxGRPCServices)
+	}
+	c.services[service] = true
+	// Under c.mu, so that GRPCServices never lists a name before its status.
 	c.GRPCHealth.SetServingStatus(service, status)
 	return nil
+}
+
+// GRPCServices returns the serving status name (such as "SERVING") of the
+// server as a whole ("") and of every service SetGRPCHealth set.
+func (c *Controls) GRPCServices() map[string]string {
+	c.mu.Lock()
+	names := make([]string, 0, len(c.services))
+	for name := range c.services {
+		names = append(names, name)
+	}
+	c.mu.Unlock()
+	out := make(map[string]string, len(names))
+	for _, name := range names {
+		out[name] = c.GRPCStatus(name)
+	}
+	return out
+}
+
+// GRPCStatus returns the serving status name of one service, such as
+// "SERVING", or "SERVICE_UNKNOWN" for a name the health server does not
+// know.
+func (c *Controls) GRPCStatus(service string) string {
+	resp, err := c.GRPCHealth.Check(context.Background(), &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return healthpb.HealthCheckResponse_SERVICE_UNKNOWN.String()
+	}
+	return resp.GetStatus().String()
 }
 
 // ErrNoTCP is returned when no TCP listener runs in this process.

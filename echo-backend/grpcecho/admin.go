@@ -35,7 +35,7 @@ func (ad *adminService) SetHTTPHealth(_ context.Context, req *echopb.SetHTTPHeal
 func (ad *adminService) SetGRPCHealth(_ context.Context, req *echopb.SetGRPCHealthRequest) (*echopb.SetGRPCHealthResponse, error) {
 	st := healthpb.HealthCheckResponse_ServingStatus(req.GetStatus())
 	if err := ad.s.opts.Controls.SetGRPCHealth(req.GetService(), st); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "SetGRPCHealthRequest field status: %v", err)
+		return nil, status.Errorf(codes.InvalidArgument, "SetGRPCHealthRequest: %v", err)
 	}
 	return &echopb.SetGRPCHealthResponse{Service: req.GetService(), Status: req.GetStatus()}, nil
 }

@@ -1,7 +1,6 @@
 package httpecho
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,7 +22,8 @@ const (
 type State struct {
 	HTTPHealth int `json:"httpHealth"`
 	// GRPCHealth maps service names to their serving status: the server as
-	// a whole ("") and each service named by a service= query parameter.
+	// a whole (""), every service whose status was set, and each service
+	// named by a service= query parameter (SERVICE_UNKNOWN if never set).
 	GRPCHealth map[string]string `json:"grpcHealth"`
 	TCP        TCPState          `json:"tcp"`
 }
@@ -119,7 +119,7 @@ func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := h.opts.Controls.SetGRPCHealth(q.Get("service"), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
-		writeError(w, http.StatusBadRequest, "query parameter status: "+err.Error())
+		writeError(w, http.StatusBadRequest, "query parameters service and status: "+err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, h.state(r))
@@ -143,20 +143,16 @@ func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.state(r))
 }
 
-// state reads the switches; the gRPC services reported are "" and those
-// named by r's service= parameters.
+// state reads the switches; the gRPC services reported are those the
+// controls know and those named by r's service= parameters.
 func (h *handler) state(r *http.Request) State {
 	c := h.opts.Controls
-	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: map[string]string{}}
+	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: c.GRPCServices()}
 	s.TCP.Open, s.TCP.Present = c.TCPOpen()
-	services := append([]string{""}, r.URL.Query()["service"]...)
-	for _, name := range services {
-		resp, err := c.GRPCHealth.Check(context.Background(), &healthpb.HealthCheckRequest{Service: name})
-		if err != nil {
-			s.GRPCHealth[name] = healthpb.HealthCheckResponse_SERVICE_UNKNOWN.String()
-			continue
+	for _, name := range r.URL.Query()["service"] {
+		if _, ok := s.GRPCHealth[name]; !ok {
+			s.GRPCHealth[name] = c.GRPCStatus(name)
 		}
-		s.GRPCHealth[name] = resp.GetStatus().String()
 	}
 	return s
 }
