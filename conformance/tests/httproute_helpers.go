@@ -1,0 +1,314 @@
+package tests
+
+// Helpers shared by the HTTPRoute retry and timeout tests (GEP-1731,
+// GEP-1742): a client that talks to the echo-backend through a Gateway,
+// sends a fault spec and a request id, times the whole exchange, and reads
+// the backend's ledger back through the same Gateway.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	gwhttp "sigs.k8s.io/gateway-api/conformance/utils/http"
+	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+)
+
+// infraNamespace is the namespace of the upstream base manifests, where
+// gatecheck's HTTPRoute tests put their routes and backends.
+const infraNamespace = "gateway-conformance-infra"
+
+// sharedGateway is the upstream base Gateway the HTTPRoute tests attach
+// to: one HTTP listener on port 80 for routes of its own namespace. Each
+// test's routes have a hostname of their own, so parallel tests never
+// share a path (the ledger path /_gatecheck/ above all).
+var sharedGateway = types.NamespacedName{Namespace: infraNamespace, Name: "same-namespace"}
+
+// ledgerLag is how much earlier than the gateway an event may look when
+// the backend records it: the echo-backend writes an attempt's end (or
+// notices a cancellation) a moment after the gateway could act on it. Gaps
+// measured from the ledger are checked against the configured duration
+// minus ledgerLag. It is far below every duration the tests configure, so a
+// gateway that ignores a backoff or a timeout still fails.
+const ledgerLag = 25 * time.Millisecond
+
+// Bounds on what the helpers read, so a misbehaving gateway cannot make a
+// test hold unbounded memory.
+const (
+	maxResponseBody = 1 << 20
+	maxLedgerBody   = 4 << 20
+)
+
+// routeClient sends requests to one hostname of a Gateway with a client of
+// its own (the suite's RoundTripper neither returns bodies nor reads
+// ledgers), dialing as the suite does (DialContext).
+type routeClient struct {
+	t      *testing.T
+	gwAddr string // "host:port" of the Gateway listener
+	host   string // Host header: the route's hostname
+	client *http.Client
+}
+
+// newRouteClient returns a routeClient for host on the Gateway at gwAddr.
+// Its connections are closed when t ends.
+func newRouteClient(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host string) *routeClient {
+	tr := &http.Transport{
+		DialContext:         DialContext(s),
+		MaxIdleConnsPerHost: 32,
+		IdleConnTimeout:     30 * time.Second,
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &routeClient{t: t, gwAddr: gwAddr, host: host, client: &http.Client{Transport: tr}}
+}
+
+// attachRoutes waits until the routes named in infraNamespace are accepted
+// by the shared Gateway and have resolved references, then until path on
+// host answers 200 from the Deployment backend consistently (the data plane
+// is programmed and the backend is ready). It returns the Gateway's
+// address.
+func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backend string, routes ...string) string {
+	t.Helper()
+	nns := make([]types.NamespacedName, len(routes))
+	for i, r := range routes {
+		nns[i] = types.NamespacedName{Namespace: infraNamespace, Name: r}
+	}
+	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
+		kubernetes.NewGatewayRef(sharedGateway), nns...)
+	for _, nn := range nns {
+		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, sharedGateway)
+	}
+	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, gwAddr, gwhttp.ExpectedResponse{
+		Request:   gwhttp.Request{Host: host, Path: path},
+		Response:  gwhttp.Response{StatusCode: http.StatusOK},
+		Backend:   backend,
+		Namespace: infraNamespace,
+	})
+	return gwAddr
+}
+
+// httpRequestSeq numbers the request ids of this process.
+var httpRequestSeq atomic.Uint64
+
+// newHTTPRequestID returns a request id unique to this request: the test's
+// name (made safe for a URL path), a counter and random bits.
+func newHTTPRequestID(t *testing.T) string {
+	name := []byte(t.Name())
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			name[i] = '.'
+		}
+	}
+	if len(name) > 80 {
+		name = name[len(name)-80:]
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%s.%d.%s", name, httpRequestSeq.Add(1), hex.EncodeToString(r[:]))
+}
+
+// httpExchange is what one request through the Gateway came to.
+type httpExchange struct {
+	ID string // the request id the backend's ledger knows it by
+	// Status is the response status, 0 when no response headers came.
+	Status int
+	// Err is the error of the round trip (no response headers), nil when
+	// headers came.
+	Err error
+	// Body is what was read of the response body; BodyErr the error that
+	// ended the read early (nil when the body was complete).
+	Body    []byte
+	BodyErr error
+	// Headers is when the response headers came, Elapsed when the exchange
+	// ended (body complete or failed, or the round trip failed), both from
+	// the moment the request was sent.
+	Headers, Elapsed time.Duration
+}
+
+// String describes the exchange for failure messages.
+func (e httpExchange) String() string {
+	switch {
+	case e.Err != nil:
+		return fmt.Sprintf("request %s: no response after %v: %v", e.ID, e.Elapsed.Round(time.Millisecond), e.Err)
+	case e.BodyErr != nil:
+		return fmt.Sprintf("request %s: status %d after %v, body cut after %d bytes at %v: %v",
+			e.ID, e.Status, e.Headers.Round(time.Millisecond), len(e.Body), e.Elapsed.Round(time.Millisecond), e.BodyErr)
+	}
+	return fmt.Sprintf("request %s: status %d after %v, %d body bytes", e.ID, e.Status, e.Elapsed.Round(time.Millisecond), len(e.Body))
+}
+
+// request describes one request a test sends.
+type httpRequest struct {
+	Method string // default GET
+	Path   string
+	Fault  string // the X-Gatecheck-Fault spec; empty for none
+	Body   []byte // sent with its Content-Length when not nil
+	// Limit bounds the whole exchange on the client's side, so that a
+	// gateway that never answers fails the test instead of hanging it.
+	// Default: 10s.
+	Limit time.Duration
+}
+
+// do sends req with a fresh request id and reads the whole response.
+func (c *routeClient) do(req httpRequest) httpExchange {
+	c.t.Helper()
+	x := httpExchange{ID: newHTTPRequestID(c.t)}
+	if req.Method == "" {
+		req.Method = http.MethodGet
+	}
+	if req.Limit <= 0 {
+		req.Limit = 10 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), req.Limit)
+	defer cancel()
+	var body io.Reader
+	if req.Body != nil {
+		body = strings.NewReader(string(req.Body))
+	}
+	u := url.URL{Scheme: "http", Host: c.gwAddr, Path: req.Path}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), body)
+	if err != nil {
+		c.t.Fatalf("building the request %s %s: %v", req.Method, req.Path, err)
+	}
+	hr.Host = c.host
+	hr.Header.Set(fault.IDHeaderName, x.ID)
+	if req.Fault != "" {
+		hr.Header.Set(fault.HeaderName, req.Fault)
+	}
+	start := time.Now()
+	resp, err := c.client.Do(hr)
+	if err != nil {
+		x.Err, x.Elapsed = err, time.Since(start)
+		return x
+	}
+	defer resp.Body.Close()
+	x.Status, x.Headers = resp.StatusCode, time.Since(start)
+	x.Body, x.BodyErr = io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	x.Elapsed = time.Since(start)
+	return x
+}
+
+// ledgerEntry reads the ledger of id from the backend behind the route's
+// /_gatecheck/ path. ok is false when the backend has no attempt of id.
+func (c *routeClient) ledgerEntry(id string) (e ledger.Entry, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u := url.URL{Scheme: "http", Host: c.gwAddr, Path: "/_gatecheck/ledger/" + id}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return e, false, fmt.Errorf("building the ledger request: %w", err)
+	}
+	hr.Host = c.host
+	resp, err := c.client.Do(hr)
+	if err != nil {
+		return e, false, fmt.Errorf("reading the ledger of %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxLedgerBody))
+	if err != nil {
+		return e, false, fmt.Errorf("reading the ledger of %s: %w", id, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return e, false, nil
+	default:
+		return e, false, fmt.Errorf("reading the ledger of %s: status %d: %.200s", id, resp.StatusCode, data)
+	}
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, false, fmt.Errorf("decoding the ledger of %s: %w", id, err)
+	}
+	return e, true, nil
+}
+
+// settledLedger polls the ledger of id until every attempt recorded has
+// ended, and returns it. The backend records an attempt's end a moment
+// after the gateway sees it, so the ledger read right after a response may
+// still show the last attempt in flight. It fails t if the ledger does not
+// settle within 5s plus the timing tolerance.
+func (c *routeClient) settledLedger(id string) ledger.Entry {
+	c.t.Helper()
+	deadline := time.Now().Add(5*time.Second + TimingTolerance())
+	for {
+		e, ok, err := c.ledgerEntry(id)
+		switch {
+		case err != nil:
+			// The route to the ledger is the test's own; an error here
+			// is not what the test checks, but it may be transient.
+		case !ok:
+			return e // nothing recorded: nothing to settle
+		case ledgerSettled(e):
+			return e
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the ledger of %s did not settle in time: %+v (last error: %v)", id, e, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// settled reports whether every attempt of e has ended.
+func ledgerSettled(e ledger.Entry) bool {
+	for _, a := range e.Attempts {
+		if a.Outcome == ledger.InFlight || a.Ended == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// attemptSummary describes the attempts of e for failure messages and
+// observations: "1:503/answered 2:200/answered".
+func attemptSummary(e ledger.Entry) string {
+	var b strings.Builder
+	for i, a := range e.Attempts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d:%d/%s", a.Number, a.Status, a.Outcome)
+	}
+	if e.Dropped > 0 {
+		fmt.Fprintf(&b, " (+%d dropped)", e.Dropped)
+	}
+	return b.String()
+}
+
+// gaps returns, for each attempt after the first, the time from the end of
+// the attempt before it to its arrival, by the backend's clock. An attempt
+// whose predecessor has no end time gets an error.
+func attemptGaps(e ledger.Entry) ([]time.Duration, error) {
+	var out []time.Duration
+	for i := 1; i < len(e.Attempts); i++ {
+		prev := e.Attempts[i-1]
+		if prev.Ended == nil {
+			return nil, fmt.Errorf("attempt %d has no end time (outcome %s)", prev.Number, prev.Outcome)
+		}
+		out = append(out, e.Attempts[i].Arrived.Sub(*prev.Ended))
+	}
+	return out, nil
+}
+
+// isTimeoutStatus reports whether status is a timeout error the GEP-1742
+// text allows for an expired timeout: 504 Gateway Timeout, or 408 Request
+// Timeout, which some implementations send.
+func isTimeoutStatus(status int) bool {
+	return status == http.StatusGatewayTimeout || status == http.StatusRequestTimeout
+}
+
+// within reports whether d lies in [want-early, want+late].
+func inWindow(d, want, early, late time.Duration) bool {
+	return d >= want-early && d <= want+late
+}
