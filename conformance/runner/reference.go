@@ -47,6 +47,12 @@ var referenceExtended = []features.FeatureName{
 	gwfeatures.SupportHTTPRouteNamedRouteRule,           // rule names
 	gwfeatures.SupportHTTPRouteCORS,                     // filters.go: corsPolicy
 	gwfeatures.SupportGRPCRouteNamedRouteRule,           // rule names
+	// GEP-3139 GRPCRoute timeouts: dataplane/grpc_proxy.go, grpc_timeouts.go.
+	features.SupportGRPCRouteMaxStreamDuration,
+	features.SupportGRPCRouteStrictEnforcement,
+	features.SupportGRPCRouteMaxStreamDurationDeadlineExceeded,
+	features.SupportGRPCRouteTimeoutPropagation,
+	features.SupportGRPCRouteMaxStreamDurationCancelsBackend,
 }
 
 // ReferenceFeatures returns the features the in-process reference gateway
