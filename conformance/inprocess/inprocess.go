@@ -5,10 +5,13 @@
 //
 // The upstream conformance suite is given Cluster.Client as its client and
 // Cluster.RoundTripper, Cluster.GRPCClient and Cluster.WebSocketDialer to
-// send traffic. Every Gateway of the cluster's GatewayClass gets a stable
-// loopback address of its own (127.1.x.y) in its status; the dialer maps
-// that address and a listener port to the data plane's real socket, and
-// dials every other address (the pods' 127.2.x.y) directly.
+// send traffic, and Cluster.Clientset (or a clientset built from
+// Cluster.RestConfig) to read pod logs, which a small REST server on
+// 127.0.0.1 serves from the pods' in-memory logs. Every Gateway of the
+// cluster's GatewayClass gets a stable loopback address of its own
+// (127.1.x.y) in its status; the dialer maps that address and a listener
+// port to the data plane's real socket, and dials every other address (the
+// pods' 127.2.x.y) directly.
 package inprocess
 
 import (
@@ -20,6 +23,8 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -70,6 +75,10 @@ type Cluster struct {
 	pods  *pods.Runner
 	addrs *addresses
 
+	api        *apiServer
+	restConfig *rest.Config // never handed out: RestConfig returns copies
+	clientset  kubernetes.Interface
+
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 	errMu  sync.Mutex
@@ -110,12 +119,22 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
+	api, err := startAPI(s, runner)
+	if err != nil {
+		return nil, fmt.Errorf("inprocess: %w", err)
+	}
+	restConfig := &rest.Config{Host: api.url()}
+	cs, err := kubernetes.NewForConfig(rest.CopyConfig(restConfig))
+	if err != nil {
+		api.close()
+		return nil, fmt.Errorf("inprocess: the clientset for %s: %w", restConfig.Host, err)
+	}
 	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
 	if opts.DataPlane != nil {
 		opts.DataPlane(&dpOpts)
 	}
 	dp := dataplane.New(dpOpts)
-	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses()}
+	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(), api: api, restConfig: restConfig, clientset: cs}
 
 	mutate := opts.MutateConfig
 	ctl, err := controller.New(controller.Options{
@@ -133,6 +152,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	})
 	if err != nil {
 		dp.Close()
+		api.close()
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}
 
@@ -140,6 +160,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	w, err := s.Watch(ctx, &gwv1.GatewayClassList{}, client.MatchingFields{"metadata.name": opts.GatewayClassName})
 	if err != nil {
 		dp.Close()
+		api.close()
 		return nil, fmt.Errorf("inprocess: watching GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	defer w.Stop()
@@ -202,14 +223,29 @@ func (c *Cluster) Store() *store.Store { return c.store }
 // echo-backend (its ledger and controls).
 func (c *Cluster) Pods() *pods.Runner { return c.pods }
 
+// Clientset is a client-go clientset for the cluster's REST API, which
+// serves pod logs only: CoreV1().Pods(ns).GetLogs(name, opts) returns the
+// lines the Pod's echo-backend printed (one per echoed request, as
+// echo-basic prints them), honouring container, sinceTime, sinceSeconds,
+// tailLines, limitBytes and timestamps, and 404 for an unknown Pod. Every
+// other call fails with a 501 Status that names the limitation; objects
+// are read and written through Client.
+func (c *Cluster) Clientset() kubernetes.Interface { return c.clientset }
+
+// RestConfig returns a new copy of the configuration for the cluster's REST
+// API (see Clientset), for callers that build their own clients from it.
+func (c *Cluster) RestConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
+
 // DataPlane is the reference gateway's data plane.
 func (c *Cluster) DataPlane() *dataplane.Server { return c.dp }
 
-// Close stops the controller and the pod runner (and with it every
-// backend), closes the data plane and waits for all of their goroutines.
-// It returns what the components reported; later calls return the same.
+// Close stops the REST API, the controller and the pod runner (and with it
+// every backend), closes the data plane and waits for all of their
+// goroutines. It returns what the components reported; later calls return
+// the same.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
+		c.record("pod log API", c.api.close())
 		c.cancel()
 		c.done.Wait()
 		c.record("data plane", c.dp.Close())
