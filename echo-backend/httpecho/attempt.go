@@ -333,6 +333,23 @@ func (a *attempt) respond() error {
 	}
 	a.ledger.Update(func(at *ledger.Attempt) { at.Status = status })
 
+	if act.Reset == fault.ResetNone && act.BodyDelay == 0 && chunks == 1 && len(act.Trailers) == 0 {
+		// Nothing happens between the headers and the body: send them in
+		// one write, which saves a system call (half the server's CPU in
+		// hack/perf's profile) and a packet per answer.
+		a.w.WriteHeader(status)
+		a.headersSent = true
+		if !bodyAllowed(status, a.r.Method) {
+			body = nil
+		}
+		if err := a.write(body); err != nil {
+			return err
+		}
+		a.ledger.HeadersSent(time.Time{})
+		a.ledger.End(ledger.Answered, time.Time{})
+		return nil
+	}
+
 	a.w.WriteHeader(status)
 	a.headersSent = true
 	if err := a.flush(); err != nil {
