@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -57,11 +58,12 @@ const (
 
 // config is what the flags set.
 type config struct {
-	duration time.Duration // of one run
-	reps     int           // runs of each scenario
-	conns    int           // keep-alive connections (load goroutines)
-	pin      bool          // pin servers and load generator with taskset
-	out      string        // Markdown output file; "" for stdout
+	duration time.Duration  // of one run
+	reps     int            // runs of each scenario
+	conns    int            // keep-alive connections (load goroutines)
+	pin      bool           // pin servers and load generator with taskset
+	out      string         // Markdown output file; "" for stdout
+	only     *regexp.Regexp // runs only the scenarios whose "server scenario" matches; nil for all
 }
 
 // check validates c against the number of scenarios it will run.
@@ -112,7 +114,15 @@ func main() {
 	flag.IntVar(&cfg.conns, "conns", 8, "keep-alive connections of the load generator")
 	flag.BoolVar(&cfg.pin, "pin", true, "pin the servers to CPU 0 and the load generator to CPU 1 with taskset")
 	flag.StringVar(&cfg.out, "out", "", "write the Markdown report to this file instead of standard output")
+	only := flag.String("only", "", "run only the scenarios whose \"server scenario\" label matches this regular expression")
 	flag.Parse()
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			fatalf("-only=%q: accepted: a Go regular expression: %v", *only, err)
+		}
+		cfg.only = re
+	}
 	if flag.NArg() > 0 {
 		fatalf("unexpected arguments %q: accepted: flags only (see -help)", flag.Args())
 	}
@@ -167,6 +177,15 @@ func run(cfg config) error {
 		{srv: fortio, name: "status 418 (?status=418)", path: "/echo?status=418", want: 418},
 		{srv: basic, name: "status 418 (/status/418)", path: "/status/418", want: 418},
 	}
+	if cfg.only != nil {
+		scenarios = slices.DeleteFunc(scenarios, func(sc scenario) bool { return !cfg.only.MatchString(sc.srv.name + " " + sc.name) })
+		if len(scenarios) == 0 {
+			return fmt.Errorf("-only=%q matches no scenario", cfg.only)
+		}
+		servers = slices.DeleteFunc(servers, func(s *server) bool {
+			return !slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.srv == s })
+		})
+	}
 	if err := cfg.check(len(scenarios)); err != nil {
 		return err
 	}
@@ -215,9 +234,13 @@ func run(cfg config) error {
 				return fmt.Errorf("%s exited during the run; its last output:\n%s", sc.srv.name, sc.srv.logs)
 			default:
 			}
+			cpu0, cpuErr := processCPU(sc.srv.cmd.Process.Pid)
 			r, err := load(sc, cfg)
 			if err != nil {
 				return fmt.Errorf("rep %d, %s %s: %w", rep+1, sc.srv.name, sc.name, err)
+			}
+			if cpu1, err := processCPU(sc.srv.cmd.Process.Pid); cpuErr == nil && err == nil && r.requests > 0 {
+				r.cpuPerRequest = (cpu1 - cpu0) / time.Duration(r.requests)
 			}
 			results[i] = append(results[i], r)
 			fmt.Fprintf(os.Stderr, "perf: rep %d/%d %-10s %-48s %8.0f qps\n", rep+1, cfg.reps, sc.srv.name, sc.name, r.qps)
@@ -354,6 +377,11 @@ type runResult struct {
 	p50, p99 time.Duration
 	requests int64
 	errors   int64 // requests without the expected status
+
+	// cpuPerRequest is the server process's CPU time (user + system)
+	// during the run divided by the requests; 0 if /proc could not tell.
+	// Unlike QPS it hardly depends on what else the machine runs.
+	cpuPerRequest time.Duration
 }
 
 // load drives sc for cfg.duration at maximum speed.
@@ -401,6 +429,7 @@ type summary struct {
 	qps, qpsMin, qpsMax float64
 	p50, p99            time.Duration
 	requests, errors    int64
+	cpuPerRequest       time.Duration // median
 }
 
 // summarize takes the medians of the runs (the lower middle one for an
@@ -413,15 +442,18 @@ func summarize(runs []runResult) summary {
 	qps := make([]float64, len(runs))
 	p50 := make([]time.Duration, len(runs))
 	p99 := make([]time.Duration, len(runs))
+	cpu := make([]time.Duration, len(runs))
 	for i, r := range runs {
-		qps[i], p50[i], p99[i] = r.qps, r.p50, r.p99
+		qps[i], p50[i], p99[i], cpu[i] = r.qps, r.p50, r.p99, r.cpuPerRequest
 		s.requests += r.requests
 		s.errors += r.errors
 	}
 	slices.Sort(qps)
 	slices.Sort(p50)
 	slices.Sort(p99)
+	slices.Sort(cpu)
 	mid := (len(runs) - 1) / 2
+	s.cpuPerRequest = cpu[mid]
 	s.qps, s.qpsMin, s.qpsMax = qps[mid], qps[0], qps[len(qps)-1]
 	s.p50, s.p99 = p50[mid], p99[mid]
 	return s
@@ -433,12 +465,13 @@ func writeReport(w io.Writer, cfg config, pinning string, scenarios []scenario, 
 	fmt.Fprintf(w, "Date: %s. Go %s, %s/%s, %d CPUs. Load: fortio %s periodic runner + fast HTTP/1.1 client, max QPS, %d keep-alive connections, %v per run, %d interleaved runs per scenario. Pinning: %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), fortioVersion(), cfg.conns, cfg.duration, cfg.reps, pinning)
-	fmt.Fprintf(w, "| server | scenario | QPS (median) | QPS min–max | p50 | p99 | errors / requests |\n")
-	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| server | scenario | QPS (median) | QPS min–max | p50 | p99 | server CPU / request | errors / requests |\n")
+	fmt.Fprintf(w, "|---|---|--:|--:|--:|--:|--:|--:|\n")
 	for i, sc := range scenarios {
 		s := summarize(results[i])
-		fmt.Fprintf(w, "| %s | %s | %.0f | %.0f–%.0f | %s | %s | %d / %d |\n",
-			sc.srv.name, sc.name, s.qps, s.qpsMin, s.qpsMax, fmtLatency(s.p50), fmtLatency(s.p99), s.errors, s.requests)
+		fmt.Fprintf(w, "| %s | %s | %.0f | %.0f–%.0f | %s | %s | %.1f µs | %d / %d |\n",
+			sc.srv.name, sc.name, s.qps, s.qpsMin, s.qpsMax, fmtLatency(s.p50), fmtLatency(s.p99),
+			float64(s.cpuPerRequest)/float64(time.Microsecond), s.errors, s.requests)
 	}
 }
 
@@ -457,6 +490,38 @@ func fortioVersion() string {
 		return v
 	}
 	return "(unknown version)"
+}
+
+// clockTick is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100
+// on Linux).
+const clockTick = 10 * time.Millisecond
+
+// processCPU returns the user + system CPU time process pid has used, from
+// /proc/<pid>/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of process %d: %w", pid, err)
+	}
+	// The command name (field 2) may hold spaces; fields 14 and 15 (utime,
+	// stime) count from the ')' that ends it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no ')' after the command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 13", pid, len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] { // fields 14 and 15 of the whole line
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: CPU time %q: %w", pid, s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.

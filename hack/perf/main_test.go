@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +37,13 @@ func TestConfigCheck(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	runs := []runResult{
-		{qps: 300, p50: 3 * time.Millisecond, p99: 9 * time.Millisecond, requests: 900, errors: 1},
-		{qps: 100, p50: 1 * time.Millisecond, p99: 7 * time.Millisecond, requests: 300},
-		{qps: 200, p50: 2 * time.Millisecond, p99: 8 * time.Millisecond, requests: 600, errors: 2},
+		{qps: 300, p50: 3 * time.Millisecond, p99: 9 * time.Millisecond, requests: 900, errors: 1, cpuPerRequest: 5},
+		{qps: 100, p50: 1 * time.Millisecond, p99: 7 * time.Millisecond, requests: 300, cpuPerRequest: 7},
+		{qps: 200, p50: 2 * time.Millisecond, p99: 8 * time.Millisecond, requests: 600, errors: 2, cpuPerRequest: 6},
 	}
 	s := summarize(runs)
-	want := summary{qps: 200, qpsMin: 100, qpsMax: 300, p50: 2 * time.Millisecond, p99: 8 * time.Millisecond, requests: 1800, errors: 3}
+	want := summary{qps: 200, qpsMin: 100, qpsMax: 300, p50: 2 * time.Millisecond, p99: 8 * time.Millisecond,
+		requests: 1800, errors: 3, cpuPerRequest: 6}
 	if s != want {
 		t.Errorf("summarize = %+v, want %+v", s, want)
 	}
@@ -64,6 +68,43 @@ func TestFmtLatency(t *testing.T) {
 	} {
 		if got := fmtLatency(d); got != want {
 			t.Errorf("fmtLatency(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestProcessCPU reads this process's CPU time, burns CPU until the reading
+// grows by a few clock ticks, and checks that it grew by no more than the
+// wall time that passed times GOMAXPROCS (a wrong field, such as a page
+// fault count, would fail one of the two).
+func TestProcessCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc on this system")
+	}
+	pid := os.Getpid()
+	before, err := processCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	sum := sha256.Sum256(nil)
+	for {
+		for range 10000 {
+			sum = sha256.Sum256(sum[:])
+		}
+		now, err := processCPU(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if grew := now - before; grew >= 3*clockTick {
+			procs := runtime.GOMAXPROCS(0)
+			if limit := time.Since(start)*time.Duration(procs) + clockTick; grew > limit {
+				t.Fatalf("CPU time grew %v in %v of wall time with GOMAXPROCS=%d", grew, time.Since(start), procs)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CPU time grew from %v to %v in 20s of hashing", before, now)
 		}
 	}
 }
