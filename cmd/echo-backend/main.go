@@ -1,71 +1,29 @@
 // Command echo-backend is gatecheck's fault-injecting echo server. It reads
 // the same environment as upstream echo-basic (HTTP_PORT, H2C_PORT,
 // HTTPS_PORT, TLS_SERVER_CERT, GRPC_ECHO_SERVER, TCP_ECHO_SERVER, POD_NAME,
-// NAMESPACE, ...) plus its own GATECHECK_* variables; flags override them.
-// See echo-backend/README.md for every control.
-//
-// Like echo-basic it prints "Echoing back request made to <path> to client
-// (<address>)" for every echoed HTTP request, which upstream's mirror tests
-// read from the pod's log; -quiet or GATECHECK_QUIET=true turns that off.
+// NAMESPACE, ...) plus its own GATECHECK_* variables; flags given on the
+// command line override them. See echo-backend/README.md for every control.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
 	"sort"
-	"strconv"
 	"syscall"
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 )
 
-// envQuiet turns off the request log, as -quiet does.
-const envQuiet = "GATECHECK_QUIET"
-
 func main() {
 	log.SetFlags(0)
-	cfg, err := echobackend.ConfigFromEnv(os.Getenv)
+	cfg, err := config(os.Args[1:], os.Getenv)
 	if err != nil {
 		log.Fatalf("echo-backend: %v", err)
 	}
-	quietDefault := false
-	if v := os.Getenv(envQuiet); v != "" {
-		if quietDefault, err = strconv.ParseBool(v); err != nil {
-			log.Fatalf("echo-backend: %s=%q: accepted: true or false (also 1, 0, t, f)", envQuiet, v)
-		}
-	}
-	fs := flag.NewFlagSet("echo-backend", flag.ExitOnError)
-	quiet := fs.Bool("quiet", quietDefault, "print no line per echoed request (default from "+envQuiet+")")
-	mode := fs.String("mode", cfg.Mode.String(), "what to serve: http, grpc or tcp")
-	fs.StringVar(&cfg.Host, "host", cfg.Host, "address to bind every port to (empty: all interfaces)")
-	fs.StringVar(&cfg.HTTPPort, "http-port", cfg.HTTPPort, "HTTP port (gRPC port in grpc mode); empty disables")
-	fs.StringVar(&cfg.H2CPort, "h2c-port", cfg.H2CPort, "h2c port (http mode); empty disables")
-	fs.StringVar(&cfg.HTTPSPort, "https-port", cfg.HTTPSPort, "TLS port, served when a certificate is set")
-	fs.StringVar(&cfg.TCPPort, "tcp-port", cfg.TCPPort, "TCP line-echo port (http mode) or echo-basic TCP port (tcp mode); empty disables")
-	fs.DurationVar(&cfg.Limits.MaxDelay, "max-delay", cfg.Limits.MaxDelay, "cap on any fault delay and on one attempt's total time (0: 5m)")
-	fs.DurationVar(&cfg.Ledger.TTL, "ledger-ttl", cfg.Ledger.TTL, "how long a request id's ledger is kept after its last attempt (0: 10m)")
-	fs.IntVar(&cfg.Ledger.MaxIDs, "ledger-max-ids", cfg.Ledger.MaxIDs, "request ids kept; the oldest are evicted past this (0: 10000)")
-	fs.IntVar(&cfg.Ledger.MaxAttempts, "ledger-max-attempts", cfg.Ledger.MaxAttempts, "attempts stored per request id (0: 100)")
-	_ = fs.Parse(os.Args[1:])
-	switch *mode {
-	case "http":
-		cfg.Mode = echobackend.ModeHTTP
-	case "grpc":
-		cfg.Mode = echobackend.ModeGRPC
-	case "tcp":
-		cfg.Mode = echobackend.ModeTCP
-	default:
-		log.Fatalf("echo-backend: -mode=%q: accepted: http, grpc or tcp", *mode)
-	}
-	if !*quiet {
-		// One small write per request; an *os.File is safe for concurrent
-		// use and unbuffered, so the line is in the log when the answer is.
-		cfg.Log = os.Stdout
-	}
-
 	b, err := echobackend.Start(cfg)
 	if err != nil {
 		log.Fatalf("echo-backend: %v", err)
@@ -91,4 +49,85 @@ func main() {
 		os.Exit(1)
 	}
 	_ = b.Close()
+}
+
+// config reads the environment, with -mode deciding the mode (and so the
+// ports' defaults) before anything else, and then applies the flags that
+// were given.
+func config(args []string, getenv func(string) string) (echobackend.Config, error) {
+	fs := flag.NewFlagSet("echo-backend", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	mode := fs.String("mode", "", "what to serve: http, grpc or tcp (default: from GRPC_ECHO_SERVER / TCP_ECHO_SERVER, else http)")
+	host := fs.String("host", "", "address to bind every port to (empty: all interfaces)")
+	httpPort := fs.String("http-port", "", "HTTP port (gRPC port in grpc mode); empty disables")
+	h2cPort := fs.String("h2c-port", "", "h2c port (http mode); empty disables")
+	httpsPort := fs.String("https-port", "", "TLS port, served when a certificate is set")
+	tcpPort := fs.String("tcp-port", "", "TCP line-echo port (http mode) or echo-basic TCP port (tcp mode); empty disables")
+	maxDelay := fs.Duration("max-delay", 0, "cap on any fault delay and on one attempt's total time (default 5m)")
+	ttl := fs.Duration("ledger-ttl", 0, "how long a request id's ledger is kept after its last attempt (default 10m)")
+	maxIDs := fs.Int("ledger-max-ids", 0, "request ids kept; the oldest are evicted past this (default 10000)")
+	maxAttempts := fs.Int("ledger-max-attempts", 0, "attempts stored per request id (default 100)")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(os.Stderr)
+			fs.PrintDefaults()
+			os.Exit(0)
+		}
+		return echobackend.Config{}, err
+	}
+	env := getenv
+	switch *mode {
+	case "":
+	case "http", "grpc", "tcp":
+		env = func(k string) string {
+			switch k {
+			case echobackend.EnvGRPCMode:
+				return map[bool]string{true: "1"}[*mode == "grpc"]
+			case echobackend.EnvTCPMode:
+				return map[bool]string{true: "1"}[*mode == "tcp"]
+			}
+			return getenv(k)
+		}
+	default:
+		return echobackend.Config{}, fmt.Errorf("-mode=%q: accepted: http, grpc or tcp", *mode)
+	}
+	cfg, err := echobackend.ConfigFromEnv(env)
+	if err != nil {
+		return cfg, err
+	}
+	badName := ""
+	fs.Visit(func(f *flag.Flag) {
+		bad := false
+		switch f.Name {
+		case "host":
+			cfg.Host = *host
+		case "http-port":
+			cfg.HTTPPort = *httpPort
+		case "h2c-port":
+			cfg.H2CPort = *h2cPort
+		case "https-port":
+			cfg.HTTPSPort = *httpsPort
+		case "tcp-port":
+			cfg.TCPPort = *tcpPort
+		case "max-delay":
+			cfg.Limits.MaxDelay = *maxDelay
+			bad = bad || *maxDelay <= 0
+		case "ledger-ttl":
+			cfg.Ledger.TTL = *ttl
+			bad = bad || *ttl <= 0
+		case "ledger-max-ids":
+			cfg.Ledger.MaxIDs = *maxIDs
+			bad = bad || *maxIDs <= 0
+		case "ledger-max-attempts":
+			cfg.Ledger.MaxAttempts = *maxAttempts
+			bad = bad || *maxAttempts <= 0
+		}
+		if bad && badName == "" {
+			badName = f.Name
+		}
+	})
+	if badName != "" {
+		return cfg, fmt.Errorf("-%s: accepted: a value above zero", badName)
+	}
+	return cfg, nil
 }
