@@ -317,6 +317,29 @@ type grpcRawResult struct {
 	partial  int   // bytes of an incomplete message at the end of the body
 	bodyErr  error // reading the body failed (a reset stream, say)
 	elapsed  time.Duration
+	gaveUp   bool // the test's own give-up bound ended the call
+}
+
+// ok reports whether the call succeeded: HTTP 200, grpc-status 0 and a
+// body read to its end.
+func (r grpcRawResult) ok() bool {
+	return r.status == http.StatusOK && r.grpcStatus() == "0" && r.bodyErr == nil
+}
+
+// wantCut checks that a call that outlasts limit ended with a non-OK
+// status in [limit, limit+tolerance].
+func (r grpcRawResult) wantCut(t *testing.T, limit time.Duration) {
+	t.Helper()
+	switch {
+	case r.gaveUp:
+		t.Errorf("the call was still running after %v, when the test gave up; want it ended with a non-OK status within [%v, %v]",
+			r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
+	case r.ok():
+		t.Errorf("the call ended with OK after %v; want a non-OK status within [%v, %v]",
+			r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
+	default:
+		grpcWantWithin(t, fmt.Sprintf("the call ended (HTTP %d, grpc-status %s)", r.status, grpcCodeName(r.grpcStatus())), r.elapsed, limit)
+	}
 }
 
 // grpcStatus is the response's grpc-status: from the headers of a
@@ -374,9 +397,12 @@ func grpcCodeName(v string) string {
 // rawCall sends one call of method of the echo service, with an empty
 // EchoRequest, to authority through the Gateway, with grpc-timeout set to
 // grpcTimeout verbatim when it is not empty (the client does not enforce
-// it) and the given metadata pairs, and reads the whole response.
-func (g *grpcTarget) rawCall(t *testing.T, authority, method, grpcTimeout string, md ...string) grpcRawResult {
+// it) and the given metadata pairs, and reads the whole response. The
+// test gives up on the call after giveUp.
+func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, method, grpcTimeout string, md ...string) grpcRawResult {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+	defer cancel()
 	payload, err := proto.Marshal(&echopb.EchoRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +410,7 @@ func (g *grpcTarget) rawCall(t *testing.T, authority, method, grpcTimeout string
 	frame := make([]byte, 5, 5+len(payload))
 	binary.BigEndian.PutUint32(frame[1:], uint32(len(payload)))
 	frame = append(frame, payload...)
-	req, err := http.NewRequest(http.MethodPost, "http://"+g.addr+"/"+grpcEchoService+"/"+method, bytes.NewReader(frame))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.addr+"/"+grpcEchoService+"/"+method, bytes.NewReader(frame))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +426,9 @@ func (g *grpcTarget) rawCall(t *testing.T, authority, method, grpcTimeout string
 	start := time.Now()
 	resp, err := g.raw.Do(req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return grpcRawResult{header: http.Header{}, trailer: http.Header{}, elapsed: time.Since(start), gaveUp: true, bodyErr: err}
+		}
 		t.Fatalf("%s to %s through the Gateway %s: %v", method, authority, g.addr, err)
 	}
 	defer resp.Body.Close()
@@ -411,6 +440,7 @@ func (g *grpcTarget) rawCall(t *testing.T, authority, method, grpcTimeout string
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	res.elapsed = time.Since(start)
 	res.bodyErr = err
+	res.gaveUp = ctx.Err() != nil
 	if len(body) > maxBody {
 		res.bodyErr = fmt.Errorf("response body larger than %d bytes", maxBody)
 	}

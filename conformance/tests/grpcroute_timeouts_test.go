@@ -12,6 +12,10 @@ import (
 // (GEP-3139).
 var grpcTimeoutTests = []string{
 	"GRPCRouteMaxStreamDuration",
+	"GRPCRouteStrictEnforcement",
+	"GRPCRouteMaxStreamDurationDeadlineExceeded",
+	"GRPCRouteTimeoutPropagation",
+	"GRPCRouteMaxStreamDurationCancelsBackend",
 }
 
 // TestGRPCRouteTimeoutsInProcess runs the GRPCRoute timeout tests, in
