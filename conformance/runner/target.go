@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientset "k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -70,12 +69,11 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	co.RoundTripper = c.RoundTripper(o.TimeoutConfig, o.Debug)
 	co.GRPCClient = c.GRPCClient()
 	co.WebSocketDialer = c.WebSocketDialer()
-	co.RestConfig = &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}}
-	cs, err := clientset.NewForConfig(co.RestConfig)
-	if err != nil {
-		return nil, fmt.Errorf("in-process clientset: %w", err)
-	}
-	co.Clientset = cs
+	// The suite builds each test's clientset from RestConfig. The cluster's
+	// REST API serves pod logs, which the mirror tests read, and answers
+	// every other call with a Status naming the in-process limitation.
+	co.RestConfig = c.RestConfig()
+	co.Clientset = c.Clientset()
 	return &target{restoreClient: co.Client}, nil
 }
 
