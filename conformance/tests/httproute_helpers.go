@@ -66,11 +66,11 @@ type routeClient struct {
 // newRouteClient returns a routeClient for host on the Gateway at gwAddr.
 // Its connections are closed when t ends.
 func newRouteClient(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host string) *routeClient {
-	tr := &http.Transport{
-		DialContext:         DialContext(s),
-		MaxIdleConnsPerHost: 32,
-		IdleConnTimeout:     30 * time.Second,
-	}
+	// One connection per request: Go's transport resends a GET by itself
+	// when a reused connection closes before any response byte, and such
+	// a resend would reach the backend as an attempt the gateway never
+	// made (a gateway may close the connection to abort a response).
+	tr := &http.Transport{DialContext: DialContext(s), DisableKeepAlives: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &routeClient{t: t, gwAddr: gwAddr, host: host, client: &http.Client{Transport: tr}}
 }

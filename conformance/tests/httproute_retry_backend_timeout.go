@@ -1,0 +1,80 @@
+package tests
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryBackendTimeoutCancels) }
+
+// The route's timeouts.backendRequest and retry.backoff in
+// gatecheck/httproute-retry-backend-timeout.yaml.
+const (
+	retryTimeoutBackendRequest = 500 * time.Millisecond
+	retryTimeoutBackoff        = 300 * time.Millisecond
+)
+
+// HTTPRouteRetryBackendTimeoutCancels checks GEP-1731's rule for attempts
+// that reach timeouts.backendRequest: they "SHOULD be canceled if possible
+// and the Gateway should wait for at least the specified backoff duration
+// before attempting to retry". The first attempt stalls for 3s; the
+// backend's ledger must show it cancelled at about backendRequest (no
+// earlier, and within the timing tolerance after), and a second attempt
+// arriving at least the backoff after the cancellation, whose answer the
+// client gets. The retry stanza does not list 504: the feature's own text
+// makes timed-out attempts retriable whenever a stanza is configured.
+var HTTPRouteRetryBackendTimeoutCancels = suite.ConformanceTest{
+	ShortName:   "HTTPRouteRetryBackendTimeoutCancels",
+	Description: "An HTTPRoute attempt that exceeds timeouts.backendRequest is cancelled at about that time and retried no sooner than retry.backoff later.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteRetry,
+		gwfeatures.SupportHTTPRouteBackendTimeout,
+		gwfeatures.SupportHTTPRouteRetryBackendTimeout,
+	},
+	Manifests: []string{"gatecheck/httproute-retry-backend-timeout.yaml"},
+	Parallel:  true,
+	Test:      testRetryBackendTimeout,
+}
+
+func testRetryBackendTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "retry-backend-timeout.gatecheck.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-backend-timeout", "gatecheck-retry-backend-timeout")
+	c := newRouteClient(t, s, gwAddr, host)
+	tol := TimingTolerance()
+
+	x := c.do(httpRequest{Path: "/try", Fault: "script=delay:3s|ok"})
+	observe.Record(t, "status", x.Status)
+	observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+	if x.Err != nil || x.Status != http.StatusOK {
+		t.Errorf("%v; want 200 from the retry of the timed-out attempt", x)
+	}
+	e := c.settledLedger(x.ID)
+	observe.Record(t, "ledger", attemptSummary(e))
+	if len(e.Attempts) != 2 {
+		t.Fatalf("the backend saw %s; want 2 attempts: the stalled one, cancelled, and its retry", attemptSummary(e))
+	}
+	first, retry := e.Attempts[0], e.Attempts[1]
+	if first.Outcome != ledger.Cancelled || first.CancelledAt == nil {
+		t.Fatalf("attempt 1 ended %s; want it cancelled by the gateway at timeouts.backendRequest (%v)", first.Outcome, retryTimeoutBackendRequest)
+	}
+	cancelAfter := first.CancelledAt.Sub(first.Arrived)
+	observe.Record(t, "cancelled-after", cancelAfter.Round(time.Millisecond))
+	if !inWindow(cancelAfter, retryTimeoutBackendRequest, ledgerLag, tol) {
+		t.Errorf("attempt 1 was cancelled %v after it arrived; want timeouts.backendRequest %v (tolerance %v)", cancelAfter, retryTimeoutBackendRequest, tol)
+	}
+	gap := retry.Arrived.Sub(*first.CancelledAt)
+	observe.Record(t, "gap", gap.Round(time.Millisecond))
+	if gap < retryTimeoutBackoff-ledgerLag {
+		t.Errorf("attempt 2 arrived %v after attempt 1 was cancelled; want at least the backoff %v", gap, retryTimeoutBackoff)
+	}
+}

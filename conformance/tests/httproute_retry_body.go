@@ -1,0 +1,65 @@
+package tests
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"testing"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryBodyReplay) }
+
+// replayBodySize is the size of the request body the test retries: small
+// enough for any gateway to keep for a retry (GEP-1731 sets no limit).
+const replayBodySize = 4 << 10
+
+// HTTPRouteRetryBodyReplay checks that a retried POST reaches the backend
+// with the same body on every attempt: the backend's ledger holds each
+// attempt's body length and SHA-256.
+var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
+	ShortName:   "HTTPRouteRetryBodyReplay",
+	Description: "Every attempt of a retried HTTPRoute request with a body reaches the backend with the same body.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteRetry,
+	},
+	Manifests: []string{"gatecheck/httproute-retry-body.yaml"},
+	Parallel:  true,
+	Test:      testRetryBody,
+}
+
+func testRetryBody(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "retry-body.gatecheck.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-body", "gatecheck-retry-body")
+	c := newRouteClient(t, s, gwAddr, host)
+
+	body := make([]byte, replayBodySize)
+	_, _ = rand.Read(body)
+	sum := sha256.Sum256(body)
+	want := hex.EncodeToString(sum[:])
+
+	x := c.do(httpRequest{Method: http.MethodPost, Path: "/try", Fault: "fail=2;status=503", Body: body})
+	observe.Record(t, "status", x.Status)
+	if x.Err != nil || x.Status != http.StatusOK {
+		t.Fatalf("%v; want 200 after two retried 503s", x)
+	}
+	e := c.settledLedger(x.ID)
+	observe.Record(t, "ledger", attemptSummary(e))
+	if len(e.Attempts) != 3 {
+		t.Fatalf("the backend saw %s, want 3 attempts", attemptSummary(e))
+	}
+	for _, a := range e.Attempts {
+		if a.BodyBytes != replayBodySize || a.BodySHA256 != want {
+			t.Errorf("attempt %d reached the backend with %d body bytes, SHA-256 %s; want the %d bytes sent, SHA-256 %s",
+				a.Number, a.BodyBytes, a.BodySHA256, replayBodySize, want)
+		}
+	}
+}

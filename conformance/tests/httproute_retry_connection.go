@@ -1,0 +1,142 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryConnectionErrors) }
+
+// refusedRequests is how many requests go to the Service with a refusing
+// endpoint: with two endpoints, a gateway that chose at random would send
+// none of them to the refusing one once in 2^refusedRequests runs.
+const refusedRequests = 10
+
+// HTTPRouteRetryConnectionErrors checks GEP-1731's "Implementations SHOULD
+// retry on connection errors (disconnect, reset, timeout, TCP failure) if a
+// retry stanza is configured", which upstream's HTTPRouteRetryConnectionError
+// feature tests: an attempt that the backend resets, or closes, before
+// the response headers is retried (the ledger shows it and its retry), and
+// requests to a Service one of whose two endpoints refuses connections all
+// succeed, each reaching the working backend exactly once. The status codes
+// the stanza lists (500) play no part.
+var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
+	ShortName:   "HTTPRouteRetryConnectionErrors",
+	Description: "An HTTPRoute with a retry stanza retries attempts that were reset or closed before the response headers, and connections refused by an endpoint.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteRetry,
+		gwfeatures.SupportHTTPRouteRetryConnectionError,
+	},
+	Manifests: []string{"gatecheck/httproute-retry-connection.yaml"},
+	Parallel:  true,
+	Test:      testRetryConnection,
+}
+
+func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "retry-connection.gatecheck.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-connection", "gatecheck-retry-connection")
+	c := newRouteClient(t, s, gwAddr, host)
+
+	for _, tc := range []struct {
+		name, fault string
+		outcome     ledger.Outcome
+	}{
+		{"reset_before_headers", "script=reset|ok", ledger.Reset},
+		{"closed_before_headers", "script=close|ok", ledger.Closed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := *c
+			c.t = t
+			x := c.do(httpRequest{Path: "/try", Fault: tc.fault})
+			observe.Record(t, "status", x.Status)
+			if x.Err != nil || x.Status != http.StatusOK {
+				t.Errorf("%v; want 200 from the retry", x)
+			}
+			e := c.settledLedger(x.ID)
+			observe.Record(t, "ledger", attemptSummary(e))
+			if len(e.Attempts) != 2 || e.Attempts[0].Outcome != tc.outcome || e.Attempts[1].Status != http.StatusOK {
+				t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), tc.outcome)
+			}
+		})
+	}
+
+	t.Run("refused_endpoint", func(t *testing.T) {
+		t.Parallel()
+		c := *c
+		c.t = t
+		waitRefusingEndpoint(t, s, &c)
+		failed := 0
+		for i := range refusedRequests {
+			x := c.do(httpRequest{Path: "/refused"})
+			if x.Err != nil || x.Status != http.StatusOK {
+				failed++
+				t.Errorf("request %d: %v; want 200, from the working endpoint after a refused connection", i, x)
+				continue
+			}
+			e := c.settledLedger(x.ID)
+			if len(e.Attempts) != 1 {
+				t.Errorf("request %d (%s): the working backend saw %s; want exactly 1 attempt", i, x.ID, attemptSummary(e))
+			}
+		}
+		observe.Record(t, "requests", refusedRequests)
+		observe.Record(t, "failed", failed)
+	})
+}
+
+// waitRefusingEndpoint waits until the Service gatecheck-retry-connection-mixed
+// has both its endpoints ready and the gateway sends requests to the
+// refusing one: a request on the route without retries fails.
+func waitRefusingEndpoint(t *testing.T, s *suite.ConformanceTestSuite, c *routeClient) {
+	t.Helper()
+	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+	for {
+		ready, err := readyEndpoints(s.Client, "gatecheck-retry-connection-mixed")
+		if err == nil && ready == 2 {
+			x := c.do(httpRequest{Path: "/no-retry", Limit: 5 * time.Second})
+			if x.Err != nil || x.Status >= 500 {
+				observe.Record(t, "no-retry-status", fmt.Sprint(x.Status))
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refusing endpoint did not come into the gateway's rotation in %v (ready endpoints %d, %v): no request on the route without retries failed",
+				s.TimeoutConfig.MaxTimeToConsistency, ready, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// readyEndpoints counts the ready endpoints of a Service in infraNamespace.
+func readyEndpoints(c client.Client, service string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var slices discoveryv1.EndpointSliceList
+	if err := c.List(ctx, &slices, client.InNamespace(infraNamespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
+		return 0, fmt.Errorf("listing the EndpointSlices of %s: %w", service, err)
+	}
+	n := 0
+	for _, sl := range slices.Items {
+		for _, ep := range sl.Endpoints {
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				n += len(ep.Addresses)
+			}
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,139 @@
+package tests
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, HTTPRouteTimeoutsWithoutRetry) }
+
+// routeTimeout is timeouts.request of /request and timeouts.backendRequest
+// of /backend-request in gatecheck/httproute-timeouts.yaml.
+const routeTimeout = time.Second
+
+// HTTPRouteTimeoutsWithoutRetry checks GEP-1742's timeouts on rules
+// without a retry stanza:
+//
+//   - a backend slower than timeouts.request, or than
+//     timeouts.backendRequest, gets the client a timeout error (504, or
+//     408; 504 only with HTTPRouteTimeout504) at the timeout, within the
+//     tolerance, after exactly one attempt, which the backend sees
+//     cancelled;
+//   - "0s" disables both: a 1.5s answer comes through;
+//   - a response whose headers come at once but whose body stalls past the
+//     timeout: both timeouts cover the response to its end ("as close to
+//     the whole request-response transaction as possible";
+//     backendRequest: "to when the full response has been received"), so
+//     the exchange must end by the timeout, within the tolerance, without
+//     the complete body: with a timeout error status, with the body cut
+//     off, or with the connection closed before the headers (which the
+//     gateway may have held back). The report records which.
+var HTTPRouteTimeoutsWithoutRetry = suite.ConformanceTest{
+	ShortName:   "HTTPRouteTimeoutsWithoutRetry",
+	Description: "HTTPRoute timeouts.request and timeouts.backendRequest end a slow exchange with a timeout error in time, cancel the backend request, cover a stalled body, and 0s disables them.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteRequestTimeout,
+		gwfeatures.SupportHTTPRouteBackendTimeout,
+	},
+	Manifests: []string{"gatecheck/httproute-timeouts.yaml"},
+	Parallel:  true,
+	Test:      testTimeouts,
+}
+
+func testTimeouts(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "timeouts.gatecheck.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-timeouts", "gatecheck-timeouts")
+	c := newRouteClient(t, s, gwAddr, host)
+	strict504 := s.SupportedFeatures.Has(features.SupportHTTPRouteTimeout504)
+	tol := TimingTolerance()
+
+	for _, path := range []string{"/request", "/backend-request"} {
+		t.Run("slow_headers"+path, func(t *testing.T) {
+			t.Parallel()
+			c := *c
+			c.t = t
+			x := c.do(httpRequest{Path: path, Fault: "delay=3s"})
+			observe.Record(t, "status", x.Status)
+			observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+			checkTimeoutAnswer(t, x, routeTimeout, strict504)
+			e := c.settledLedger(x.ID)
+			observe.Record(t, "ledger", attemptSummary(e))
+			if len(e.Attempts) != 1 {
+				t.Fatalf("the backend saw %s; want exactly 1 attempt (no retry stanza)", attemptSummary(e))
+			}
+			a := e.Attempts[0]
+			if a.Outcome != ledger.Cancelled || a.CancelledAt == nil {
+				t.Fatalf("the attempt ended %s; want it cancelled at the timeout", a.Outcome)
+			}
+			at := a.CancelledAt.Sub(a.Arrived)
+			observe.Record(t, "cancelled-after", at.Round(time.Millisecond))
+			if at > routeTimeout+tol {
+				t.Errorf("the attempt was cancelled %v after it arrived; want it by the timeout %v (tolerance %v)", at, routeTimeout, tol)
+			}
+		})
+
+		t.Run("stalled_body"+path, func(t *testing.T) {
+			t.Parallel()
+			c := *c
+			c.t = t
+			x := c.do(httpRequest{Path: path, Fault: "body-delay=3s"})
+			observe.Record(t, "status", x.Status)
+			observe.Record(t, "headers-after", x.Headers.Round(time.Millisecond))
+			observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+			// Any way of ending the exchange that tells the client it
+			// failed is allowed; the complete body is not.
+			var outcome string
+			switch {
+			case x.Err != nil:
+				outcome = "aborted before the response headers"
+			case isTimeoutStatus(x.Status):
+				outcome = "timeout status"
+			case x.BodyErr != nil:
+				outcome = "body cut off"
+			default:
+				outcome = "complete response"
+				t.Errorf("%v; want the body cut off (or a timeout error) at the timeout %v, not delivered complete", x, routeTimeout)
+			}
+			observe.Record(t, "outcome", outcome)
+			if !inWindow(x.Elapsed, routeTimeout, 0, tol) {
+				t.Errorf("%v; want the exchange to end %v after the request was sent (tolerance %v)", x, routeTimeout, tol)
+			}
+			e := c.settledLedger(x.ID)
+			observe.Record(t, "ledger", attemptSummary(e))
+			if len(e.Attempts) != 1 {
+				t.Errorf("the backend saw %s; want exactly 1 attempt (no retry stanza)", attemptSummary(e))
+			}
+			for _, a := range e.Attempts {
+				if a.HeadersSent != nil {
+					observe.Record(t, "backend-headers-after", a.HeadersSent.Sub(a.Arrived).Round(time.Millisecond))
+				}
+				if a.Ended != nil {
+					observe.Record(t, "backend-ended-after", a.Ended.Sub(a.Arrived).Round(time.Millisecond))
+				}
+			}
+		})
+	}
+
+	t.Run("zero_disables", func(t *testing.T) {
+		t.Parallel()
+		c := *c
+		c.t = t
+		const slow = 1500 * time.Millisecond
+		x := c.do(httpRequest{Path: "/disabled", Fault: "delay=1500ms"})
+		observe.Record(t, "status", x.Status)
+		observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+		if x.Err != nil || x.BodyErr != nil || x.Status != http.StatusOK || x.Elapsed < slow {
+			t.Errorf("%v; want the backend's 200 after its %v delay: 0s disables both timeouts", x, slow)
+		}
+	})
+}
