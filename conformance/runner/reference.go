@@ -41,6 +41,14 @@ var referenceExtended = []features.FeatureName{
 	gwfeatures.SupportHTTPRouteRequestPercentageMirror,  // filters.go: percent and fraction
 	gwfeatures.SupportHTTPRouteRequestTimeout,           // GEP-1742 timeouts.request
 	gwfeatures.SupportHTTPRouteBackendTimeout,           // GEP-1742 timeouts.backendRequest
+	gwfeatures.SupportHTTPRouteRetry,                    // GEP-1731 retry.go
+	gwfeatures.SupportHTTPRouteRetryBackendTimeout,      // retry.go: timed-out attempts retried
+	gwfeatures.SupportHTTPRouteRetryConnectionError,     // retry.go: connection errors retried
+	features.SupportHTTPRouteRetryCodes,                 // retry.go: retriesStatus
+	features.SupportHTTPRouteRetryBackoff,               // retry.go: wait
+	features.SupportHTTPRouteRetryWithRequestTimeout,    // retry.go: exchange under timeouts.request
+	features.SupportHTTPRouteRetryLastStatus,            // retry.go: finish relays the last answer
+	features.SupportHTTPRouteTimeout504,                 // retry.go: answerEnd, finish
 	gwfeatures.SupportHTTPRouteParentRefPort,            // controller/attach.go
 	gwfeatures.SupportHTTPRouteBackendProtocolH2C,       // appProtocol kubernetes.io/h2c
 	gwfeatures.SupportHTTPRouteBackendProtocolWebSocket, // protocol upgrades
