@@ -248,7 +248,7 @@ func compileConfig(gateways []*gatewayState) *dataplane.Config {
 		if !gs.serves() {
 			continue
 		}
-		g := dataplane.Gateway{Namespace: gs.gw.Namespace, Name: gs.gw.Name}
+		g := dataplane.Gateway{Namespace: gs.gw.Namespace, Name: gs.gw.Name, Timeouts: gs.timeouts}
 		for _, l := range gs.listeners {
 			if !l.programmable() {
 				continue

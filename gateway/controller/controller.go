@@ -145,7 +145,7 @@ func (c *Controller) build(o *objects) *world {
 		if gc.Spec.ControllerName != c.opts.ControllerName {
 			continue
 		}
-		s := evaluateClass(gc)
+		s := o.evaluateClass(gc)
 		classes[gc.Name] = s
 		w.classes = append(w.classes, s)
 	}
@@ -158,6 +158,7 @@ func (c *Controller) build(o *objects) *world {
 			continue
 		}
 		s := o.evaluateGateway(gw, class, c.opts.Addresses)
+		s.timeouts = class.timeouts
 		byName[client.ObjectKeyFromObject(gw)] = s
 		w.gateways = append(w.gateways, s)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // gatewayState is the controller's verdict on one Gateway of its classes.
@@ -19,6 +21,9 @@ type gatewayState struct {
 	acceptance reason
 
 	addresses []gwv1.GatewayStatusAddress
+
+	// timeouts are the connection timeouts of the Gateway's class.
+	timeouts dataplane.ConnectionTimeouts
 
 	// programmed is the Programmed condition, decided after the data plane
 	// took (or refused) the snapshot; notProgrammed is why it is False.

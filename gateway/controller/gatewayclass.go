@@ -2,8 +2,11 @@ package controller
 
 import (
 	"slices"
+	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // classState is the controller's verdict on one GatewayClass whose
@@ -12,19 +15,28 @@ type classState struct {
 	class       *gwv1.GatewayClass
 	accepted    bool
 	notAccepted reason
+	// timeouts are the connection timeouts from spec.parametersRef, and
+	// notes what the Accepted message adds about them (clamped values).
+	timeouts dataplane.ConnectionTimeouts
+	notes    []string
 }
 
 // evaluateClass decides a GatewayClass's Accepted condition
-// (GatewayClassConditionStatusAccepted): the reference gateway takes no
-// parameters, so a class with spec.parametersRef is Accepted=False with
-// reason InvalidParameters; every other class of ours is Accepted.
-func evaluateClass(gc *gwv1.GatewayClass) *classState {
+// (GatewayClassConditionStatusAccepted). The only parameters the reference
+// gateway takes are connection timeouts in a ConfigMap (tuning.go): a
+// parametersRef to anything else, to a missing ConfigMap, or to one with an
+// unknown key or a malformed value is Accepted=False with reason
+// InvalidParameters and a message naming the problem; every other class
+// of ours is Accepted.
+func (o *objects) evaluateClass(gc *gwv1.GatewayClass) *classState {
 	s := &classState{class: gc, accepted: true}
-	if gc.Spec.ParametersRef != nil {
+	t, notes, err := o.classParameters(gc)
+	if err != nil {
 		s.accepted = false
-		s.notAccepted = reason{string(gwv1.GatewayClassReasonInvalidParameters),
-			"spec.parametersRef is not supported by this controller; leave it empty"}
+		s.notAccepted = reason{string(gwv1.GatewayClassReasonInvalidParameters), err.Error()}
+		return s
 	}
+	s.timeouts, s.notes = t, notes
 	return s
 }
 
@@ -34,6 +46,9 @@ func evaluateClass(gc *gwv1.GatewayClass) *classState {
 func (s *classState) classStatus(features []gwv1.FeatureName) ([]condition, []gwv1.SupportedFeature) {
 	cond := condition{Type: string(gwv1.GatewayClassConditionStatusAccepted), Status: true,
 		Reason: string(gwv1.GatewayClassReasonAccepted), Message: "GatewayClass is accepted"}
+	if len(s.notes) > 0 {
+		cond.Message += "; " + strings.Join(s.notes, "; ")
+	}
 	if !s.accepted {
 		cond.Status = false
 		cond.Reason, cond.Message = s.notAccepted.Reason, s.notAccepted.Message

@@ -30,6 +30,7 @@ type objects struct {
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by owning Service
 	secrets    map[types.NamespacedName]*corev1.Secret
 	namespaces map[string]*corev1.Namespace
+	configMaps map[types.NamespacedName]*corev1.ConfigMap // GatewayClass parameters (tuning.go)
 }
 
 // listObjects reads every kind the controller compiles from.
@@ -44,6 +45,7 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		secrets:    map[types.NamespacedName]*corev1.Secret{},
 		namespaces: map[string]*corev1.Namespace{},
+		configMaps: map[types.NamespacedName]*corev1.ConfigMap{},
 	}
 
 	var classes gwv1.GatewayClassList
@@ -53,7 +55,8 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 	var slices discoveryv1.EndpointSliceList
 	var secrets corev1.SecretList
 	var namespaces corev1.NamespaceList
-	for _, l := range []client.ObjectList{&classes, &gateways, &httpRoutes, &services, &slices, &secrets, &namespaces} {
+	var configMaps corev1.ConfigMapList
+	for _, l := range []client.ObjectList{&classes, &gateways, &httpRoutes, &services, &slices, &secrets, &namespaces, &configMaps} {
 		if err := c.List(ctx, l); err != nil {
 			return nil, fmt.Errorf("listing %T: %w", l, err)
 		}
@@ -85,6 +88,10 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
 		o.secrets[client.ObjectKeyFromObject(s)] = s
+	}
+	for i := range configMaps.Items {
+		cm := &configMaps.Items[i]
+		o.configMaps[client.ObjectKeyFromObject(cm)] = cm
 	}
 	for i := range namespaces.Items {
 		n := &namespaces.Items[i]

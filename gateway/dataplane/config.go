@@ -24,6 +24,9 @@ type Config struct {
 type Gateway struct {
 	Namespace, Name string
 	Listeners       []Listener // several listeners may share a port (distinct hostnames)
+	// Timeouts are the connection-level timeouts of every listener, from
+	// the GatewayClass's parametersRef (conntimeouts.go).
+	Timeouts ConnectionTimeouts
 }
 
 // Listener is one accepted listener of a Gateway.

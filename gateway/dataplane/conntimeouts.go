@@ -1,0 +1,196 @@
+package dataplane
+
+// Connection-level proxy timeouts: the six settings a cluster admin tunes
+// for a whole gateway (OpenShift's ingress spec.tuningOptions, HAProxy's
+// "timeout client", "client-fin", "server", "server-fin", "tunnel" and
+// "tcp-request inspect-delay"). docs/semantics/connection-timeouts.md says
+// what each one means here and how HAProxy compares.
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// ConnectionTimeouts are a Gateway's connection-level timeouts. A zero field
+// disables that timeout.
+type ConnectionTimeouts struct {
+	// Client bounds how long a client connection may stay silent while the
+	// gateway waits for it: before the first request, between requests on
+	// a kept-alive connection, and in the middle of a request's headers.
+	Client time.Duration
+	// ClientFin replaces Client and Tunnel on a tunnel's client side once
+	// the gateway has shut its writes to the client (the backend
+	// half-closed): the client then has this long to close or send.
+	ClientFin time.Duration
+	// Server bounds how long a backend may stay silent during an HTTP
+	// exchange: before the response headers, and between body reads. A
+	// backend silent before the headers gets the client 504.
+	Server time.Duration
+	// ServerFin replaces Server and Tunnel on a tunnel's backend side once
+	// the gateway has shut its writes to the backend (the client
+	// half-closed): the backend then has this long to close or send.
+	ServerFin time.Duration
+	// Tunnel replaces Client and Server once a connection is upgraded
+	// (WebSocket) or passed through (TLS passthrough): the tunnel is
+	// closed after this long without a byte in either direction.
+	Tunnel time.Duration
+	// TLSInspectDelay bounds how long a TLS passthrough listener waits for
+	// the ClientHello it routes by; a client that sends none in time is
+	// closed without a backend connection.
+	TLSInspectDelay time.Duration
+}
+
+// errServerTimeout is the cause of an attempt context that the Server
+// timeout ended.
+var errServerTimeout = errors.New("the backend was silent for longer than the server timeout")
+
+// idleTimer cancels a context when it is not kicked for d. The zero
+// duration disables it.
+type idleTimer struct {
+	d      time.Duration
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+}
+
+// serverIdleContext returns ctx bounded by the Server timeout d: the
+// context ends with cause errServerTimeout when the returned timer is not
+// kicked for d. stop releases the timer. With d zero it returns ctx, a nil
+// timer (whose methods do nothing) and a no-op stop.
+func serverIdleContext(ctx context.Context, d time.Duration) (context.Context, *idleTimer, func()) {
+	if d <= 0 {
+		return ctx, nil, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	it := &idleTimer{d: d, cancel: cancel}
+	it.t = time.AfterFunc(d, func() { cancel(errServerTimeout) })
+	return ctx, it, func() { it.stop(); cancel(context.Canceled) }
+}
+
+// kick restarts the countdown.
+func (it *idleTimer) kick() {
+	if it == nil {
+		return
+	}
+	it.mu.Lock()
+	if !it.stopped {
+		it.t.Reset(it.d)
+	}
+	it.mu.Unlock()
+}
+
+func (it *idleTimer) stop() {
+	if it == nil {
+		return
+	}
+	it.mu.Lock()
+	it.stopped = true
+	it.t.Stop()
+	it.mu.Unlock()
+}
+
+// serverTimedOut reports whether the Server timeout ended ctx.
+func serverTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errServerTimeout)
+}
+
+// watch returns body wrapped so that every read that returns bytes kicks
+// the timer: the Server timeout bounds the silence between body reads, not
+// the whole body.
+func (it *idleTimer) watch(body io.ReadCloser) io.ReadCloser {
+	if it == nil {
+		return body
+	}
+	return &kickingBody{ReadCloser: body, it: it}
+}
+
+type kickingBody struct {
+	io.ReadCloser
+	it *idleTimer
+}
+
+func (b *kickingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.it.kick()
+	}
+	return n, err
+}
+
+// setConnectionTimeouts gives every rule of the listener the Gateway's
+// Server timeout.
+func (lt *listenerTable) setConnectionTimeouts(t ConnectionTimeouts) {
+	for _, e := range lt.http {
+		e.action.serverTimeout = t.Server
+	}
+}
+
+// joinCancel returns a function that calls every f in order.
+func joinCancel(fs ...func()) context.CancelFunc {
+	return func() {
+		for _, f := range fs {
+			f()
+		}
+	}
+}
+
+// timeoutsKey is the context key of a socket's ConnectionTimeouts.
+type timeoutsKey struct{}
+
+// withConnectionTimeouts returns ctx carrying t, the timeouts of the socket
+// a request came on.
+func withConnectionTimeouts(ctx context.Context, t ConnectionTimeouts) context.Context {
+	return context.WithValue(ctx, timeoutsKey{}, t)
+}
+
+// connectionTimeouts returns the timeouts of the socket a request came on
+// (zero outside a request).
+func connectionTimeouts(ctx context.Context) ConnectionTimeouts {
+	t, _ := ctx.Value(timeoutsKey{}).(ConnectionTimeouts)
+	return t
+}
+
+// applyClientTimeout makes the Client timeout bound an HTTP server's waits
+// for the client: for the request headers of a new connection (from the
+// accept) and of a kept-alive one (from its first byte), and for the next
+// request on a kept-alive connection. Request bodies are bounded by
+// clientBody.
+func applyClientTimeout(srv *http.Server, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	srv.ReadHeaderTimeout = d
+	srv.IdleTimeout = d
+}
+
+// clientBody returns body wrapped so that the client may be silent for at
+// most d between reads: before each read the connection's read deadline is
+// moved to d from now, and cleared at the end of the body. A client silent
+// for longer fails the read, which aborts the exchange.
+func clientBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+	if d <= 0 || body == nil || body == http.NoBody {
+		return body
+	}
+	return &clientIdleBody{ReadCloser: body, rc: http.NewResponseController(w), d: d}
+}
+
+type clientIdleBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (b *clientIdleBody) Read(p []byte) (int, error) {
+	_ = b.rc.SetReadDeadline(time.Now().Add(b.d))
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
