@@ -36,6 +36,7 @@ func (k portKey) String() string {
 type portTable struct {
 	https     bool
 	listeners []*listenerTable // most specific hostname first
+	timeouts  ConnectionTimeouts
 }
 
 // listenerTable is one listener and its compiled routes.
@@ -174,6 +175,9 @@ type action struct {
 	retry *retryPolicy
 	// grpcLimits are a GRPCRoute rule's timeouts (GEP-3139).
 	grpcLimits grpcLimits
+	// serverTimeout is the Gateway's ConnectionTimeouts.Server: the
+	// longest silence of a backend during an attempt; zero means none.
+	serverTimeout time.Duration
 }
 
 // backend is a resolved backendRef with its round-robin cursor.
@@ -217,10 +221,11 @@ func compile(cfg *Config) (*snapshot, error) {
 					continue
 				}
 			}
+			lt.setConnectionTimeouts(gw.Timeouts) // conntimeouts.go
 			key := portKey{gw.Namespace, gw.Name, l.Port}
 			pt := snap.ports[key]
 			if pt == nil {
-				pt = &portTable{https: lt.https}
+				pt = &portTable{https: lt.https, timeouts: gw.Timeouts}
 				snap.ports[key] = pt
 			}
 			if pt.https != lt.https {

@@ -100,6 +100,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		defer cancel()
 	}
 	out := upstreamRequest(ctx, r)
+	out.Body = clientBody(w, out.Body, connectionTimeouts(r.Context()).Client) // conntimeouts.go
 	if r.ProtoMajor == 1 && out.Body != nil {
 		// Keep reading the request body while the response streams (HTTP/2
 		// does this by design; HTTP/1.1 needs asking).

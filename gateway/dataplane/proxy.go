@@ -125,8 +125,11 @@ func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, end
 	u := *out.URL
 	u.Scheme, u.Host = "http", endpoint
 	req.URL = &u
+	if out.Header.Get("Upgrade") != "" {
+		return s.forwardUpgrade(ctx, req, endpoint) // tunnel.go
+	}
 	t := s.h1
-	if b.h2c && out.Header.Get("Upgrade") == "" {
+	if b.h2c {
 		t = s.h2c
 	}
 	return t.RoundTrip(req)
@@ -209,10 +212,10 @@ func copyBody(w http.ResponseWriter, body io.Reader, stream bool) error {
 }
 
 // switchProtocols completes a protocol upgrade (WebSocket): the client
-// connection is hijacked and bytes are copied both ways until either side
-// closes.
+// connection is hijacked and becomes a tunnel to the backend's (tunnel.go),
+// which passes half-closes on and ends by the Gateway's tunnel timeouts.
 func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *http.Response) {
-	backConn, ok := resp.Body.(io.ReadWriteCloser)
+	backConn, ok := resp.Body.(*upgradedConn)
 	if !ok || upgradeType(r.Header) == "" {
 		writeError(w, http.StatusBadGateway, "the backend switched protocols unasked")
 		return
@@ -231,10 +234,9 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	if err := brw.Flush(); err != nil {
 		return
 	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(conn, backConn); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(backConn, brw); done <- struct{}{} }()
-	<-done // the deferred closes end the other direction
+	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context())); why != "" {
+		s.log.V(1).Info("tunnel closed", "reason", why, "host", r.Host, "path", r.URL.Path)
+	}
 }
 
 // maxMirrorBody bounds the request body buffered so mirrors can replay it.

@@ -246,6 +246,8 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 // goes to endpoint under a context bounded by timeouts.backendRequest.
 func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay bool, act *action, b *backend, endpoint string) *attempt {
 	actx, cancel := act.attemptContext(ctx)
+	actx, idle, stopIdle := serverIdleContext(actx, act.serverTimeout) // conntimeouts.go
+	cancel = joinCancel(stopIdle, cancel)
 	req := out.WithContext(actx)
 	if replay && len(body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
@@ -254,8 +256,13 @@ func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay
 	forbidTransportResend(req, b.h2c && out.Header.Get("Upgrade") == "")
 	at := &attempt{endpoint: endpoint, cancel: cancel}
 	at.resp, at.err = s.forward(actx, req, b, endpoint)
-	if at.err != nil {
-		at.timedOut = backendTimedOut(actx)
+	switch {
+	case at.err != nil:
+		at.timedOut = backendTimedOut(actx) || serverTimedOut(actx)
+	case at.resp.StatusCode == http.StatusSwitchingProtocols:
+		idle.stop() // the tunnel's own timeouts take over
+	default:
+		at.resp.Body = idle.watch(at.resp.Body)
 	}
 	return at
 }

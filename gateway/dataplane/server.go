@@ -80,10 +80,11 @@ func New(opts Options) *Server {
 
 // portServer is one socket and the http.Server behind it.
 type portServer struct {
-	key   portKey
-	https bool
-	ln    net.Listener
-	srv   *http.Server
+	key      portKey
+	https    bool
+	timeouts ConnectionTimeouts // fixed for the socket's life: a change opens a new socket
+	ln       net.Listener
+	srv      *http.Server
 }
 
 // Apply swaps the routing snapshot atomically: requests already in flight
@@ -106,10 +107,10 @@ func (s *Server) Apply(cfg *Config) error {
 	var stale []*portServer
 	for key, pt := range snap.ports {
 		old := s.ports[key]
-		if old != nil && old.https == pt.https {
+		if old != nil && old.https == pt.https && old.timeouts == pt.timeouts {
 			continue
 		}
-		ps, err := s.listen(key, pt.https)
+		ps, err := s.listen(key, pt.https, pt.timeouts)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gateway %s/%s listeners %s (port %d): %w",
 				key.namespace, key.name, listenerNames(pt), key.port, err))
@@ -185,12 +186,12 @@ func (s *Server) Close() error {
 }
 
 // listen opens the socket for key and starts serving it.
-func (s *Server) listen(key portKey, https bool) (*portServer, error) {
+func (s *Server) listen(key portKey, https bool, t ConnectionTimeouts) (*portServer, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(s.bindHost, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", s.bindHost, err)
 	}
-	ps := &portServer{key: key, https: https, ln: ln}
+	ps := &portServer{key: key, https: https, timeouts: t, ln: ln}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	if https {
@@ -205,7 +206,9 @@ func (s *Server) listen(key portKey, https bool) (*portServer, error) {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
+		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
 	}
+	applyClientTimeout(ps.srv, t.Client) // conntimeouts.go
 	if https {
 		ps.srv.TLSConfig = &tls.Config{
 			MinVersion:     tls.VersionTLS12,
