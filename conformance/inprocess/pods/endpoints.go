@@ -99,8 +99,10 @@ func sameSlice(a, b *discoveryv1.EndpointSlice) bool {
 // endpointSlices returns the slices of svc: one per distinct set of
 // resolved ports (pods can resolve a named targetPort differently), or one
 // empty placeholder when no pod is selected. Pods that are being deleted,
-// have no IP or have finished are left out; a pod is ready when its Ready
-// condition is True.
+// have no IP or have finished are left out; an endpoint is serving when
+// its pod's Ready condition is True, and ready when it is serving or the
+// Service publishes not-ready addresses, as the EndpointSlice controller
+// has it.
 func endpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.EndpointSlice {
 	sel := labels.SelectorFromSet(svc.Spec.Selector)
 	type group struct {
@@ -126,11 +128,12 @@ func endpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 			groups[key] = g
 			order = append(order, key)
 		}
-		ready := podReady(p)
+		serving := podReady(p)
+		ready := serving || svc.Spec.PublishNotReadyAddresses
 		no := false
 		ep := discoveryv1.Endpoint{
 			Addresses:  []string{p.Status.PodIP},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &ready, Terminating: &no},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &no},
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
 		}
 		if p.Spec.NodeName != "" {

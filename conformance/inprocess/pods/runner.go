@@ -15,13 +15,24 @@
 //
 //   - a Pod per replica, named <deployment>-<pod-template-hash>-<random>,
 //     with the template's labels, an ownerReference to the Deployment,
-//     status.podIP, phase Running and Ready=True once the backend's sockets
-//     are bound (Pending with a container waiting reason until then);
+//     status.podIP, phase Running once the backend's sockets are bound
+//     (Pending with a container waiting reason until then), and Ready=True
+//     once they are bound if the echo container has no readiness probe, or
+//     else as its readiness probe decides (package probe runs it on the
+//     kubelet's schedule, with its thresholds);
 //   - the Deployment's status: replicas, updatedReplicas, readyReplicas,
 //     availableReplicas and the Available and Progressing conditions;
 //   - EndpointSlices for every Service with a selector, labelled
 //     kubernetes.io/service-name, with the target ports resolved by number or
-//     by container port name.
+//     by container port name, and each endpoint ready when its Pod is
+//     Ready (or always, for a Service with publishNotReadyAddresses).
+//
+// A Deployment annotated gatecheck.dev/probe-proxy: enabled (on itself or
+// on its pod template) gets the reference probe proxy of package
+// probeproxy, as a mesh injector would add one: the Pod is written with its
+// probes rewritten to the proxy's port and paths, and each replica runs the
+// proxy on its address next to the backend, so the readiness probe reaches
+// the app through it.
 //
 // Each replica's echo container has a log (Runner.Log): the backend's line
 // per echoed request, as echo-basic prints it, kept in a bounded
@@ -39,9 +50,12 @@
 // accepted form, and the same message is logged.
 //
 // What the runner does not do: ReplicaSets (pods are owned by the
-// Deployment directly), readiness and liveness probes (a replica is ready
-// when its sockets are bound), resource limits, minReadySeconds, pause,
-// and maxSurge/maxUnavailable (a rollout starts every new pod at once).
+// Deployment directly), liveness and startup probes (they are checked and
+// kept in the Pod, not run: nothing restarts a backend), exec probes (a
+// Deployment with an exec readiness probe is unsupported), resource
+// limits, minReadySeconds, pause, and maxSurge/maxUnavailable (a rollout
+// starts every new pod at once, and the old ones go once every new one is
+// ready).
 package pods
 
 import (
@@ -69,6 +83,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatecheck/gatecheck/conformance/inprocess/podlog"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 )
 
@@ -107,8 +123,13 @@ type Options struct {
 	// means os.TempDir().
 	Dir string
 	// Logger receives unsupported Deployments, start failures and, at V(1),
-	// progress. The zero Logger discards.
+	// progress and readiness changes. The zero Logger discards.
 	Logger logr.Logger
+	// ProbeProxyFault breaks the probe proxy of every replica that runs
+	// one, on purpose: Go tests use it to show that the probe conformance
+	// tests fail against a proxy that does not forward probes. Leave it
+	// probeproxy.FaultNone otherwise.
+	ProbeProxyFault probeproxy.Fault
 }
 
 // Runner runs the replicas of Deployments in-process. Create it with New and
@@ -119,6 +140,7 @@ type Runner struct {
 	prefix      netip.Prefix
 	maxReplicas int
 	parentDir   string
+	proxyFault  probeproxy.Fault
 	trigger     chan struct{}
 
 	// Owned by the Run goroutine.
@@ -147,8 +169,28 @@ type replica struct {
 
 	ip      netip.Addr
 	backend *echobackend.Backend
-	readyAt metav1.Time
-	why     *waiting // why the backend is not running
+	proxy   *probeproxy.Server // the probe proxy, when the pod has one
+	prober  *probe.Worker      // the readiness probe, when the pod has one
+	// probeReady is the readiness probe's verdict and readyAt when the
+	// replica's readiness last changed (or its backend started); both are
+	// guarded by Runner.mu, since the prober's goroutine writes them.
+	probeReady bool
+	readyAt    metav1.Time
+	started    metav1.Time // when the backend started
+	why        *waiting    // why the backend is not running
+}
+
+// ready reports whether rep counts as ready: its backend runs and its
+// readiness probe, if any, has passed. The caller holds r.mu.
+func (rep *replica) ready() bool {
+	return rep.backend != nil && (rep.prober == nil || rep.probeReady)
+}
+
+// isReady is rep.ready under r.mu.
+func (r *Runner) isReady(rep *replica) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return rep.ready()
 }
 
 // New checks opts and returns a Runner.
@@ -180,6 +222,7 @@ func New(opts Options) (*Runner, error) {
 		prefix:      prefix,
 		maxReplicas: opts.MaxReplicas,
 		parentDir:   opts.Dir,
+		proxyFault:  opts.ProbeProxyFault,
 		trigger:     make(chan struct{}, 1),
 		ipUsed:      map[netip.Addr]bool{},
 		reported:    map[types.UID]string{},
@@ -503,18 +546,18 @@ func (r *Runner) syncDeployment(ctx context.Context, d *appsv1.Deployment, inSto
 		current = append(current, rep)
 	}
 
-	serving := 0
+	ready := 0
 	for _, rep := range current {
 		if rep.backend == nil && r.start(ctx, rep, t) {
 			retry = true
 		}
-		if rep.backend != nil {
-			serving++
+		if r.isReady(rep) {
+			ready++
 		}
 		errs = append(errs, r.writePodStatus(ctx, rep, inStore[rep.key]))
 	}
-	// Rolling update: the old replicas go once every new one serves.
-	if serving == want {
+	// Rolling update: the old replicas go once every new one is ready.
+	if ready == want {
 		for _, rep := range old {
 			r.stop(rep)
 			errs = append(errs, r.deletePod(ctx, rep.key, rep.uid))
@@ -552,6 +595,16 @@ func (r *Runner) createPod(ctx context.Context, d *appsv1.Deployment, t *podTemp
 		Spec: tmpl.Spec,
 	}
 	pod.Spec.NodeName = NodeName
+	if t.proxy {
+		// As a mesh injector would, at admission: the Pod is stored with
+		// its probes rewritten. parseTemplate has rewritten the same
+		// template once already, so this does not fail in practice.
+		rewritten, err := probeproxy.Rewrite(pod)
+		if err != nil {
+			return nil, fmt.Errorf("rewriting the probes for the probe proxy: %w", err)
+		}
+		pod = rewritten
+	}
 	if err := r.c.Create(ctx, pod); err != nil {
 		return nil, fmt.Errorf("creating a pod: %w", err)
 	}
@@ -612,6 +665,13 @@ func (r *Runner) start(ctx context.Context, rep *replica, t *podTemplate) (retry
 		cfg.Host = ip.String()
 		cfg.Log = rep.log
 		b, err := echobackend.Start(cfg)
+		var proxy *probeproxy.Server
+		if err == nil && t.proxy {
+			proxy, err = r.startProxy(rep, ip)
+			if err != nil {
+				b.Close()
+			}
+		}
 		if errors.Is(err, syscall.EADDRINUSE) {
 			// Keep the address marked: something else holds its ports.
 			lastErr = err
@@ -623,14 +683,52 @@ func (r *Runner) start(ctx context.Context, rep *replica, t *podTemplate) (retry
 			break
 		}
 		r.mu.Lock()
-		rep.ip, rep.backend, rep.why = ip, b, nil
-		rep.readyAt = metav1.Now().Rfc3339Copy()
+		rep.ip, rep.backend, rep.proxy, rep.why = ip, b, proxy, nil
+		rep.started = metav1.Now().Rfc3339Copy()
+		rep.readyAt = rep.started
+		rep.prober = r.startProber(rep, ip)
 		r.mu.Unlock()
 		r.log.V(1).Info("pod serving", "pod", rep.key.String(), "ip", ip.String(), "mode", cfg.Mode.String())
 		return false
 	}
 	r.setWhy(rep, &waiting{reasonCrashBackOff, lastErr.Error()})
 	return true
+}
+
+// startProxy starts rep's probe proxy on ip, at the port Rewrite chose.
+func (r *Runner) startProxy(rep *replica, ip netip.Addr) (*probeproxy.Server, error) {
+	port, err := probeproxy.Port(rep.pod)
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: %w", rep.key, err)
+	}
+	return probeproxy.Listen(netip.AddrPortFrom(ip, uint16(port)).String(), probeproxy.Options{AppHost: ip.String(), Fault: r.proxyFault})
+}
+
+// startProber starts the readiness probe of rep's echo container (as
+// stored: rewritten when the pod has a probe proxy), or returns nil when it
+// has none. The caller holds r.mu.
+func (r *Runner) startProber(rep *replica, ip netip.Addr) *probe.Worker {
+	var c *corev1.Container
+	for i := range rep.pod.Spec.Containers {
+		if rep.pod.Spec.Containers[i].Name == rep.container {
+			c = &rep.pod.Spec.Containers[i]
+		}
+	}
+	if c == nil || c.ReadinessProbe == nil {
+		return nil
+	}
+	return probe.Start(probe.Config{
+		Probe:  c.ReadinessProbe.DeepCopy(),
+		Target: probe.Target{Host: ip.String(), Ports: c.Ports},
+		OnChange: func(ready bool, last probe.Result) {
+			r.mu.Lock()
+			rep.probeReady = ready
+			rep.readyAt = metav1.Now().Rfc3339Copy()
+			r.mu.Unlock()
+			r.log.V(1).Info("readiness changed", "pod", rep.key.String(), "ready", ready, "probe", last.Message)
+			r.poke()
+		},
+	})
 }
 
 func (r *Runner) setWhy(rep *replica, w *waiting) {
@@ -644,9 +742,18 @@ func (r *Runner) setWhy(rep *replica, w *waiting) {
 func (r *Runner) stop(rep *replica) {
 	r.mu.Lock()
 	delete(r.replicas, rep.key)
-	b := rep.backend
-	rep.backend = nil
+	b, proxy, prober := rep.backend, rep.proxy, rep.prober
+	rep.backend, rep.proxy, rep.prober, rep.probeReady = nil, nil, nil, false
 	r.mu.Unlock()
+	// Not under r.mu: the prober's last change takes it.
+	if prober != nil {
+		prober.Stop()
+	}
+	if proxy != nil {
+		if err := proxy.Close(); err != nil {
+			r.log.Error(err, "stopping a probe proxy", "pod", rep.key.String())
+		}
+	}
 	if b != nil {
 		if err := b.Close(); err != nil {
 			r.log.Error(err, "stopping a backend", "pod", rep.key.String())

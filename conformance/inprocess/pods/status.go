@@ -32,21 +32,29 @@ func (r *Runner) podStatus(rep *replica) corev1.PodStatus {
 		return corev1.PodCondition{Type: t, Status: s, LastTransitionTime: at, Reason: reason, Message: msg}
 	}
 	running := rep.backend != nil
+	ready := rep.ready()
 	var names []string
 	for _, ct := range c {
 		names = append(names, ct.Name)
 	}
-	if running {
-		st.Phase = corev1.PodRunning
-		st.PodIP = rep.ip.String()
-		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	switch {
+	case ready:
 		st.Conditions = []corev1.PodCondition{
 			cond(corev1.PodScheduled, true, rep.created, "", ""),
 			cond(corev1.PodInitialized, true, rep.created, "", ""),
 			cond(corev1.ContainersReady, true, rep.readyAt, "", ""),
 			cond(corev1.PodReady, true, rep.readyAt, "", ""),
 		}
-	} else {
+	case running:
+		// The readiness probe has not passed (yet, or any more).
+		msg := fmt.Sprintf("containers with unready status: [%s]", rep.container)
+		st.Conditions = []corev1.PodCondition{
+			cond(corev1.PodScheduled, true, rep.created, "", ""),
+			cond(corev1.PodInitialized, true, rep.created, "", ""),
+			cond(corev1.ContainersReady, false, rep.readyAt, "ContainersNotReady", msg),
+			cond(corev1.PodReady, false, rep.readyAt, "ContainersNotReady", msg),
+		}
+	default:
 		msg := fmt.Sprintf("containers with unready status: %v", names)
 		st.Conditions = []corev1.PodCondition{
 			cond(corev1.PodScheduled, true, rep.created, "", ""),
@@ -55,15 +63,20 @@ func (r *Runner) podStatus(rep *replica) corev1.PodStatus {
 			cond(corev1.PodReady, false, rep.created, "ContainersNotReady", msg),
 		}
 	}
+	if running {
+		st.Phase = corev1.PodRunning
+		st.PodIP = rep.ip.String()
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
 	for _, ct := range c {
 		cs := corev1.ContainerStatus{Name: ct.Name, Image: ct.Image, ImageID: ct.Image}
 		switch {
 		case running:
 			// Sidecars are not run in-process; they are reported running
-			// with the backend so that the pod is whole.
+			// and ready with the backend so that the pod is whole.
 			yes := true
-			cs.Ready, cs.Started = true, &yes
-			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: rep.readyAt}
+			cs.Ready, cs.Started = ready || ct.Name != rep.container, &yes
+			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: rep.started}
 		case rep.why != nil && imageAccepted(ct.Image):
 			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: rep.why.reason, Message: rep.why.message}
 		default:
@@ -109,7 +122,7 @@ func (r *Runner) writeStatus(ctx context.Context, d *appsv1.Deployment, reps []*
 		if rep.hash == hash {
 			st.UpdatedReplicas++
 		}
-		if rep.backend != nil {
+		if r.isReady(rep) {
 			st.ReadyReplicas++
 			st.AvailableReplicas++
 		}

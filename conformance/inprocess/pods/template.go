@@ -9,6 +9,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
 )
 
 // acceptedImages are the image repositories (the last path element, any
@@ -76,6 +79,8 @@ type podTemplate struct {
 	container *corev1.Container
 	volumes   map[string]*corev1.Volume
 	hash      string
+	// proxy is whether the pods get the reference probe proxy.
+	proxy bool
 }
 
 // parseTemplate checks that the runner can run d's pods and returns what it
@@ -126,6 +131,14 @@ func parseTemplate(d *appsv1.Deployment, maxReplicas int) (*podTemplate, error) 
 				bad("%s.env[%d] (%s).valueFrom: %w", field, j, e.Name, err)
 			}
 		}
+		for _, pr := range []struct {
+			name string
+			p    *corev1.Probe
+		}{{"readinessProbe", c.ReadinessProbe}, {"livenessProbe", c.LivenessProbe}, {"startupProbe", c.StartupProbe}} {
+			if err := checkProbe(fmt.Sprintf("%s (%s).%s", field, c.Name, pr.name), pr.p, pr.name == "readinessProbe"); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		for j, m := range c.VolumeMounts {
 			if m.SubPath != "" || m.SubPathExpr != "" {
 				bad("%s.volumeMounts[%d] (%s).subPath: accepted: unset in-process; mount the whole volume", field, j, m.Name)
@@ -156,11 +169,65 @@ func parseTemplate(d *appsv1.Deployment, maxReplicas int) (*podTemplate, error) 
 			}
 		}
 	}
+	proxy, err := probeProxyEnabled(d)
+	if err != nil {
+		bad("%w", err)
+	}
+	if proxy && len(errs) == 0 {
+		// The injector's rewrite must succeed on the template's pod.
+		pod := &corev1.Pod{ObjectMeta: *d.Spec.Template.ObjectMeta.DeepCopy(), Spec: *spec.DeepCopy()}
+		if _, err := probeproxy.Rewrite(pod); err != nil {
+			bad("%s: the probe proxy's rewrite (annotation %s): %w", base, probeproxy.AnnotationInject, err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	t.proxy = proxy
 	t.hash = templateHash(&d.Spec.Template)
 	return t, nil
+}
+
+// checkProbe checks a probe of the echo container. Only readiness probes
+// are run, so only they must have a handler the runner can run.
+func checkProbe(field string, p *corev1.Probe, run bool) error {
+	if p == nil {
+		return nil
+	}
+	if !run {
+		if p.Exec != nil {
+			return nil // kept in the Pod, never run
+		}
+		return probe.Validate(field, p)
+	}
+	var errs []error
+	errs = append(errs, probe.Validate(field, p))
+	if p.HTTPGet != nil && p.HTTPGet.Host != "" {
+		errs = append(errs, fmt.Errorf("%s.httpGet.host: %q: accepted: unset in-process (the pod's address is probed)", field, p.HTTPGet.Host))
+	}
+	if p.TCPSocket != nil && p.TCPSocket.Host != "" {
+		errs = append(errs, fmt.Errorf("%s.tcpSocket.host: %q: accepted: unset in-process (the pod's address is probed)", field, p.TCPSocket.Host))
+	}
+	return errors.Join(errs...)
+}
+
+// probeProxyEnabled reads the probe proxy annotation of d's pod template,
+// or else of d.
+func probeProxyEnabled(d *appsv1.Deployment) (bool, error) {
+	for _, m := range []struct {
+		field string
+		ann   map[string]string
+	}{{"spec.template.metadata.annotations", d.Spec.Template.Annotations}, {"metadata.annotations", d.Annotations}} {
+		if _, ok := m.ann[probeproxy.AnnotationInject]; !ok {
+			continue
+		}
+		on, err := probeproxy.Enabled(m.ann)
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", m.field, err)
+		}
+		return on, nil
+	}
+	return false, nil
 }
 
 func indexOf(cs []corev1.Container, c *corev1.Container) int {
