@@ -31,8 +31,8 @@ func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
 			t.Errorf("%s: Channel = %q, want upstream's %q", uf.Name, f.Channel, uf.Channel)
 		}
 	}
-	if got, want := len(All()), gwfeatures.AllFeatures.Len()+10; got != want {
-		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 10)", got, want)
+	if got, want := len(All()), gwfeatures.AllFeatures.Len()+14; got != want {
+		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 14)", got, want)
 	}
 }
 
@@ -352,7 +352,7 @@ func TestDefaultProfiles(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := []string{
-		ProfileGRPCDeadlines, ProfileHTTPResilience,
+		ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes,
 		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP", "MESH-GRPC", "MESH-HTTP",
 	}
 	if !slices.Equal(names, want) {

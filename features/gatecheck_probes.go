@@ -1,0 +1,53 @@
+package features
+
+import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+// Features of health probes through a mesh's sidecar: a pod's readiness,
+// and so the Gateway's traffic to it, must follow the application's health
+// as the kubelet's probes see it, even when a sidecar captures the pod's
+// inbound traffic. They are mesh-side features: the Gateway only has to
+// send traffic to ready endpoints (which every GATEWAY-HTTP implementation
+// does); the sidecar and its injector are what is tested. See
+// docs/semantics/probes.md.
+const (
+	// SupportMeshProbeHTTP: an httpGet readiness probe fails when the app
+	// answers it with an error status, through the mesh's sidecar.
+	SupportMeshProbeHTTP FeatureName = "MeshProbeHTTP"
+	// SupportMeshProbeTCP: a tcpSocket readiness probe fails when the
+	// app's port is closed, even though a sidecar could accept the
+	// connection itself.
+	SupportMeshProbeTCP FeatureName = "MeshProbeTCP"
+	// SupportMeshProbeGRPC: a grpc readiness probe fails when the app's
+	// health service answers NOT_SERVING for the probe's service.
+	SupportMeshProbeGRPC FeatureName = "MeshProbeGRPC"
+	// SupportMeshProbeRewrite: probes on named ports, with custom headers,
+	// in a pod that already uses the ports a mesh prefers for its probe
+	// listener, still follow the app's health.
+	SupportMeshProbeRewrite FeatureName = "MeshProbeRewrite"
+)
+
+// ProfileMeshProbes covers health probes through a mesh's sidecar.
+const ProfileMeshProbes = "GATECHECK-MESH-PROBES"
+
+// This file's init runs after gatecheck.go's (files initialise in name
+// order).
+func init() {
+	RegisterProfile(ProfileMeshProbes,
+		[]FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+		nil)
+	for _, f := range []Feature{
+		{Name: SupportMeshProbeHTTP, Description: "An httpGet readiness probe through the mesh's sidecar fails when the app answers with an error status, so the pod leaves the Gateway's rotation within periodSeconds × failureThreshold, and returns when it recovers."},
+		{Name: SupportMeshProbeTCP, Description: "A tcpSocket readiness probe through the mesh's sidecar fails when the app's port is closed, though the sidecar could accept the connection, so the pod leaves the Gateway's rotation in time, and returns when the port reopens."},
+		{Name: SupportMeshProbeGRPC, Description: "A grpc readiness probe through the mesh's sidecar fails when the app's health service answers NOT_SERVING for the probe's service, so the pod leaves the GRPCRoute's rotation in time, and returns when it serves again."},
+		{Name: SupportMeshProbeRewrite, Description: "Readiness probes on named ports with custom headers, in a pod that already uses the mesh's usual probe ports, still follow the app's health through the mesh's probe rewrite."},
+	} {
+		f.Channel = ChannelExperimental
+		f.Level = LevelExtended
+		f.DependsOn = []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute}
+		if f.Name == SupportMeshProbeGRPC {
+			f.DependsOn = []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute}
+		}
+		f.Profiles = []string{ProfileMeshProbes}
+		Register(f)
+	}
+}
