@@ -1,6 +1,8 @@
 package tests_test
 
 import (
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
@@ -16,6 +18,14 @@ var breakages = map[string]runner.ReferenceGateway{
 	"grpc-looser-timeout-wins":         {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.LooserWins = true }},
 	"grpc-unavailable-on-expiry":       {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.UnavailableOnExpiry = true }},
 	"grpc-no-timeout-propagation":      {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.NoTimeoutPropagation = true }},
+	// HTTPRoute retries and timeouts (GEP-1731, GEP-1742); the mutations
+	// are in httproute_negative_test.go.
+	"http-retries-off":                 {MutateConfig: eachHTTPRule(func(r *dataplane.HTTPRule) { r.Retry = nil })},
+	"http-retry-backoff-ignored":       {MutateConfig: eachHTTPRule(withRetry(noBackoff))},
+	"http-retry-codes-ignored":         {MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = nil }))},
+	"http-retry-every-5xx":             {MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
+	"http-backend-timeout-ignored":     {MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
+	"http-request-timeout-per-attempt": {MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
 }
 
 // eachGRPCRule returns a MutateConfig that applies f to every GRPCRoute rule
