@@ -22,6 +22,14 @@ type Options struct {
 	// "127.0.0.1". Ports are ephemeral: Addr reports the real socket of a
 	// (gateway, listener port) pair.
 	BindHost string
+	// ListenAddr, when set, chooses the socket of each Gateway listener
+	// port instead of BindHost and an ephemeral port: it returns the
+	// "ip:port" to listen on for the port of the Gateway namespace/name,
+	// typically an address of the Gateway's own and the listener's real
+	// port, so clients reach the Gateway at its published address. Every
+	// (Gateway, port) pair must get a distinct socket. It is called with
+	// the Server's lock held and must not call back into the Server.
+	ListenAddr func(namespace, name string, port int32) (string, error)
 	// Logger receives errors and, at V(1), per-request details. The zero
 	// value discards everything.
 	Logger logr.Logger
@@ -35,6 +43,7 @@ type Options struct {
 // on HTTPS listeners. It is safe for concurrent use.
 type Server struct {
 	bindHost   string
+	listenAddr func(namespace, name string, port int32) (string, error)
 	log        logr.Logger
 	grpcFaults GRPCTimeoutFaults
 
@@ -65,6 +74,7 @@ func New(opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		bindHost:    opts.BindHost,
+		listenAddr:  opts.ListenAddr,
 		log:         opts.Logger,
 		grpcFaults:  opts.GRPCTimeoutFaults,
 		ports:       make(map[portKey]*portServer),
@@ -109,6 +119,12 @@ func (s *Server) Apply(cfg *Config) error {
 		old := s.ports[key]
 		if old != nil && old.https == pt.https && old.timeouts == pt.timeouts {
 			continue
+		}
+		if old != nil && s.listenAddr != nil {
+			// The new socket takes the old one's address: free it first.
+			old.srv.Close()
+			delete(s.ports, key)
+			old = nil
 		}
 		ps, err := s.listen(key, pt.https, pt.timeouts)
 		if err != nil {
@@ -187,9 +203,16 @@ func (s *Server) Close() error {
 
 // listen opens the socket for key and starts serving it.
 func (s *Server) listen(key portKey, https bool, t ConnectionTimeouts) (*portServer, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.bindHost, "0"))
+	addr := net.JoinHostPort(s.bindHost, "0")
+	if s.listenAddr != nil {
+		var err error
+		if addr, err = s.listenAddr(key.namespace, key.name, key.port); err != nil {
+			return nil, fmt.Errorf("choosing the socket: %w", err)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", s.bindHost, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	ps := &portServer{key: key, https: https, timeouts: t, ln: ln}
 	protocols := new(http.Protocols)

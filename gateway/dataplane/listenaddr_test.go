@@ -1,0 +1,142 @@
+package dataplane_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// freeLoopbackAddr returns a loopback socket address nothing listens on
+// at the time of the call.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// getRoot sends GET / to addr and returns the body, failing the test on any
+// error or a status other than 200.
+func getRoot(t *testing.T, addr string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatalf("GET %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading the body: %v", addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d, body %q; want 200", addr, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// TestListenAddrFixedSocket checks that Options.ListenAddr places a
+// Gateway's listener port on the socket it names, and that a change that
+// needs a new socket (other connection timeouts) reopens the same address
+// rather than failing because the old socket still holds it.
+func TestListenAddrFixedSocket(t *testing.T) {
+	b := startBackend(t, "b")
+	want := freeLoopbackAddr(t)
+	var asked []string
+	s := dataplane.New(dataplane.Options{
+		ListenAddr: func(namespace, name string, port int32) (string, error) {
+			asked = append(asked, fmt.Sprintf("%s/%s:%d", namespace, name, port))
+			return want, nil
+		},
+	})
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	cfg := oneListener(route("r", 0, nil, rule(nil, b.ref())))
+	if err := s.Apply(cfg); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if got := mustAddr(t, s, 80); got != want {
+		t.Fatalf("Addr(gw-ns, gw, 80) = %s; want %s, the address ListenAddr chose", got, want)
+	}
+	if len(asked) != 1 || asked[0] != "gw-ns/gw:80" {
+		t.Fatalf("ListenAddr was called for %q; want once for gw-ns/gw:80", asked)
+	}
+	if body := getRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
+		t.Fatalf("body %q; want the echo of backend b", body)
+	}
+
+	cfg2 := oneListener(route("r", 0, nil, rule(nil, b.ref())))
+	cfg2.Gateways[0].Timeouts = dataplane.ConnectionTimeouts{Client: 45 * time.Second}
+	if err := s.Apply(cfg2); err != nil {
+		t.Fatalf("Apply with new connection timeouts: %v", err)
+	}
+	if len(asked) != 2 {
+		t.Fatalf("ListenAddr was called %d times; want 2 (a new socket for the new timeouts)", len(asked))
+	}
+	if got := mustAddr(t, s, 80); got != want {
+		t.Fatalf("after the new timeouts Addr(gw-ns, gw, 80) = %s; want %s", got, want)
+	}
+	if body := getRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
+		t.Fatalf("after the new timeouts: body %q; want the echo of backend b", body)
+	}
+}
+
+// TestListenAddrError checks that a Gateway whose socket cannot be chosen
+// is left out, named in Apply's error with ListenAddr's reason, while
+// another Gateway is served.
+func TestListenAddrError(t *testing.T) {
+	b := startBackend(t, "b")
+	good := freeLoopbackAddr(t)
+	s := dataplane.New(dataplane.Options{
+		ListenAddr: func(namespace, name string, port int32) (string, error) {
+			if name == "bad" {
+				return "", errors.New("no address left for this Gateway")
+			}
+			return good, nil
+		},
+	})
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	listener := dataplane.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+		HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
+	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{
+		{Namespace: "gw-ns", Name: "bad", Listeners: []dataplane.Listener{listener}},
+		{Namespace: "gw-ns", Name: "gw", Listeners: []dataplane.Listener{listener}},
+	}}
+	err := s.Apply(cfg)
+	if err == nil {
+		t.Fatal("Apply succeeded; want an error for Gateway gw-ns/bad")
+	}
+	for _, part := range []string{"gw-ns/bad", "no address left for this Gateway"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("Apply error %q does not contain %q", err, part)
+		}
+	}
+	if _, ok := s.Addr("gw-ns", "bad", 80); ok {
+		t.Error("Gateway gw-ns/bad is served; want it left out")
+	}
+	if body := getRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
+		t.Fatalf("body %q; want the echo of backend b from Gateway gw-ns/gw", body)
+	}
+}
