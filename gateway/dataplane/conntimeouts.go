@@ -172,16 +172,19 @@ func applyClientTimeout(srv *http.Server, d time.Duration) {
 // clientBody returns body wrapped so that the client may be silent for at
 // most d between reads: before each read the connection's read deadline is
 // moved to d from now, and cleared at the end of the body. A client silent
-// for longer fails the read, which aborts the exchange.
+// for longer fails the read, which aborts the exchange; the expired
+// deadline stays, so the server's own attempt to drain the rest of the
+// body fails too, and the answer closes the connection.
 func clientBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
 	if d <= 0 || body == nil || body == http.NoBody {
 		return body
 	}
-	return &clientIdleBody{ReadCloser: body, rc: http.NewResponseController(w), d: d}
+	return &clientIdleBody{ReadCloser: body, w: w, rc: http.NewResponseController(w), d: d}
 }
 
 type clientIdleBody struct {
 	io.ReadCloser
+	w  http.ResponseWriter
 	rc *http.ResponseController
 	d  time.Duration
 }
@@ -189,8 +192,13 @@ type clientIdleBody struct {
 func (b *clientIdleBody) Read(p []byte) (int, error) {
 	_ = b.rc.SetReadDeadline(time.Now().Add(b.d))
 	n, err := b.ReadCloser.Read(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, io.EOF):
 		_ = b.rc.SetReadDeadline(time.Time{})
+	case err != nil:
+		// The rest of the body will never be read: the connection
+		// cannot carry another request.
+		b.w.Header().Set("Connection", "close")
 	}
 	return n, err
 }
