@@ -34,6 +34,10 @@
 //	POST   /_gatecheck/admin/grpc-health?service=foo&status=NOT_SERVING
 //	POST   /_gatecheck/admin/tcp?open=false
 //	GET    /_gatecheck/admin/state    the current switches as JSON
+//
+// "/ws?gatecheck-ws=halfclose" and "/ws?gatecheck-ws=hold" are WebSockets
+// that half-close, or outlast their peer's half-close, for the connection
+// timeout tests (see wscontrol.go).
 package httpecho
 
 import (
@@ -106,7 +110,14 @@ func NewHandler(opts Options) http.Handler {
 	h.mux.HandleFunc("/status/", h.serveStatus)
 	h.mux.HandleFunc("/retry", h.retry.serve)
 	h.mux.HandleFunc("/retry/", h.retry.serve)
-	h.mux.Handle("/ws", websocket.Handler(serveWebSocket))
+	ws := websocket.Handler(serveWebSocket)
+	h.mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		if mode := r.URL.Query().Get(WSModeQuery); mode != "" {
+			h.serveWSControl(w, r, mode) // wscontrol.go
+			return
+		}
+		ws.ServeHTTP(w, r)
+	})
 	h.mux.HandleFunc("/_gatecheck/", h.serveGatecheck)
 	h.mux.HandleFunc("/", h.serveEcho)
 	return h
