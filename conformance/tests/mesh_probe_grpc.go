@@ -1,0 +1,89 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, MeshProbeGRPC) }
+
+// grpcProbeService is the service the MeshProbeGRPC manifests' grpc probes
+// check. It is unknown to the backend (so not SERVING) until the test sets
+// it, which also shows that the probe asks for this service and not for
+// the server as a whole, which is SERVING from the start.
+const grpcProbeService = "gatecheck-probe"
+
+// MeshProbeGRPC checks that a grpc readiness probe reaches the app's
+// grpc.health.v1 service for the probe's service through the mesh: the
+// Pod becomes ready only once the service is SERVING, becomes unready and
+// leaves the GRPCRoute's rotation within periodSeconds × failureThreshold
+// (plus allowances) when it is NOT_SERVING, and returns when it serves
+// again. The health switch is the backend's Admin service, routed to a
+// Service that publishes not-ready addresses.
+var MeshProbeGRPC = suite.ConformanceTest{
+	ShortName:   "MeshProbeGRPC",
+	Description: "A grpc readiness probe through the mesh's sidecar fails when the app answers NOT_SERVING for the probe's service: the Pod leaves the GRPCRoute's rotation within periodSeconds × failureThreshold and returns when it serves again",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportGRPCRoute,
+		features.SupportMeshProbeGRPC,
+	},
+	Manifests: []string{ManifestPrefix + "mesh-probe-grpc.yaml"},
+	Parallel:  true,
+	Test:      testMeshProbeGRPC,
+}
+
+func testMeshProbeGRPC(t *testing.T, s *suite.ConformanceTestSuite) {
+	for _, name := range []string{"mesh-probe-grpc", "mesh-probe-grpc-proxied"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g := newGRPCTarget(t, s, name)
+			cc := g.conn(t, name+".gatecheck.example")
+			admin := echopb.NewAdminClient(cc)
+			echo := echopb.NewEchoClient(cc)
+			set := func(up bool) error {
+				st := echopb.ServingStatus_NOT_SERVING
+				if up {
+					st = echopb.ServingStatus_SERVING
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_, err := admin.SetGRPCHealth(ctx, &echopb.SetGRPCHealthRequest{Service: grpcProbeService, Status: st})
+				return err
+			}
+			// The pod is not ready until its service serves: set it, through
+			// the admin route, until the route is programmed.
+			deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+			tick := time.NewTicker(200 * time.Millisecond)
+			defer tick.Stop()
+			for err := set(true); err != nil; err = set(true) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: setting %q SERVING through the Admin service: %v", name, grpcProbeService, err)
+				}
+				<-tick.C // polling interval, not synchronisation
+			}
+			followHealth(t, s, probeTarget{
+				app:       name,
+				setHealth: set,
+				served: func(pod string) (bool, string) {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					resp, err := echo.Unary(ctx, &echopb.EchoRequest{})
+					if err != nil {
+						return false, fmt.Sprintf("Echo.Unary: %v", err)
+					}
+					got := resp.GetPod().GetPod()
+					return got == pod, fmt.Sprintf("Echo.Unary answered by pod %q", got)
+				},
+			})
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package tests
+
+import (
+	"testing"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, MeshProbeRewrite) }
+
+// MeshProbeRewrite checks the corners of a mesh's probe rewrite: the
+// readiness probe names its port, carries a query and a custom header, the
+// container has a second (liveness) probe on another named port, and the
+// app already listens on 9000, a port meshes like for their probe
+// listener. The app must still become ready, and its readiness must follow
+// its /health as in MeshProbeHTTP.
+var MeshProbeRewrite = suite.ConformanceTest{
+	ShortName:   "MeshProbeRewrite",
+	Description: "Readiness probes on named ports with a query and custom headers, next to a liveness probe, in a pod that already listens on port 9000, still follow the app's health through the mesh's probe rewrite",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportMeshProbeRewrite,
+	},
+	Manifests: []string{ManifestPrefix + "mesh-probe-rewrite.yaml"},
+	Parallel:  true,
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		runHTTPProbeTest(t, s, "mesh-probe-rewrite", httpHealthSwitch)
+	},
+}

@@ -1,0 +1,36 @@
+package tests
+
+import (
+	"fmt"
+	"testing"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, MeshProbeTCP) }
+
+// MeshProbeTCP checks that a tcpSocket readiness probe connects to the app
+// itself, not to a sidecar that accepts every connection: when the
+// echo-backend closes its TCP port the Pod becomes unready and the Gateway
+// stops sending it traffic (which goes to its HTTP port, still open)
+// within periodSeconds × failureThreshold plus allowances, and both come
+// back when the port reopens.
+var MeshProbeTCP = suite.ConformanceTest{
+	ShortName:   "MeshProbeTCP",
+	Description: "A tcpSocket readiness probe through the mesh's sidecar fails when the app's port is closed: the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold and returns when the port reopens",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportMeshProbeTCP,
+	},
+	Manifests: []string{ManifestPrefix + "mesh-probe-tcp.yaml"},
+	Parallel:  true,
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) string {
+			return fmt.Sprintf("/_gatecheck/admin/tcp?open=%t", up)
+		})
+	},
+}

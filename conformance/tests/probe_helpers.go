@@ -1,0 +1,232 @@
+package tests
+
+// Helpers of the MeshProbe* tests: each flips an echo-backend's health
+// through its admin endpoint, reached through the Gateway on a Service that
+// publishes not-ready addresses (so the admin endpoint stays reachable
+// while the pod is out of rotation), and waits for the Pod's Ready
+// condition and the Gateway's traffic to follow.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+)
+
+// The probe settings of every MeshProbe* manifest's readiness probe.
+const (
+	probePeriod           = time.Second // periodSeconds: 1
+	probeFailureThreshold = 2           // failureThreshold: 2
+	probeSuccessThreshold = 1           // successThreshold: 1 (the default)
+	probeTimeout          = time.Second // timeoutSeconds: 1 (the default)
+	// probePropagation is how long a readiness change may take to reach
+	// the Gateway: the kubelet's status write, the EndpointSlice
+	// controller's update and the Gateway's reprogramming.
+	probePropagation = time.Second
+)
+
+// probeDownWindow is how soon after the app's health goes down the Pod
+// must be unready and the Gateway must stop sending it traffic: the
+// failing checks (periodSeconds × failureThreshold, counted from the flip,
+// so the first failing check may come up to a period after it), one
+// check's timeout, the propagation and the suite's timing tolerance.
+func probeDownWindow() time.Duration {
+	return probePeriod*probeFailureThreshold + probeTimeout + probePropagation + TimingTolerance()
+}
+
+// probeUpWindow is the same for the way back: successThreshold checks.
+func probeUpWindow() time.Duration {
+	return probePeriod*probeSuccessThreshold + probeTimeout + probePropagation + TimingTolerance()
+}
+
+// probeTarget is one Deployment of a MeshProbe* test: its health switch
+// and how to tell whether the Gateway sends it traffic.
+type probeTarget struct {
+	// app is the Deployment's app label (and name).
+	app string
+	// setHealth takes the app's health down or up through the Gateway.
+	setHealth func(up bool) error
+	// served sends one request through the Gateway and reports whether
+	// the app's pod (named pod) answered it, with what was seen.
+	served func(pod string) (bool, string)
+}
+
+// probePod returns the one Pod of app in the infrastructure namespace and
+// whether it is Ready.
+func probePod(s *suite.ConformanceTestSuite, app string) (name string, ready bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var list corev1.PodList
+	if err := s.Client.List(ctx, &list, client.InNamespace(infraNamespace), client.MatchingLabels{"app": app}); err != nil {
+		return "", false, fmt.Errorf("listing the pods of %s: %w", app, err)
+	}
+	var live []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	if len(live) != 1 {
+		return "", false, fmt.Errorf("%d pods of %s, want 1", len(live), app)
+	}
+	for _, c := range live[0].Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return live[0].Name, c.Status == corev1.ConditionTrue, nil
+		}
+	}
+	return live[0].Name, false, nil
+}
+
+// probeState is what one poll saw.
+type probeState struct {
+	ready, served bool
+	detail        string
+}
+
+// waitProbeState polls until the Pod's readiness and the Gateway's traffic
+// both equal want, and returns when each first did (from start). It fails
+// t when that does not happen within window; the message says which of
+// the two lagged.
+func waitProbeState(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget, pod string, want bool, start time.Time, window time.Duration) (readyAt, servedAt time.Duration) {
+	t.Helper()
+	readyAt, servedAt = -1, -1
+	deadline := start.Add(window)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last probeState
+	for {
+		name, ready, err := probePod(s, pt.app)
+		if err != nil {
+			t.Fatalf("%s: %v", pt.app, err)
+		}
+		if name != pod {
+			t.Fatalf("%s: the pod changed from %s to %s during the test; a readiness probe must not restart or replace it", pt.app, pod, name)
+		}
+		served, detail := pt.served(pod)
+		last = probeState{ready, served, detail}
+		now := time.Since(start)
+		if ready == want && readyAt < 0 {
+			readyAt = now
+		}
+		if ready != want {
+			readyAt = -1
+		}
+		if served == want && servedAt < 0 {
+			servedAt = now
+		}
+		if served != want {
+			servedAt = -1
+		}
+		if readyAt >= 0 && servedAt >= 0 {
+			return readyAt, servedAt
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v after the health change, pod %s Ready=%v (want %v) and the Gateway's traffic served by it: %v (want %v; last: %s)",
+				pt.app, window, pod, last.ready, want, last.served, want, last.detail)
+		}
+		<-tick.C // polling interval, not synchronisation
+	}
+}
+
+// followHealth checks one probe target: the pod is Ready and served; once
+// its health goes down it becomes unready and the Gateway stops sending
+// it traffic within probeDownWindow; once its health is back, both return
+// within probeUpWindow. It records the times it measured.
+func followHealth(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget) {
+	t.Helper()
+	var pod string
+	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		name, ready, err := probePod(s, pt.app)
+		served, detail := false, ""
+		if err == nil && ready {
+			served, detail = pt.served(name)
+		}
+		if err == nil && ready && served {
+			pod = name
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not Ready and served within %v before the test: ready %v, err %v, %s", pt.app, s.TimeoutConfig.MaxTimeToConsistency, ready, err, detail)
+		}
+		<-tick.C // polling interval, not synchronisation
+	}
+	t.Cleanup(func() {
+		// Leave the backend healthy for whoever reads it next; the
+		// manifests are deleted after the test anyway.
+		_ = pt.setHealth(true)
+	})
+
+	start := time.Now()
+	if err := pt.setHealth(false); err != nil {
+		t.Fatalf("%s: taking the health down: %v", pt.app, err)
+	}
+	readyAt, servedAt := waitProbeState(t, s, pt, pod, false, start, probeDownWindow())
+	observe.Record(t, "unready-after", readyAt.Round(time.Millisecond))
+	observe.Record(t, "traffic-stopped-after", servedAt.Round(time.Millisecond))
+
+	start = time.Now()
+	if err := pt.setHealth(true); err != nil {
+		t.Fatalf("%s: bringing the health back: %v", pt.app, err)
+	}
+	readyAt, servedAt = waitProbeState(t, s, pt, pod, true, start, probeUpWindow())
+	observe.Record(t, "ready-after", readyAt.Round(time.Millisecond))
+	observe.Record(t, "traffic-restored-after", servedAt.Round(time.Millisecond))
+}
+
+// httpProbeTarget is a probe target behind an HTTPRoute hostname: its
+// admin endpoint under /_gatecheck/ and its echo under /.
+func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, app string, admin func(up bool) string) probeTarget {
+	c := newRouteClient(t, s, gwAddr, host)
+	return probeTarget{
+		app:       app,
+		setHealth: func(up bool) error { return c.admin(admin(up)) },
+		served: func(pod string) (bool, string) {
+			x := c.do(httpRequest{Path: "/", Limit: 5 * time.Second})
+			if x.Err != nil || x.Status != http.StatusOK {
+				return false, x.String()
+			}
+			var e struct {
+				Pod string `json:"pod"`
+			}
+			if err := json.Unmarshal(x.Body, &e); err != nil {
+				return false, fmt.Sprintf("%s: not an echo: %v", x, err)
+			}
+			return e.Pod == pod, fmt.Sprintf("%s from pod %q", x, e.Pod)
+		},
+	}
+}
+
+// admin POSTs to an admin path with its query (such as
+// "/_gatecheck/admin/health?status=503") through the Gateway and wants
+// 200.
+func (c *routeClient) admin(pathAndQuery string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.gwAddr+pathAndQuery, nil)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", pathAndQuery, err)
+	}
+	req.Host = c.host
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("POST %s: %w", pathAndQuery, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: status %d: %s", pathAndQuery, resp.StatusCode, body)
+	}
+	return nil
+}
