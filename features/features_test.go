@@ -352,7 +352,7 @@ func TestDefaultProfiles(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := []string{
-		ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes,
+		ProfileConnectionTimeouts, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes,
 		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP", "MESH-GRPC", "MESH-HTTP",
 	}
 	if !slices.Equal(names, want) {
