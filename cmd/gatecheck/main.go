@@ -5,6 +5,7 @@
 // Usage:
 //
 //	gatecheck run [flags]     run the suite (see gatecheck run -help)
+//	gatecheck gateway [flags] run the reference gateway against a cluster (see gatecheck gateway -help)
 //	gatecheck features        list the features tests can depend on
 //	gatecheck tests           list the tests, with the features each needs
 //	gatecheck version         print the versions of gatecheck and the Gateway API suite
@@ -36,6 +37,7 @@ gatecheck's) against the in-process reference gateway or a cluster.
 
 Usage:
   gatecheck run [flags]   run the suite and write the reports (gatecheck run -help)
+  gatecheck gateway ...   run the reference gateway against a cluster (gatecheck gateway -help)
   gatecheck features      list the features tests can depend on
   gatecheck tests         list the tests and the features each needs
   gatecheck version       print gatecheck's version and the Gateway API suite's
@@ -53,6 +55,8 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		return runCommand(rest, stdout, stderr)
+	case "gateway":
+		return gatewayCommand(rest, stdout, stderr)
 	case "features", "tests", "version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "gatecheck %s: takes no arguments, got %q\n", cmd, rest)
@@ -62,7 +66,7 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatecheck: unknown command %q; want run, features, tests or version\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "gatecheck: unknown command %q; want run, gateway, features, tests or version\n\n%s", cmd, usage)
 		return 2
 	}
 	var err error

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/gateway/standalone"
+)
+
+const gatewayUsage = `Usage: gatecheck gateway --kubeconfig PATH [flags]
+
+Runs the reference gateway against the API server a kubeconfig names: the
+controller watches the cluster and writes status there, and the data plane
+listens on this host. It creates the GatewayClass --gateway-class (unless
+empty) if it does not exist, and publishes its supported features there.
+
+Each Gateway gets an address of --listen-host, published in its status, and
+every listener is served on that address and on the listener's own port, so
+clients (such as gatecheck run --kubeconfig) dial the published address as
+is. On Linux every address of 127.0.0.0/8 is local: the default needs no
+set-up. Ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower
+net.ipv4.ip_unprivileged_port_start. Backends are dialled at their
+EndpointSlice addresses, so Pod IPs must be routable from this host.
+
+It runs until SIGINT or SIGTERM, then closes its sockets and exits 0;
+status written to the cluster stays.
+
+Flags:
+`
+
+// gatewayOptions are the parsed flags of gatecheck gateway.
+type gatewayOptions struct {
+	kubeconfig string
+	opts       standalone.Options
+	verbose    bool
+}
+
+// parseGatewayFlags parses the flags of gatecheck gateway. It returns
+// flag.ErrHelp for -help, and an error naming the flag for bad values.
+func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error) {
+	fs := flag.NewFlagSet("gatecheck gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), gatewayUsage)
+		fs.PrintDefaults()
+	}
+	var featureNames []string
+	for _, f := range runner.ReferenceFeatures() {
+		featureNames = append(featureNames, string(f))
+	}
+	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "the kubeconfig of the cluster (default $KUBECONFIG); required")
+	listenHost := fs.String("listen-host", standalone.DefaultAddresses,
+		"where Gateway addresses come from: a prefix, each Gateway getting an address of its own, or one address that every Gateway shares (then two Gateways cannot use one port)")
+	controllerName := fs.String("controller-name", string(standalone.DefaultControllerName), "the GatewayClass spec.controllerName the gateway owns")
+	class := fs.String("gateway-class", "gatecheck", "the GatewayClass to create if missing and wait for; empty: serve any class of --controller-name")
+	supported := fs.String("supported-features", strings.Join(featureNames, ","),
+		"comma-separated features published in the GatewayClass status (default: those the reference gateway implements)")
+	verbose := fs.Bool("v", false, "log per-request details and watch retries")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; it takes flags only (gatecheck gateway -help)", fs.Arg(0))
+	}
+	if *kubeconfig == "" {
+		return nil, errors.New("--kubeconfig is required: the path of the cluster's kubeconfig (or set $KUBECONFIG)")
+	}
+	prefix, err := parseListenHost(*listenHost)
+	if err != nil {
+		return nil, err
+	}
+	if *controllerName == "" || !strings.Contains(*controllerName, "/") {
+		return nil, fmt.Errorf("--controller-name %q: want a domain-prefixed path such as %q", *controllerName, standalone.DefaultControllerName)
+	}
+	g := &gatewayOptions{kubeconfig: *kubeconfig, verbose: *verbose}
+	g.opts.Addresses = prefix
+	g.opts.ControllerName = gwv1.GatewayController(*controllerName)
+	g.opts.GatewayClassName = *class
+	for f := range strings.SplitSeq(*supported, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			g.opts.SupportedFeatures = append(g.opts.SupportedFeatures, gwv1.FeatureName(f))
+		}
+	}
+	return g, nil
+}
+
+// parseListenHost parses --listen-host: a CIDR prefix, or one address.
+func parseListenHost(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("--listen-host %q: %v; want a prefix such as %s or an address such as 127.0.0.1", s, err, standalone.DefaultAddresses)
+		}
+		return p, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("--listen-host %q: not an IP address or prefix; want a prefix such as %s or an address such as 127.0.0.1", s, standalone.DefaultAddresses)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// gatewayCommand is `gatecheck gateway`.
+func gatewayCommand(args []string, stdout, stderr io.Writer) int {
+	g, err := parseGatewayFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		return 2
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", g.kubeconfig)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck gateway: --kubeconfig %s: %v\n", g.kubeconfig, err)
+		return 2
+	}
+	c, err := standalone.NewClient(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveGateway(ctx, c, g, stdout, stderr)
+}
+
+// startTimeout bounds the start: creating the class and seeing it
+// accepted take a few round trips to the API server.
+const startTimeout = 2 * time.Minute
+
+// serveGateway runs the gateway on c until ctx is done, and returns the
+// exit status.
+func serveGateway(ctx context.Context, c client.WithWatch, g *gatewayOptions, stdout, stderr io.Writer) int {
+	level := slog.LevelInfo
+	if g.verbose {
+		level = slog.Level(-1) // logr's V(1)
+	}
+	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	crlog.SetLogger(log.WithName("controller-runtime"))
+	g.opts.Client = c
+	g.opts.Logger = log
+
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	gw, err := standalone.Start(startCtx, g.opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		return 1
+	}
+	class := g.opts.GatewayClassName
+	if class == "" {
+		class = "(any)"
+	}
+	fmt.Fprintf(stdout, "gatecheck gateway: serving GatewayClass %s (controller %s); Gateway addresses from %s; stop with Ctrl-C\n",
+		class, g.opts.ControllerName, g.opts.Addresses)
+	<-ctx.Done()
+	if err := gw.Close(); err != nil {
+		fmt.Fprintf(stderr, "gatecheck gateway: stopping: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "gatecheck gateway: stopped")
+	return 0
+}
