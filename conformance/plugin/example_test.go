@@ -1,0 +1,71 @@
+package plugin_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"sigs.k8s.io/gateway-api/conformance"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatecheck/gatecheck/conformance/plugin"
+)
+
+// TestUpstreamRunnerWithGatecheck is the conformance test an implementer
+// already has (upstream's runner: DefaultOptions, NewConformanceTestSuite,
+// Setup, Run) with gatecheck's tests added: the three lines marked below.
+//
+// It runs against the cluster of the usual kubeconfig (--kubeconfig or
+// $KUBECONFIG) and takes upstream's flags, for example, with the
+// reference gateway (gatecheck gateway --kubeconfig ...) serving the
+// class gatecheck:
+//
+//	GATECHECK_CLUSTER_TEST=1 go test ./conformance/plugin -run TestUpstreamRunnerWithGatecheck -timeout 60m \
+//	    -args --gateway-class=gatecheck --report-output=/tmp/report.yaml \
+//	    --organization=me --project=gw --url=https://example.com --version=dev --contact=me@example.com
+//
+// Without GATECHECK_CLUSTER_TEST it skips, so `go test ./...` never
+// touches the cluster a developer's default kubeconfig names.
+func TestUpstreamRunnerWithGatecheck(t *testing.T) {
+	if os.Getenv("GATECHECK_CLUSTER_TEST") == "" {
+		t.Skip("set GATECHECK_CLUSTER_TEST=1 to run upstream's runner with gatecheck's tests against the cluster of your kubeconfig")
+	}
+	opts := conformance.DefaultOptions(t)
+
+	// The three lines that add gatecheck:
+	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
+	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...)
+	all := append(slices.Clone(tests.ConformanceTests), plugin.ConformanceTests...)
+
+	s, err := suite.NewConformanceTestSuite(opts)
+	if err != nil {
+		t.Fatalf("creating the suite: %v", err)
+	}
+	if opts.ReportOutputPath != "" {
+		t.Cleanup(func() { writeReport(t, s, opts.ReportOutputPath) })
+	}
+	s.Setup(t, all)
+	if err := s.Run(t, all); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeReport writes the suite's ConformanceReport as YAML to path, as
+// upstream's RunConformanceWithOptions does.
+func writeReport(t *testing.T, s *suite.ConformanceTestSuite, path string) {
+	report, err := s.Report()
+	if err != nil {
+		t.Errorf("building the report: %v", err)
+		return
+	}
+	data, err := yaml.Marshal(report)
+	if err != nil {
+		t.Errorf("encoding the report: %v", err)
+		return
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Errorf("writing the report: %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+// Package plugin is what an implementation adds to the upstream Gateway
+// API conformance suite (sigs.k8s.io/gateway-api/conformance) to run
+// gatecheck's tests under its own runner: the tests, the manifests they
+// apply and gatecheck's conformance profiles.
+//
+// With upstream's suite.NewConformanceTestSuite, three additions do it:
+//
+//	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
+//	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...) // optional
+//	all := append(slices.Clone(tests.ConformanceTests), plugin.ConformanceTests...)
+//
+// and then Setup(t, all) and Run(t, all) as usual; the file
+// example_test.go is a complete test. Importing the package registers
+// gatecheck's profiles and features with the upstream suite, so its
+// ConformanceReport counts them like upstream's.
+//
+// The tests need the upstream base manifests (the suite's Setup applies
+// them), an implementation that claims the tests' features (with
+// --supported-features, or in its GatewayClass status), and the
+// echo-backend image gatecheck/echo-backend:dev in the cluster (built
+// from the repository's Dockerfile; see docs/certify.md).
+package plugin
+
+import (
+	"slices"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	gctests "github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+// ManifestPrefix is the directory of Manifests that holds every manifest
+// of gatecheck's tests. No upstream manifest lives under it, so Manifests
+// can sit next to upstream's own in ConformanceOptions.ManifestFS.
+const ManifestPrefix = gctests.ManifestPrefix
+
+// Manifests holds the manifests of gatecheck's tests, under
+// ManifestPrefix. Add it to ConformanceOptions.ManifestFS.
+var Manifests = gctests.Manifests
+
+// ConformanceTests are gatecheck's conformance tests, in the order they
+// run. Append them to upstream's tests.ConformanceTests. The slice is the
+// package's own copy: appending to it does not change gatecheck's list.
+var ConformanceTests = slices.Clone(gctests.ConformanceTests)
+
+// Profiles names gatecheck's conformance profiles (such as
+// GATECHECK-HTTP-RESILIENCE), all registered with the upstream suite.
+// Adding them to ConformanceOptions.ConformanceProfiles reports results
+// for them; like any profile, each enables its core features.
+var Profiles = ownProfiles()
+
+func ownProfiles() []suite.ConformanceProfileName {
+	var out []suite.ConformanceProfileName
+	for _, p := range features.Profiles() {
+		if !p.Upstream {
+			out = append(out, suite.ConformanceProfileName(p.Name))
+		}
+	}
+	return out
+}
+
+// SetTimingTolerance sets how late a timed behaviour (a timeout, a retry's
+// backoff) may be and still pass: the tests accept an event expected after
+// d anywhere in [d, d+tolerance]. The default is 500ms; raise it for a
+// loaded cluster. It must be positive, and set before the suite runs.
+func SetTimingTolerance(tolerance time.Duration) error {
+	return gctests.SetTimingTolerance(tolerance)
+}
