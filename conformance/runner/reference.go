@@ -61,6 +61,13 @@ var referenceExtended = []features.FeatureName{
 	features.SupportGRPCRouteMaxStreamDurationDeadlineExceeded,
 	features.SupportGRPCRouteTimeoutPropagation,
 	features.SupportGRPCRouteMaxStreamDurationCancelsBackend,
+	// Connection-level timeouts from the GatewayClass's parametersRef:
+	// controller/tuning.go, dataplane/conntimeouts.go, tunnel.go.
+	features.SupportConnectionServerTimeout,
+	features.SupportConnectionClientTimeout,
+	features.SupportConnectionTunnelTimeout,
+	features.SupportConnectionClientFinTimeout,
+	features.SupportConnectionServerFinTimeout,
 }
 
 // ReferenceFeatures returns the features the in-process reference gateway

@@ -26,6 +26,12 @@ var breakages = map[string]runner.ReferenceGateway{
 	"http-retry-every-5xx":             {MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
 	"http-backend-timeout-ignored":     {MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
 	"http-request-timeout-per-attempt": {MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
+	// Connection-level timeouts (connection_timeouts_test.go).
+	"conn-server-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
+	"conn-client-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
+	"conn-tunnel-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
+	"conn-client-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
+	"conn-server-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
 }
 
 // eachGRPCRule returns a MutateConfig that applies f to every GRPCRoute rule

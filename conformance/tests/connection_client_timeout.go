@@ -1,0 +1,69 @@
+package tests
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, ConnectionClientTimeout) }
+
+// ConnectionClientTimeout checks the gateway's client timeout (HAProxy's
+// "timeout client"): a client connection that sends nothing, and one that
+// stops in the middle of its request headers, are closed no earlier than
+// the timeout and within the tolerance after it. The gateway may answer
+// (408) before it closes; the test asks only for the close.
+var ConnectionClientTimeout = suite.ConformanceTest{
+	ShortName:   "ConnectionClientTimeout",
+	Description: "An idle client connection, and one stalled mid-request, are closed at about the gateway's client timeout.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportConnectionClientTimeout,
+	},
+	Manifests: []string{connManifest},
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		d := expectTimeout(t, "clientTimeout", ExpectedConnectionTimeouts().Client)
+		g := newConnGateway(t, s)
+		tol := TimingTolerance()
+		for _, c := range []struct {
+			name string
+			send string // sent at once, then nothing
+		}{
+			{"idle", ""},
+			{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatecheck-Partial: "},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				// The gateway's wait starts once the connection is up,
+				// after this.
+				start := time.Now()
+				conn := g.rawConn(t, g.addr)
+				if _, err := io.WriteString(conn, c.send); err != nil {
+					t.Fatalf("sending %q: %v", c.send, err)
+				}
+				elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
+				observe.Record(t, "closed", elapsed.Round(time.Millisecond))
+				if len(got) > 0 {
+					observe.Record(t, "answer", strings.SplitN(string(got), "\r\n", 2)[0])
+				}
+				switch {
+				case gaveUp:
+					t.Errorf("the connection was still open after %v (client timeout %v)", elapsed.Round(time.Millisecond), d)
+				case elapsed < d || elapsed > d+tol:
+					t.Errorf("the connection was closed after %v, want within [%v, %v] (client timeout %v, tolerance %v)",
+						elapsed.Round(time.Millisecond), d, d+tol, d, tol)
+				}
+				if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.") {
+					t.Errorf("read %.100q before the close, want nothing or an HTTP response", got)
+				}
+			})
+		}
+	},
+}

@@ -1,0 +1,280 @@
+package tests
+
+// What the connection timeout tests share: the expected timeouts (a suite
+// option), the Gateway they run against, and raw connections to it.
+// docs/semantics/connection-timeouts.md says what each test asserts.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwhttp "sigs.k8s.io/gateway-api/conformance/utils/http"
+	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/gateway/controller"
+)
+
+// ConnectionTimeouts are the connection-level timeouts the connection
+// timeout tests expect of the Gateway they create, and the GatewayClass
+// that Gateway gets. An implementation configured another way than by
+// gatecheck's ConfigMap states its own class and values.
+type ConnectionTimeouts struct {
+	// GatewayClassName is the class of the tests' Gateway; empty means
+	// ConnectionTimeoutsClass, which the tests' manifest creates with a
+	// parametersRef to its ConfigMap.
+	GatewayClassName string
+	// The six timeouts, as the ConfigMap keys name them; zero means the
+	// implementation has none, and the test of that timeout fails.
+	Client, ClientFin, Server, ServerFin, Tunnel, TLSInspectDelay time.Duration
+}
+
+// ConnectionTimeoutsClass is the GatewayClass the connection timeout tests'
+// manifest creates, with a parametersRef to ConfigMap
+// gateway-conformance-infra/gatecheck-connection-timeouts.
+const ConnectionTimeoutsClass = "gatecheck-connection-timeouts"
+
+// DefaultConnectionTimeouts returns the values of the ConfigMap in
+// gatecheck/connection-timeouts.yaml. They are far enough apart, by more
+// than the default timing tolerance, that a gateway applying one timeout
+// where another belongs fails the window.
+func DefaultConnectionTimeouts() ConnectionTimeouts {
+	return ConnectionTimeouts{
+		Client:          3 * time.Second,
+		ClientFin:       time.Second,
+		Server:          2 * time.Second,
+		ServerFin:       2500 * time.Millisecond,
+		Tunnel:          5 * time.Second,
+		TLSInspectDelay: time.Second,
+	}
+}
+
+var connectionTimeouts atomic.Pointer[ConnectionTimeouts]
+
+func init() {
+	d := DefaultConnectionTimeouts()
+	connectionTimeouts.Store(&d)
+}
+
+// ExpectedConnectionTimeouts returns the timeouts the tests expect: the
+// runner's --connection-timeouts option, by default
+// DefaultConnectionTimeouts.
+func ExpectedConnectionTimeouts() ConnectionTimeouts { return *connectionTimeouts.Load() }
+
+// SetConnectionTimeouts sets what ExpectedConnectionTimeouts returns. The
+// runner calls it before a run. Negative values and a malformed class
+// name are errors naming the key.
+func SetConnectionTimeouts(c ConnectionTimeouts) error {
+	for _, f := range c.fields() {
+		if *f.d < 0 {
+			return fmt.Errorf("tests: connection timeout %s is %v; want 0 or more", f.key, *f.d)
+		}
+	}
+	if c.GatewayClassName != "" && !dnsSubdomain(c.GatewayClassName) {
+		return fmt.Errorf("tests: connection timeouts gatewayClassName %q is not a Kubernetes object name (lower-case DNS subdomain)", c.GatewayClassName)
+	}
+	connectionTimeouts.Store(&c)
+	return nil
+}
+
+// ParseConnectionTimeouts reads keys and values over base: the six
+// ConfigMap keys (clientTimeout, clientFinTimeout, serverTimeout,
+// serverFinTimeout, tunnelTimeout, tlsInspectDelay), whose values take the
+// ConfigMap's forms, and gatewayClassName. An unknown key or a bad value
+// is an error naming it and the accepted form.
+func ParseConnectionTimeouts(base ConnectionTimeouts, kv map[string]string) (ConnectionTimeouts, error) {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	fields := base.fields()
+	accepted := []string{"gatewayClassName"}
+	for _, f := range fields {
+		accepted = append(accepted, f.key)
+	}
+	for _, k := range keys {
+		v := strings.TrimSpace(kv[k])
+		if k == "gatewayClassName" {
+			base.GatewayClassName = v
+			continue
+		}
+		i := slices.IndexFunc(fields, func(f timeoutField) bool { return f.key == k })
+		if i < 0 {
+			return base, fmt.Errorf("connection timeouts: key %q is not known; accepted keys: %s", k, strings.Join(accepted, ", "))
+		}
+		d, _, err := controller.ParseTimeout(v)
+		if err != nil {
+			return base, fmt.Errorf("connection timeouts: %s: %w", k, err)
+		}
+		*fields[i].d = d
+	}
+	return base, nil
+}
+
+// timeoutField is one timeout of ConnectionTimeouts and its key.
+type timeoutField struct {
+	key string
+	d   *time.Duration
+}
+
+func (c *ConnectionTimeouts) fields() []timeoutField {
+	return []timeoutField{
+		{controller.KeyClientTimeout, &c.Client},
+		{controller.KeyClientFinTimeout, &c.ClientFin},
+		{controller.KeyServerTimeout, &c.Server},
+		{controller.KeyServerFinTimeout, &c.ServerFin},
+		{controller.KeyTunnelTimeout, &c.Tunnel},
+		{controller.KeyTLSInspectDelay, &c.TLSInspectDelay},
+	}
+}
+
+// dnsSubdomain reports whether s is a lower-case RFC 1123 subdomain.
+func dnsSubdomain(s string) bool {
+	if len(s) == 0 || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// expectTimeout returns the expected value of one timeout, failing t when
+// it is zero: a claimed feature needs its timeout configured.
+func expectTimeout(t *testing.T, key string, d time.Duration) time.Duration {
+	t.Helper()
+	if d <= 0 {
+		t.Fatalf("the expected %s is 0 (disabled); state the configured value with --connection-timeouts %s=<value>", key, key)
+	}
+	return d
+}
+
+// Names in gatecheck/connection-timeouts.yaml.
+const (
+	connManifest = "gatecheck/connection-timeouts.yaml"
+	connGateway  = "gatecheck-connection-timeouts"
+	connRoute    = "gatecheck-connection-timeouts"
+	connBackend  = "gatecheck-connection-timeouts"
+	connHost     = "connection-timeouts.gatecheck.test"
+)
+
+// connTarget is the tests' Gateway and a client of its HTTP listener.
+type connTarget struct {
+	addr string // the HTTP listener, host:port
+	c    *routeClient
+	dial DialFunc
+}
+
+// newConnGateway creates the Gateway the connection timeout tests run
+// against (a Gateway of the stated class cannot come from a manifest: the
+// suite's applier sets every Gateway's class to its own), deletes it when
+// t ends, and waits until it and the route are accepted and the backend
+// answers through it. extra listeners are added to the HTTP one.
+func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, extra ...gwv1.Listener) *connTarget {
+	t.Helper()
+	class := ExpectedConnectionTimeouts().GatewayClassName
+	if class == "" {
+		class = ConnectionTimeoutsClass
+	}
+	same := gwv1.NamespacesFromSame
+	gw := &gwv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: infraNamespace, Name: connGateway},
+		Spec: gwv1.GatewaySpec{
+			GatewayClassName: gwv1.ObjectName(class),
+			Listeners: append([]gwv1.Listener{{
+				Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+				AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
+			}}, extra...),
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.TimeoutConfig.CreateTimeout)
+	defer cancel()
+	if err := s.Client.Create(ctx, gw); err != nil {
+		t.Fatalf("creating Gateway %s/%s of class %s: %v", gw.Namespace, gw.Name, class, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.TimeoutConfig.DeleteTimeout)
+		defer cancel()
+		if err := s.Client.Delete(ctx, gw); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting Gateway %s/%s: %v", gw.Namespace, gw.Name, err)
+		}
+	})
+	nn := types.NamespacedName{Namespace: infraNamespace, Name: connGateway}
+	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
+		kubernetes.NewGatewayRef(nn, "http"), types.NamespacedName{Namespace: infraNamespace, Name: connRoute})
+	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, addr, gwhttp.ExpectedResponse{
+		Request:   gwhttp.Request{Host: connHost, Path: "/ready"},
+		Response:  gwhttp.Response{StatusCode: 200},
+		Backend:   connBackend,
+		Namespace: infraNamespace,
+	})
+	return &connTarget{addr: addr, c: newRouteClient(t, s, addr, connHost), dial: DialContext(s)}
+}
+
+// rawConn opens a TCP connection to addr, closed when t ends.
+func (g *connTarget) rawConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := g.dial(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatalf("connecting to the Gateway at %s: %v", addr, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// closedAfter reads conn until the Gateway ends it (EOF or a reset) and
+// returns how long after start that was and up to 64 KiB of what was read.
+// It gives up after giveUp: gaveUp is then true.
+func closedAfter(conn net.Conn, start time.Time, giveUp time.Duration) (elapsed time.Duration, got []byte, gaveUp bool) {
+	_ = conn.SetReadDeadline(start.Add(giveUp))
+	got, err := io.ReadAll(io.LimitReader(conn, 64<<10))
+	elapsed = time.Since(start)
+	var ne net.Error
+	return elapsed, got, errors.As(err, &ne) && ne.Timeout()
+}
+
+// connGiveUp is how long a test waits for a close expected after d.
+func connGiveUp(d time.Duration) time.Duration { return d + 2*TimingTolerance() + 5*time.Second }
+
+// openWebSocket opens a WebSocket to pathQuery on the tests' route and
+// returns it, the TCP connection under it, and the time the handshake
+// started: the gateway's tunnel starts after that.
+func (g *connTarget) openWebSocket(t *testing.T, pathQuery string) (*websocket.Conn, net.Conn, time.Time) {
+	t.Helper()
+	cfg, err := websocket.NewConfig("ws://"+connHost+pathQuery, "http://"+connHost)
+	if err != nil {
+		t.Fatalf("WebSocket config for %s: %v", pathQuery, err)
+	}
+	start := time.Now()
+	conn := g.rawConn(t, g.addr)
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	ws, err := websocket.NewClient(cfg, conn)
+	if err != nil {
+		t.Fatalf("WebSocket handshake for %s through the Gateway: %v", pathQuery, err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	return ws, conn, start
+}

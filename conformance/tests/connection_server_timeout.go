@@ -1,0 +1,51 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, ConnectionServerTimeout) }
+
+// ConnectionServerTimeout checks the gateway's server timeout (HAProxy's
+// "timeout server"): a backend that stays silent for longer gets the
+// client 504 Gateway Timeout, no earlier than the timeout and within the
+// tolerance after it.
+var ConnectionServerTimeout = suite.ConformanceTest{
+	ShortName:   "ConnectionServerTimeout",
+	Description: "A backend silent for longer than the gateway's server timeout gets the client 504 at about that time.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportConnectionServerTimeout,
+	},
+	Manifests: []string{connManifest},
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		d := expectTimeout(t, "serverTimeout", ExpectedConnectionTimeouts().Server)
+		g := newConnGateway(t, s)
+		tol := TimingTolerance()
+		silence := d + 2*tol + 5*time.Second
+		x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})
+		observe.Record(t, "exchange", x.String())
+		if x.Err != nil || x.Status != http.StatusGatewayTimeout {
+			t.Fatalf("a backend silent for %v: %v; want 504 after the server timeout %v", silence, x, d)
+		}
+		if x.Headers < d || x.Headers > d+tol {
+			t.Errorf("504 after %v, want within [%v, %v] (server timeout %v, tolerance %v)",
+				x.Headers.Round(time.Millisecond), d, d+tol, d, tol)
+		}
+		e := g.c.settledLedger(x.ID)
+		observe.Record(t, "backend", attemptSummary(e))
+		if len(e.Attempts) != 1 {
+			t.Errorf("the backend saw %d attempts (%s), want 1: the server timeout is not a retry", len(e.Attempts), attemptSummary(e))
+		}
+	},
+}

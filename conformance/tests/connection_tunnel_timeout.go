@@ -1,0 +1,77 @@
+package tests
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/net/websocket"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/features"
+)
+
+func init() { ConformanceTests = append(ConformanceTests, ConnectionTunnelTimeout) }
+
+// ConnectionTunnelTimeout checks the gateway's tunnel timeout (HAProxy's
+// "timeout tunnel"): once a connection is upgraded to a WebSocket, the
+// tunnel timeout replaces the client and server timeouts. An idle
+// WebSocket is closed no earlier than the tunnel timeout (so not at the
+// shorter client or server timeout, when those are shorter) and within the
+// tolerance after it; a WebSocket with a message every quarter of the
+// tunnel timeout stays open for twice the tunnel timeout.
+var ConnectionTunnelTimeout = suite.ConformanceTest{
+	ShortName:   "ConnectionTunnelTimeout",
+	Description: "An idle WebSocket is closed at about the gateway's tunnel timeout, which overrides the client and server timeouts, while an active one stays open.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportConnectionTunnelTimeout,
+	},
+	Manifests: []string{connManifest},
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		exp := ExpectedConnectionTimeouts()
+		d := expectTimeout(t, "tunnelTimeout", exp.Tunnel)
+		g := newConnGateway(t, s)
+		tol := TimingTolerance()
+		observe.Record(t, "tunnel-timeout", d)
+
+		t.Run("idle", func(t *testing.T) {
+			_, conn, start := g.openWebSocket(t, "/ws")
+			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
+			observe.Record(t, "closed", elapsed.Round(time.Millisecond))
+			switch {
+			case gaveUp:
+				t.Errorf("the idle WebSocket was still open after %v (tunnel timeout %v)", elapsed.Round(time.Millisecond), d)
+			case elapsed < d || elapsed > d+tol:
+				t.Errorf("the idle WebSocket was closed after %v, want within [%v, %v] (tunnel timeout %v; client %v, server %v; tolerance %v)",
+					elapsed.Round(time.Millisecond), d, d+tol, d, exp.Client, exp.Server, tol)
+			}
+			if len(got) > 0 {
+				observe.Record(t, "bytes-before-close", len(got))
+			}
+		})
+
+		t.Run("active", func(t *testing.T) {
+			ws, _, start := g.openWebSocket(t, "/ws")
+			tick := time.NewTicker(d / 4)
+			defer tick.Stop()
+			n := 0
+			for time.Since(start) < 2*d {
+				_ = ws.SetDeadline(time.Now().Add(d/4 + tol + 5*time.Second))
+				if err := websocket.Message.Send(ws, "ping"); err != nil {
+					t.Fatalf("an active WebSocket: sending message %d after %v: %v", n+1, time.Since(start).Round(time.Millisecond), err)
+				}
+				var echo string
+				if err := websocket.Message.Receive(ws, &echo); err != nil || echo != "ping" {
+					t.Fatalf("an active WebSocket: echo of message %d after %v: %q, %v", n+1, time.Since(start).Round(time.Millisecond), echo, err)
+				}
+				n++
+				<-tick.C // pacing the messages, not synchronisation
+			}
+			observe.Record(t, "messages", n)
+		})
+	},
+}
