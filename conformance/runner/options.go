@@ -57,6 +57,10 @@ type Options struct {
 	// TimingTolerance is how late a timed behaviour may be and still pass;
 	// gatecheck's tests read it with tests.TimingTolerance.
 	TimingTolerance time.Duration
+	// ConnectionTimeouts are the connection-level timeouts the connection
+	// timeout tests expect (and the class of their Gateway); gatecheck's
+	// tests read them with tests.ExpectedConnectionTimeouts.
+	ConnectionTimeouts tests.ConnectionTimeouts
 
 	// ReferenceGateway changes the in-process reference gateway. Go tests
 	// use it to run the suite against a deliberately broken gateway and show
@@ -97,7 +101,8 @@ func DefaultOptions() Options {
 			Mode:                 DefaultMode,
 			TimeoutConfig:        config.DefaultTimeoutConfig(),
 		},
-		TimingTolerance: tests.DefaultTimingTolerance,
+		TimingTolerance:    tests.DefaultTimingTolerance,
+		ConnectionTimeouts: tests.DefaultConnectionTimeouts(),
 	}
 }
 
@@ -108,6 +113,9 @@ type fileOptions struct {
 	Kubeconfig      string `json:"kubeconfig"`
 	ReportDir       string `json:"reportDir"`
 	TimingTolerance string `json:"timingTolerance"`
+	// ConnectionTimeouts maps the ConfigMap keys (clientTimeout, ...) and
+	// gatewayClassName to values (conntimeouts.go).
+	ConnectionTimeouts map[string]string `json:"connectionTimeouts"`
 }
 
 // LoadOptionsFile reads an options file (YAML or JSON) over o. Its keys are
@@ -144,6 +152,13 @@ func LoadOptionsFile(path string, o *Options) error {
 			return fmt.Errorf("options file %s: timingTolerance: %w", path, err)
 		}
 		o.TimingTolerance = d
+	}
+	if len(fo.ConnectionTimeouts) > 0 {
+		ct, err := tests.ParseConnectionTimeouts(o.ConnectionTimeouts, fo.ConnectionTimeouts)
+		if err != nil {
+			return fmt.Errorf("options file %s: connectionTimeouts: %w", path, err)
+		}
+		o.ConnectionTimeouts = ct
 	}
 	o.ConfigurableOptions = fo.ConfigurableOptions
 	o.Kubeconfig = fo.Kubeconfig
@@ -264,6 +279,7 @@ var stringFlags = []stringFlag{
 	{"kubeconfig", "", "kubeconfig of the cluster to test; empty runs the in-process reference gateway"},
 	{"report-dir", "", "directory to write the ConformanceReport YAML, JUnit XML and Markdown summary to"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration (e.g. 500ms, 2s; at most 1m)"},
+	{"connection-timeouts", "", connectionTimeoutsUsage},
 }
 
 var boolFlags = []boolFlag{
@@ -359,6 +375,8 @@ func applyString(o *Options, name, v string) error {
 		o.ReportDir = v
 	case "timing-tolerance":
 		o.TimingTolerance, err = parseTolerance(v)
+	case "connection-timeouts":
+		o.ConnectionTimeouts, err = parseConnectionTimeouts(o.ConnectionTimeouts, v)
 	}
 	return err
 }

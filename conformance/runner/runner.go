@@ -83,6 +83,9 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	if err := gctests.SetTimingTolerance(opts.TimingTolerance); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
+	if err := gctests.SetConnectionTimeouts(opts.ConnectionTimeouts); err != nil {
+		return nil, fmt.Errorf("runner: connectionTimeouts: %w", err)
+	}
 	crlog.SetLogger(opts.Logger)
 	observe.Reset()
 
