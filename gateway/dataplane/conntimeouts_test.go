@@ -35,7 +35,7 @@ func untilEOF(t *testing.T, conn net.Conn, start time.Time) (time.Duration, stri
 	return time.Since(start), string(b)
 }
 
-func dialGateway(t *testing.T, addr string) net.Conn {
+func dialGateway(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -144,7 +144,7 @@ type upgradeBackend struct {
 	held       chan struct{}
 }
 
-func startUpgradeBackend(t *testing.T) *upgradeBackend {
+func startUpgradeBackend(t testing.TB) *upgradeBackend {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -193,7 +193,7 @@ func (b *upgradeBackend) serve(conn net.Conn, done <-chan struct{}) {
 // upgrade sends an upgrade request for path and reads the 101. sent is
 // when the request was sent: the gateway's last activity on the tunnel is
 // later than that, while the 101 arrives a moment after it.
-func upgrade(t *testing.T, addr, path string) (conn net.Conn, br *bufio.Reader, sent time.Time) {
+func upgrade(t testing.TB, addr, path string) (conn net.Conn, br *bufio.Reader, sent time.Time) {
 	t.Helper()
 	conn = dialGateway(t, addr)
 	sent = time.Now()
