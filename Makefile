@@ -5,6 +5,8 @@ export GOTOOLCHAIN := local
 
 REPORT_DIR ?= out/reports/reference
 
+include kind/Makefile.kind
+
 .PHONY: run test vet fmt-check build proto proto-check perf bench
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
@@ -17,6 +19,7 @@ test: vet
 
 vet: fmt-check
 	$(GO) vet ./...
+	$(GO) vet -tags kind ./kind/...
 
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))"; \
