@@ -37,10 +37,13 @@ var delayCases = []delayCase{{1, false}, {10, false}, {25, false}, {50, false}, 
 //
 //	client-*-ms   response headers read by the client - request sent - 1s
 //	server-*-ms   ledger headersSent - ledger arrived - 1s
+//	probe-*-ms    how late a 10ms timer fires, in a loop beside the load
 //
 // Client and server share the process and its 2 CPUs, so the client's own
-// work is in the first figure; the second is the backend's accuracy. Run it
-// with
+// work is in the first figure; the second is the backend's accuracy. The
+// probe measures, over the same seconds, how late this process gets to run
+// once a timer expires: the floor under the server figure, which on a
+// shared machine moves with the neighbours' load. Run it with
 //
 //	go test -run '^$' -bench DelayAccuracy -benchtime 1x ./echo-backend/httpecho/
 func BenchmarkDelayAccuracy(b *testing.B) {
@@ -67,6 +70,7 @@ func BenchmarkDelayAccuracy(b *testing.B) {
 			}
 			warm.Wait()
 
+			probe := startProbe()
 			var mu sync.Mutex
 			var client []time.Duration
 			var ids []string
@@ -132,7 +136,37 @@ func BenchmarkDelayAccuracy(b *testing.B) {
 			}
 			reportSpread(b, "client", client)
 			reportSpread(b, "server", server)
+			reportSpread(b, "probe", probe())
 		})
+	}
+}
+
+// startProbe starts a goroutine that sleeps 10ms in a loop and records how
+// late each timer fired; the function it returns stops it and returns the
+// samples.
+func startProbe() (stop func() []time.Duration) {
+	const tick = 10 * time.Millisecond
+	quit := make(chan struct{})
+	done := make(chan []time.Duration)
+	go func() {
+		var late []time.Duration
+		t := time.NewTimer(tick)
+		defer t.Stop()
+		for {
+			armed := time.Now()
+			t.Reset(tick)
+			select {
+			case <-quit:
+				done <- late
+				return
+			case <-t.C:
+				late = append(late, time.Since(armed)-tick)
+			}
+		}
+	}()
+	return func() []time.Duration {
+		close(quit)
+		return <-done
 	}
 }
 
