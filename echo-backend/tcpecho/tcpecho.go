@@ -6,14 +6,22 @@
 // lines (terminated by "\n"; a trailing "\r" is dropped) and answers each
 // with one line:
 //
-//	PING    PONG
-//	IS_TLS  true or false
-//	TEST    the JSON of Assertions (the pod context and TLS details)
-//	other   the line itself, echoed back
+//	PING      PONG
+//	IS_TLS    true or false
+//	TEST      the JSON of Assertions (the pod context and TLS details)
+//	ACCEPTED  the number of connections the listener has accepted, in decimal
+//	other     the line itself, echoed back
 //
 // The first three are echo-basic's commands and answers, so the upstream
 // conformance helpers (utils/tcp) work unchanged; echo-basic ignores other
 // lines, which this server echoes.
+//
+// ACCEPTED is gatecheck's: the count includes the asking connection and
+// every connection the kernel handed to the server since it started,
+// whether or not it completed a TLS handshake or sent a byte. Asking it
+// before and after a client does something through a proxy shows how many
+// connections the proxy opened to the backend meanwhile (the TLS inspect
+// delay test expects none for a client that never sent its ClientHello).
 //
 // A Server implements control.Switch: SetOpen(false) closes the listening
 // socket, so new connections are refused by the kernel, and SetOpen(true)
@@ -32,6 +40,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
@@ -117,6 +126,8 @@ type Server struct {
 	draining bool // Close was called: refuse to track new connections
 
 	wg sync.WaitGroup // connection goroutines
+
+	accepted atomic.Uint64 // connections accepted, over every listen
 }
 
 // New returns a server that is not listening yet; call SetOpen(true) or
@@ -211,6 +222,11 @@ func (s *Server) Addr() string {
 	return s.addr
 }
 
+// Accepted returns the number of connections the server has accepted since
+// it was created, across closes and reopens of its listener. A connection
+// counts from its accept, before any TLS handshake or byte.
+func (s *Server) Accepted() uint64 { return s.accepted.Load() }
+
 // Close closes the listener and every connection, and waits for their
 // goroutines to finish. The server cannot be reopened.
 func (s *Server) Close() error {
@@ -243,6 +259,7 @@ func (s *Server) acceptLoop(ln net.Listener, done chan struct{}) {
 			continue
 		}
 		backoff = 0
+		s.accepted.Add(1)
 		if !s.track(c) {
 			c.Close()
 			continue
@@ -325,6 +342,9 @@ func (s *Server) serve(raw net.Conn) {
 			out = []byte(strconv.FormatBool(answer.IsTLS) + "\n")
 		case "TEST":
 			out = testLine
+		case "ACCEPTED":
+			out = strconv.AppendUint(nil, s.Accepted(), 10)
+			out = append(out, '\n')
 		default:
 			out = append(line, '\n')
 		}

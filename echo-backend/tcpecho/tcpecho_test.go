@@ -18,6 +18,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,6 +121,59 @@ func TestCommands(t *testing.T) {
 	}}
 	if a.Context != want.Context || a.IsTLS || a.TLSAssertion != nil {
 		t.Errorf("TEST -> %+v, want %+v", a, want)
+	}
+}
+
+// TestAccepted checks that ACCEPTED and Accepted count every accepted
+// connection: plain ones, the asking one, and TLS ones that never finish
+// their handshake.
+func TestAccepted(t *testing.T) {
+	certPEM, keyPEM := selfSigned(t, "echo.example.com")
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := start(t, tcpecho.Options{Pod: pod})
+	if n := plain.Accepted(); n != 0 {
+		t.Fatalf("Accepted() = %d before any connection, want 0", n)
+	}
+	a := dial(t, plain.Addr())
+	if got := a.ask("ACCEPTED"); got != "1\n" {
+		t.Errorf("first connection: ACCEPTED -> %q, want 1", got)
+	}
+	dial(t, plain.Addr()) // the welcome line shows it was accepted
+	if got := a.ask("ACCEPTED"); got != "2\n" {
+		t.Errorf("after a second connection: ACCEPTED -> %q, want 2", got)
+	}
+
+	tlsSrv := start(t, tcpecho.Options{Pod: pod, HandshakeTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	silent, err := net.Dial("tcp", tlsSrv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// The silent connection counts once the server has accepted it; the
+	// kernel may complete the dial before that, so poll.
+	deadline := time.Now().Add(10 * time.Second)
+	for tlsSrv.Accepted() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Accepted() = %d 10s after a silent TLS connection, want 1", tlsSrv.Accepted())
+		}
+		runtime.Gosched()
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", tlsSrv.Addr(),
+		&tls.Config{RootCAs: pool, ServerName: "echo.example.com", MinVersion: tls.VersionTLS12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := newClient(t, conn).ask("ACCEPTED"); got != "2\n" {
+		t.Errorf("TLS listener after a silent and a TLS connection: ACCEPTED -> %q, want 2", got)
+	}
+	if n := plain.Accepted(); n != 2 {
+		t.Errorf("the plain listener's count moved to %d with the other listener's connections, want 2", n)
 	}
 }
 
