@@ -3,6 +3,10 @@
 // HTTPS_PORT, TLS_SERVER_CERT, GRPC_ECHO_SERVER, TCP_ECHO_SERVER, POD_NAME,
 // NAMESPACE, ...) plus its own GATECHECK_* variables; flags given on the
 // command line override them. See echo-backend/README.md for every control.
+//
+// Like echo-basic it prints "Echoing back request made to <path> to client
+// (<address>)" for every echoed HTTP request, which upstream's mirror tests
+// read from the pod's log; -quiet or GATECHECK_QUIET=true turns that off.
 package main
 
 import (
@@ -13,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strconv"
 	"syscall"
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
@@ -51,12 +56,16 @@ func main() {
 	_ = b.Close()
 }
 
+// envQuiet turns off the request log, as -quiet does.
+const envQuiet = "GATECHECK_QUIET"
+
 // config reads the environment, with -mode deciding the mode (and so the
 // ports' defaults) before anything else, and then applies the flags that
 // were given.
 func config(args []string, getenv func(string) string) (echobackend.Config, error) {
 	fs := flag.NewFlagSet("echo-backend", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	quiet := fs.Bool("quiet", false, "print no line per echoed request (default from "+envQuiet+")")
 	mode := fs.String("mode", "", "what to serve: http, grpc or tcp (default: from GRPC_ECHO_SERVER / TCP_ECHO_SERVER, else http)")
 	host := fs.String("host", "", "address to bind every port to (empty: all interfaces)")
 	httpPort := fs.String("http-port", "", "HTTP port (gRPC port in grpc mode); empty disables")
@@ -95,10 +104,27 @@ func config(args []string, getenv func(string) string) (echobackend.Config, erro
 	if err != nil {
 		return cfg, err
 	}
+	quietEnv := false
+	if v := getenv(envQuiet); v != "" {
+		if quietEnv, err = strconv.ParseBool(v); err != nil {
+			return cfg, fmt.Errorf("%s=%q: accepted: true or false (also 1, 0, t, f)", envQuiet, v)
+		}
+	}
+	if !quietEnv {
+		// One small write per request; an *os.File is safe for concurrent
+		// use and unbuffered, so the line is in the log when the answer is.
+		cfg.Log = os.Stdout
+	}
 	badName := ""
 	fs.Visit(func(f *flag.Flag) {
 		bad := false
 		switch f.Name {
+		case "quiet":
+			if *quiet {
+				cfg.Log = nil
+			} else {
+				cfg.Log = os.Stdout
+			}
 		case "host":
 			cfg.Host = *host
 		case "http-port":

@@ -65,3 +65,27 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestLogIsOnUnlessQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		log  bool
+	}{
+		{nil, nil, true},
+		{[]string{"-quiet"}, nil, false},
+		{nil, map[string]string{"GATECHECK_QUIET": "true"}, false},
+		{[]string{"-quiet=false"}, map[string]string{"GATECHECK_QUIET": "1"}, true},
+	} {
+		cfg, err := config(tc.args, envOf(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Log != nil; got != tc.log {
+			t.Errorf("config(%q, %v): request log %v, want %v", tc.args, tc.env, got, tc.log)
+		}
+	}
+	if _, err := config(nil, envOf(map[string]string{"GATECHECK_QUIET": "maybe"})); err == nil || !strings.Contains(err.Error(), `GATECHECK_QUIET="maybe": accepted: true or false`) {
+		t.Errorf("GATECHECK_QUIET=maybe: %v, want an error naming the variable", err)
+	}
+}
