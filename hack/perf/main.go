@@ -1,12 +1,16 @@
 // Command perf measures the throughput of gatecheck's HTTP echo backend side
-// by side with two peers: fortio's echo server and upstream's echo-basic.
+// by side with two peers, fortio's echo server and upstream's echo-basic,
+// and with a floor: the least a net/http server answering a fixed JSON
+// echo costs (./hack/perf/floor).
 //
 //	go run ./hack/perf [-duration 3s] [-reps 3] [-conns 8] [-pin=true] [-out file.md]
 //
-// It builds the three servers with the go command of the current module
-// (./cmd/echo-backend, fortio.org/fortio/echosrv and
-// sigs.k8s.io/gateway-api/conformance/echo-basic), starts each as its own
-// process on a loopback port, and drives every scenario with one load
+// It builds the servers with the go command of the current module
+// (./cmd/echo-backend, fortio.org/fortio/echosrv,
+// sigs.k8s.io/gateway-api/conformance/echo-basic and ./hack/perf/floor),
+// starts each as its own process on a loopback port (ours twice: with its
+// default request log, one line per echo on standard output as echo-basic
+// prints, and with -quiet), and drives every scenario with one load
 // generator that runs in this process: fortio's periodic runner and fast
 // HTTP/1.1 client at maximum speed, with a fixed number of keep-alive
 // connections for a fixed duration. Scenarios run interleaved (all
@@ -19,9 +23,11 @@
 //
 // The result is a Markdown table on standard output (or -out): per scenario
 // the median of the runs' QPS (with min and max), the median of their p50
-// and p99 latencies and the requests that did not get the expected status.
+// and p99 latencies, the server's CPU time per request and the requests
+// that did not get the expected status, followed by how each server was
+// run (whether it logs a line per request, in particular).
 // The whole run is bounded: the command refuses settings whose load alone
-// exceeds 150s and gives up after 3 minutes.
+// exceeds 150s and gives up after 4 minutes.
 package main
 
 import (
@@ -52,7 +58,7 @@ import (
 // Bounds of one invocation.
 const (
 	maxLoad     = 150 * time.Second // scenarios × reps × duration
-	runDeadline = 3 * time.Minute   // everything, builds included
+	runDeadline = 4 * time.Minute   // everything, builds included
 	readyWithin = 15 * time.Second  // a server must answer this soon after start
 )
 
@@ -90,6 +96,7 @@ type server struct {
 	args   func(port int) []string        // command line
 	env    func(port, spare int) []string // extra environment
 	health string                         // path that answers once the server is up
+	note   string                         // how it runs, for the report: logging, version
 
 	bin  string
 	base string // "http://127.0.0.1:port"
@@ -137,20 +144,30 @@ func fatalf(format string, args ...any) {
 }
 
 func run(cfg config) error {
+	oursArgs := func(port int) []string {
+		return []string{"-host", "127.0.0.1", "-http-port", strconv.Itoa(port),
+			"-h2c-port=", "-https-port=", "-tcp-port="}
+	}
 	ours := &server{
-		name: "gatecheck",
-		pkg:  "./cmd/echo-backend",
-		args: func(port int) []string {
-			return []string{"-host", "127.0.0.1", "-http-port", strconv.Itoa(port),
-				"-h2c-port=", "-https-port=", "-tcp-port="}
-		},
+		name:   "gatecheck",
+		pkg:    "./cmd/echo-backend",
+		args:   oursArgs,
 		health: "/health",
+		note:   "HTTP port only; request log on (its default): one line per echo on standard output, which this command reads through a pipe",
+	}
+	quiet := &server{
+		name:   "gatecheck -quiet",
+		pkg:    "./cmd/echo-backend",
+		args:   func(port int) []string { return append(oursArgs(port), "-quiet") },
+		health: "/health",
+		note:   "the same binary with -quiet: no request log",
 	}
 	fortio := &server{
 		name:   "fortio",
 		pkg:    "fortio.org/fortio/echosrv",
 		args:   func(port int) []string { return []string{"-port", "127.0.0.1:" + strconv.Itoa(port)} },
 		health: "/",
+		note:   "fortio " + fortioVersion() + "; logs nothing per request",
 	}
 	basic := &server{
 		name: "echo-basic",
@@ -161,19 +178,30 @@ func run(cfg config) error {
 			return []string{"HTTP_PORT=" + strconv.Itoa(port), "H2C_PORT=" + strconv.Itoa(spare)}
 		},
 		health: "/health",
+		note:   "always logs one line per echo on standard output, which this command reads through a pipe",
 	}
-	servers := []*server{ours, fortio, basic}
+	floor := &server{
+		name:   "net/http floor",
+		pkg:    "./hack/perf/floor",
+		args:   func(port int) []string { return []string{"-addr", "127.0.0.1:" + strconv.Itoa(port)} },
+		health: "/",
+		note:   "a fixed 368-byte JSON body with Content-Type and X-Content-Type-Options, one Write, nothing read, no state, no log",
+	}
+	servers := []*server{ours, quiet, fortio, basic, floor}
 	// Fortio's client keeps a connection alive only after a 2xx or a 418,
 	// so the fault rows use 418: with 503 every request would pay for a
 	// new TCP connection and the rows would measure connects.
 	scenarios := []scenario{
 		{srv: ours, name: "GET echo", path: "/echo", want: 200},
+		{srv: quiet, name: "GET echo", path: "/echo", want: 200},
 		{srv: fortio, name: "GET echo", path: "/echo", want: 200},
 		{srv: basic, name: "GET echo", path: "/echo", want: 200},
+		{srv: floor, name: "fixed JSON body", path: "/echo", want: 200},
 		{srv: fortio, name: "GET /debug (headers echoed as text)", path: "/debug", want: 200},
 		{srv: ours, name: "GET echo, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", want: 200},
-		{srv: ours, name: "GET echo, ledger on, same id", path: "/echo", header: "X-Gatecheck-Id: perf-same-id", want: 200},
-		{srv: ours, name: "fault status=418, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", header: "X-Gatecheck-Fault: status=418", want: 418},
+		{srv: quiet, name: "GET echo, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", want: 200},
+		{srv: quiet, name: "GET echo, ledger on, same id", path: "/echo", header: "X-Gatecheck-Id: perf-same-id", want: 200},
+		{srv: quiet, name: "fault status=418, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", header: "X-Gatecheck-Fault: status=418", want: 418},
 		{srv: fortio, name: "status 418 (?status=418)", path: "/echo?status=418", want: 418},
 		{srv: basic, name: "status 418 (/status/418)", path: "/status/418", want: 418},
 	}
@@ -207,12 +235,18 @@ func run(cfg config) error {
 		return fmt.Errorf("creating the build directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	built := make(map[string]string) // package → binary
 	for _, s := range servers {
+		if s.bin = built[s.pkg]; s.bin != "" {
+			continue
+		}
 		s.bin = filepath.Join(dir, filepath.Base(s.pkg))
 		if err := build(ctx, s.pkg, s.bin); err != nil {
 			return err
 		}
+		built[s.pkg] = s.bin
 	}
+	basic.note = "gateway-api conformance " + listVersion(ctx, "sigs.k8s.io/gateway-api/conformance") + "; " + basic.note
 
 	for _, s := range servers {
 		if err := s.start(ctx, pinning != "none"); err != nil {
@@ -248,7 +282,7 @@ func run(cfg config) error {
 	}
 
 	var md bytes.Buffer
-	writeReport(&md, cfg, pinning, scenarios, results)
+	writeReport(&md, cfg, pinning, servers, scenarios, results)
 	if cfg.out == "" {
 		_, err = os.Stdout.Write(md.Bytes())
 		return err
@@ -460,7 +494,7 @@ func summarize(runs []runResult) summary {
 }
 
 // writeReport writes the Markdown table and how it was made.
-func writeReport(w io.Writer, cfg config, pinning string, scenarios []scenario, results [][]runResult) {
+func writeReport(w io.Writer, cfg config, pinning string, servers []*server, scenarios []scenario, results [][]runResult) {
 	fmt.Fprintf(w, "Command: `go run ./hack/perf %s`\n\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "Date: %s. Go %s, %s/%s, %d CPUs. Load: fortio %s periodic runner + fast HTTP/1.1 client, max QPS, %d keep-alive connections, %v per run, %d interleaved runs per scenario. Pinning: %s.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOOS, runtime.GOARCH,
@@ -472,6 +506,10 @@ func writeReport(w io.Writer, cfg config, pinning string, scenarios []scenario, 
 		fmt.Fprintf(w, "| %s | %s | %.0f | %.0f–%.0f | %s | %s | %.1f µs | %d / %d |\n",
 			sc.srv.name, sc.name, s.qps, s.qpsMin, s.qpsMax, fmtLatency(s.p50), fmtLatency(s.p99),
 			float64(s.cpuPerRequest)/float64(time.Microsecond), s.errors, s.requests)
+	}
+	fmt.Fprintf(w, "\nServers:\n\n")
+	for _, s := range servers {
+		fmt.Fprintf(w, "- %s: `%s`; %s.\n", s.name, s.pkg, s.note)
 	}
 }
 
@@ -486,10 +524,25 @@ func fmtLatency(d time.Duration) string {
 // fortioVersion is the version of the fortio module this binary was built
 // with.
 func fortioVersion() string {
-	if v := moduleVersion("fortio.org/fortio"); v != "" {
+	return moduleVersionOr("fortio.org/fortio", "(unknown version)")
+}
+
+// listVersion returns the version of module path that the current module
+// requires, by `go list -m`, or "(unknown version)".
+func listVersion(ctx context.Context, path string) string {
+	out, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", path).Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
 		return v
 	}
 	return "(unknown version)"
+}
+
+// moduleVersionOr is moduleVersion(path), or def if it is not known.
+func moduleVersionOr(path, def string) string {
+	if v := moduleVersion(path); v != "" {
+		return v
+	}
+	return def
 }
 
 // clockTick is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100
