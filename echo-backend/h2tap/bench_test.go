@@ -8,6 +8,10 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 )
@@ -55,5 +59,62 @@ func BenchmarkEcho(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// fakeClient is a client side that sends the preface and opens streams,
+// then ends; everything the server writes is discarded.
+type fakeClient struct {
+	net.Conn
+	in *bytes.Reader
+}
+
+func (f *fakeClient) Read(p []byte) (int, error)  { return f.in.Read(p) }
+func (f *fakeClient) Write(p []byte) (int, error) { return len(p), nil }
+func (f *fakeClient) Close() error                { return nil }
+
+func (f *fakeClient) SetReadDeadline(time.Time) error { return nil }
+
+// BenchmarkServerWrite measures the tap's server-to-client path: frame
+// parsing, header re-encoding and per-stream progress, for 32 open
+// streams, each getting a HEADERS and a 1000-byte DATA frame per Write, or
+// DATA frames only.
+func BenchmarkServerWrite(b *testing.B) {
+	var client bytes.Buffer
+	client.WriteString(preface)
+	cf := http2.NewFramer(&client, nil)
+	for s := uint32(1); s < 64; s += 2 {
+		cf.WriteHeaders(http2.HeadersFrameParam{StreamID: s, EndHeaders: true})
+	}
+	var hb bytes.Buffer
+	hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+	for _, withHeaders := range []bool{true, false} {
+		var server bytes.Buffer
+		sf := http2.NewFramer(&server, nil)
+		for s := uint32(1); s < 64; s += 2 {
+			if withHeaders {
+				sf.WriteHeaders(http2.HeadersFrameParam{StreamID: s, BlockFragment: hb.Bytes(), EndHeaders: true})
+			}
+			sf.WriteData(s, false, make([]byte, 1000))
+		}
+		name := "data"
+		if withHeaders {
+			name = "headers+data"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := h2tap.Wrap(&fakeClient{in: bytes.NewReader(client.Bytes())})
+			defer c.Close()
+			// Read what the client sent, so every stream is open.
+			if _, err := io.Copy(io.Discard, c); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(server.Len()))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Write(server.Bytes()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
