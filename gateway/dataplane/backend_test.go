@@ -173,7 +173,7 @@ func TestApplyReportsListenersItCannotServe(t *testing.T) {
 		t.Fatal("Apply: no error, want one naming the listeners it cannot serve")
 	}
 	for _, want := range []string{
-		`gw-ns/gw listener "tcp" (port 81): protocol "TCP" is not served; accepted protocols are HTTP and HTTPS`,
+		`gw-ns/gw listener "tcp" (port 81): protocol "TCP" is not served; accepted protocols are HTTP, HTTPS and TLS (passthrough)`,
 		`listener "https-no-cert" (port 443): protocol HTTPS needs at least one certificate`,
 		`listener "mixed" (port 80): protocol HTTPS conflicts with another listener`,
 	} {

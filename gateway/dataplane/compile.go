@@ -34,20 +34,25 @@ func (k portKey) String() string {
 
 // portTable is everything served on one socket.
 type portTable struct {
-	https     bool
-	listeners []*listenerTable // most specific hostname first
-	timeouts  ConnectionTimeouts
+	https       bool
+	passthrough bool             // TLS passthrough (passthrough.go); neither: plain HTTP
+	listeners   []*listenerTable // most specific hostname first
+	timeouts    ConnectionTimeouts
 }
 
 // listenerTable is one listener and its compiled routes.
 type listenerTable struct {
-	name     string
-	port     int32 // the listener's port, used for redirects (not the socket's)
-	https    bool
-	hostname hostPattern
-	certs    []tls.Certificate
-	http     []*httpEntry // precedence order
-	grpc     []*grpcEntry // precedence order
+	name  string
+	port  int32 // the listener's port, used for redirects (not the socket's)
+	https bool
+	// passthrough marks a TLS listener: connections are routed by the
+	// ClientHello's SNI to tls entries and tunnelled (passthrough.go).
+	passthrough bool
+	hostname    hostPattern
+	certs       []tls.Certificate
+	http        []*httpEntry // precedence order
+	grpc        []*grpcEntry // precedence order
+	tls         []*tlsEntry  // precedence order
 }
 
 // hostPattern is a lower-cased hostname that is exact, a wildcard
@@ -141,6 +146,15 @@ type grpcEntry struct {
 	action  *action
 }
 
+// tlsEntry is one (route hostname) of a TLSRoute: a ClientHello whose SNI
+// the host matches goes to one of the action's backends.
+type tlsEntry struct {
+	host   hostPattern
+	order  routeOrder
+	route  string // "TLSRoute namespace/name" for logs
+	action *action
+}
+
 // stringMatch matches a string exactly or by a regular expression; the zero
 // value matches anything.
 type stringMatch struct {
@@ -225,11 +239,11 @@ func compile(cfg *Config) (*snapshot, error) {
 			key := portKey{gw.Namespace, gw.Name, l.Port}
 			pt := snap.ports[key]
 			if pt == nil {
-				pt = &portTable{https: lt.https, timeouts: gw.Timeouts}
+				pt = &portTable{https: lt.https, passthrough: lt.passthrough, timeouts: gw.Timeouts}
 				snap.ports[key] = pt
 			}
-			if pt.https != lt.https {
-				errs = append(errs, fmt.Errorf("%s: protocol %s conflicts with another listener on the same port; one port serves either HTTP or HTTPS", where, l.Protocol))
+			if pt.https != lt.https || pt.passthrough != lt.passthrough {
+				errs = append(errs, fmt.Errorf("%s: protocol %s conflicts with another listener on the same port; one port serves one of HTTP, HTTPS or TLS", where, l.Protocol))
 				continue
 			}
 			if other := pt.find(lt.hostname); other != nil {
@@ -284,13 +298,30 @@ func compileListener(l *Listener) (*listenerTable, error) {
 		if len(l.Certificates) == 0 {
 			return nil, errors.New("protocol HTTPS needs at least one certificate in Certificates")
 		}
+	case gwv1.TLSProtocolType:
+		lt.passthrough = true
 	default:
-		return nil, fmt.Errorf("protocol %q is not served; accepted protocols are HTTP and HTTPS", l.Protocol)
+		return nil, fmt.Errorf("protocol %q is not served; accepted protocols are HTTP, HTTPS and TLS (passthrough)", l.Protocol)
 	}
 	if l.Port < 1 || l.Port > 65535 {
 		return nil, fmt.Errorf("port %d is out of range; accepted ports are 1-65535", l.Port)
 	}
 	var errs []error
+	if lt.passthrough {
+		if len(l.HTTPRoutes)+len(l.GRPCRoutes) > 0 {
+			errs = append(errs, errors.New("HTTPRoutes and GRPCRoutes are not served on a TLS passthrough listener; accepted: TLSRoutes (they are ignored)"))
+		}
+		for ri := range l.TLSRoutes {
+			entries, err := compileTLSRoute(&l.TLSRoutes[ri])
+			errs = append(errs, err)
+			lt.tls = append(lt.tls, entries...)
+		}
+		slices.SortStableFunc(lt.tls, compareTLSEntries)
+		return lt, errors.Join(errs...)
+	}
+	if len(l.TLSRoutes) > 0 {
+		errs = append(errs, fmt.Errorf("TLSRoutes are not served on a %s listener; accepted: a TLS listener (they are ignored)", l.Protocol))
+	}
 	for ri := range l.HTTPRoutes {
 		entries, err := compileHTTPRoute(&l.HTTPRoutes[ri])
 		errs = append(errs, err)
@@ -362,6 +393,51 @@ func compareGRPCEntries(a, b *grpcEntry) int {
 		return c
 	}
 	return compareRouteOrder(&a.order, &b.order)
+}
+
+// compareTLSEntries orders TLSRoute hostnames most specific first, then by
+// the oldest route and its namespace/name.
+func compareTLSEntries(a, b *tlsEntry) int {
+	if c := compareSpecificity(a.host, b.host); c != 0 {
+		return c
+	}
+	return compareRouteOrder(&a.order, &b.order)
+}
+
+// compileTLSRoute returns one entry per hostname of a TLSRoute, all sharing
+// the route's backends.
+func compileTLSRoute(r *TLSRoute) ([]*tlsEntry, error) {
+	key := r.Namespace + "/" + r.Name
+	where := "TLSRoute " + key
+	act := &action{}
+	err := act.compileBackends(r.Backends, false, where)
+	var entries []*tlsEntry
+	for _, h := range routeHosts(&r.RouteMeta) {
+		entries = append(entries, &tlsEntry{
+			host:   h,
+			order:  routeOrder{created: r.Created, key: key},
+			route:  where,
+			action: act,
+		})
+	}
+	return entries, err
+}
+
+// matchTLS returns the TLSRoute entry for a connection whose ClientHello
+// named serverName ("" without SNI): the most specific listener hostname
+// that matches, then the most specific route hostname on it. Nil means no
+// route: the connection is closed.
+func (pt *portTable) matchTLS(serverName string) *tlsEntry {
+	l := pt.selectListener(serverName)
+	if l == nil {
+		return nil
+	}
+	for _, e := range l.tls {
+		if e.host.matches(serverName) {
+			return e
+		}
+	}
+	return nil
 }
 
 func (m stringMatch) len() int {

@@ -33,11 +33,12 @@ type Gateway struct {
 type Listener struct {
 	Name         string
 	Port         int32
-	Protocol     gwv1.ProtocolType // HTTP or HTTPS (TLS termination)
+	Protocol     gwv1.ProtocolType // HTTP, HTTPS (TLS termination) or TLS (passthrough)
 	Hostname     string            // "" matches any host; may be a wildcard "*.example.com"
 	Certificates []tls.Certificate // HTTPS: from the listener's certificateRefs
-	HTTPRoutes   []HTTPRoute       // routes attached to this listener
-	GRPCRoutes   []GRPCRoute
+	HTTPRoutes   []HTTPRoute       // routes attached to this listener (HTTP, HTTPS)
+	GRPCRoutes   []GRPCRoute       // (HTTP, HTTPS)
+	TLSRoutes    []TLSRoute        // (TLS)
 }
 
 // RouteMeta identifies a route and orders it for precedence ties.
@@ -95,6 +96,17 @@ type GRPCRule struct {
 type GRPCFilter struct {
 	gwv1.GRPCRouteFilter
 	Mirror *Backend
+}
+
+// TLSRoute is a TLSRoute attached to a TLS passthrough listener: a
+// connection whose ClientHello names one of Hostnames (SNI) is passed,
+// still encrypted, to one of Backends.
+type TLSRoute struct {
+	RouteMeta
+	// Backends are the backendRefs of the route's rule (a v1 TLSRoute
+	// has exactly one rule). None, or none with weight, closes the
+	// connection.
+	Backends []Backend
 }
 
 // Backend is one resolved backendRef.

@@ -40,7 +40,8 @@ type Options struct {
 
 // Server serves the listeners of a routing snapshot: one socket per
 // (gateway, port), HTTP/1.1 and h2c on HTTP listeners, TLS with SNI and ALPN
-// on HTTPS listeners. It is safe for concurrent use.
+// on HTTPS listeners, and TLS passthrough by SNI on TLS listeners
+// (passthrough.go). It is safe for concurrent use.
 type Server struct {
 	bindHost   string
 	listenAddr func(namespace, name string, port int32) (string, error)
@@ -88,13 +89,24 @@ func New(opts Options) *Server {
 	return s
 }
 
-// portServer is one socket and the http.Server behind it.
+// portServer is one socket and the server behind it: an http.Server, or
+// for a TLS passthrough port a passthroughServer.
 type portServer struct {
-	key      portKey
-	https    bool
-	timeouts ConnectionTimeouts // fixed for the socket's life: a change opens a new socket
-	ln       net.Listener
-	srv      *http.Server
+	key         portKey
+	https       bool
+	passthrough bool
+	timeouts    ConnectionTimeouts // fixed for the socket's life: a change opens a new socket
+	ln          net.Listener
+	srv         *http.Server
+	pass        *passthroughServer
+}
+
+// close closes the socket and its connections.
+func (ps *portServer) close() error {
+	if ps.pass != nil {
+		return ps.pass.close()
+	}
+	return ps.srv.Close()
 }
 
 // Apply swaps the routing snapshot atomically: requests already in flight
@@ -117,16 +129,16 @@ func (s *Server) Apply(cfg *Config) error {
 	var stale []*portServer
 	for key, pt := range snap.ports {
 		old := s.ports[key]
-		if old != nil && old.https == pt.https && old.timeouts == pt.timeouts {
+		if old != nil && old.https == pt.https && old.passthrough == pt.passthrough && old.timeouts == pt.timeouts {
 			continue
 		}
 		if old != nil && s.listenAddr != nil {
 			// The new socket takes the old one's address: free it first.
-			old.srv.Close()
+			old.close()
 			delete(s.ports, key)
 			old = nil
 		}
-		ps, err := s.listen(key, pt.https, pt.timeouts)
+		ps, err := s.listen(key, pt)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gateway %s/%s listeners %s (port %d): %w",
 				key.namespace, key.name, listenerNames(pt), key.port, err))
@@ -146,7 +158,7 @@ func (s *Server) Apply(cfg *Config) error {
 		}
 	}
 	for _, ps := range stale {
-		ps.srv.Close()
+		ps.close()
 	}
 	return errors.Join(errs...)
 }
@@ -183,7 +195,7 @@ func (s *Server) Close() error {
 	s.closed = true
 	var errs []error
 	for key, ps := range s.ports {
-		if err := ps.srv.Close(); err != nil {
+		if err := ps.close(); err != nil {
 			errs = append(errs, fmt.Errorf("close %s: %w", key, err))
 		}
 		delete(s.ports, key)
@@ -201,8 +213,9 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// listen opens the socket for key and starts serving it.
-func (s *Server) listen(key portKey, https bool, t ConnectionTimeouts) (*portServer, error) {
+// listen opens the socket for key and starts serving pt on it.
+func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
+	https, t := pt.https, pt.timeouts
 	addr := net.JoinHostPort(s.bindHost, "0")
 	if s.listenAddr != nil {
 		var err error
@@ -214,7 +227,12 @@ func (s *Server) listen(key portKey, https bool, t ConnectionTimeouts) (*portSer
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	ps := &portServer{key: key, https: https, timeouts: t, ln: ln}
+	ps := &portServer{key: key, https: https, passthrough: pt.passthrough, timeouts: t, ln: ln}
+	if pt.passthrough {
+		ps.pass = newPassthroughServer(s, key, ln, t)
+		s.wg.Go(ps.pass.serve)
+		return ps, nil
+	}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	if https {
