@@ -3,7 +3,7 @@
 // and with a floor: the least a net/http server answering a fixed JSON
 // echo costs (./hack/perf/floor).
 //
-//	go run ./hack/perf [-duration 3s] [-reps 3] [-conns 8] [-pin=true] [-out file.md]
+//	go run ./hack/perf [-duration 3s] [-reps 3] [-conns 8] [-pin=true] [-out file.md] [-only re] [-cpuprofile dir]
 //
 // It builds the servers with the go command of the current module
 // (./cmd/echo-backend, fortio.org/fortio/echosrv,
@@ -26,6 +26,16 @@
 // and p99 latencies, the server's CPU time per request and the requests
 // that did not get the expected status, followed by how each server was
 // run (whether it logs a line per request, in particular).
+// With -baseline, ./cmd/echo-backend is also built from that commit (from
+// `git archive`, with the same module cache) and every scenario of ours
+// runs against it too, right after the same scenario on the working tree,
+// so a change can be measured before and after in one interleaved run.
+//
+// With -cpuprofile, our two servers are ./hack/perf/echoprof instead
+// (the same HTTP handler, writing a CPU profile of itself), and their
+// profiles are left in the directory as gatecheck.pprof and
+// gatecheck-quiet.pprof.
+//
 // The whole run is bounded: the command refuses settings whose load alone
 // exceeds 150s and gives up after 4 minutes.
 package main
@@ -33,6 +43,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,6 +59,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"fortio.org/fortio/fhttp"
@@ -70,6 +82,8 @@ type config struct {
 	pin      bool           // pin servers and load generator with taskset
 	out      string         // Markdown output file; "" for stdout
 	only     *regexp.Regexp // runs only the scenarios whose "server scenario" matches; nil for all
+	profile  string         // directory for our servers' CPU profiles; "" for none
+	baseline string         // commit to build a second copy of ours from; "" for none
 }
 
 // check validates c against the number of scenarios it will run.
@@ -97,6 +111,9 @@ type server struct {
 	env    func(port, spare int) []string // extra environment
 	health string                         // path that answers once the server is up
 	note   string                         // how it runs, for the report: logging, version
+	// fromCommit, if set, builds pkg from that commit of this repository
+	// instead of the working tree (-baseline).
+	fromCommit string
 
 	bin  string
 	base string // "http://127.0.0.1:port"
@@ -121,6 +138,8 @@ func main() {
 	flag.IntVar(&cfg.conns, "conns", 8, "keep-alive connections of the load generator")
 	flag.BoolVar(&cfg.pin, "pin", true, "pin the servers to CPU 0 and the load generator to CPU 1 with taskset")
 	flag.StringVar(&cfg.out, "out", "", "write the Markdown report to this file instead of standard output")
+	flag.StringVar(&cfg.baseline, "baseline", "", "also run our scenarios against ./cmd/echo-backend built at this commit")
+	flag.StringVar(&cfg.profile, "cpuprofile", "", "run our servers as ./hack/perf/echoprof, writing their CPU profiles to this directory")
 	only := flag.String("only", "", "run only the scenarios whose \"server scenario\" label matches this regular expression")
 	flag.Parse()
 	if *only != "" {
@@ -187,7 +206,48 @@ func run(cfg config) error {
 		health: "/",
 		note:   "a fixed 368-byte JSON body with Content-Type and X-Content-Type-Options, one Write, nothing read, no state, no log",
 	}
+	if cfg.baseline != "" {
+		if cfg.profile != "" {
+			return errors.New("-baseline with -cpuprofile: accepted: one of them at a time")
+		}
+		out, err := exec.Command("git", "rev-parse", "--short", "--verify", cfg.baseline+"^{commit}").Output()
+		if err != nil {
+			return fmt.Errorf("-baseline=%s: accepted: a commit of this repository (git rev-parse: %v)", cfg.baseline, err)
+		}
+		cfg.baseline = strings.TrimSpace(string(out))
+	}
+	if cfg.profile != "" {
+		if err := os.MkdirAll(cfg.profile, 0o755); err != nil {
+			return fmt.Errorf("-cpuprofile=%s: %w", cfg.profile, err)
+		}
+		for _, s := range []*server{ours, quiet} {
+			file := filepath.Join(cfg.profile, strings.ReplaceAll(s.name, " -", "-")+".pprof")
+			s.pkg = "./hack/perf/echoprof"
+			s.note = "profiled (" + file + "): " + s.note
+			args := s.args
+			s.args = func(port int) []string {
+				a := []string{"-addr", "127.0.0.1:" + strconv.Itoa(port), "-cpuprofile", file}
+				if slices.Contains(args(port), "-quiet") {
+					a = append(a, "-quiet")
+				}
+				return a
+			}
+		}
+	}
+	baselineOf := make(map[*server]*server) // ours → the same built at -baseline
 	servers := []*server{ours, quiet, fortio, basic, floor}
+	if cfg.baseline != "" {
+		// Our servers, and for each a copy built at the baseline commit;
+		// srcDir is filled in once the commit is extracted.
+		for _, s := range []*server{ours, quiet} {
+			b := *s
+			b.name = strings.Replace(s.name, "gatecheck", "gatecheck@"+cfg.baseline, 1)
+			b.note = "built at " + cfg.baseline + ": " + s.note
+			b.fromCommit = cfg.baseline
+			baselineOf[s] = &b
+			servers = append(servers, &b)
+		}
+	}
 	// Fortio's client keeps a connection alive only after a 2xx or a 418,
 	// so the fault rows use 418: with 503 every request would pay for a
 	// new TCP connection and the rows would measure connects.
@@ -204,6 +264,17 @@ func run(cfg config) error {
 		{srv: quiet, name: "fault status=418, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", header: "X-Gatecheck-Fault: status=418", want: 418},
 		{srv: fortio, name: "status 418 (?status=418)", path: "/echo?status=418", want: 418},
 		{srv: basic, name: "status 418 (/status/418)", path: "/status/418", want: 418},
+	}
+	if len(baselineOf) > 0 {
+		var all []scenario
+		for _, sc := range scenarios {
+			all = append(all, sc)
+			if b := baselineOf[sc.srv]; b != nil {
+				sc.srv = b
+				all = append(all, sc)
+			}
+		}
+		scenarios = all
 	}
 	if cfg.only != nil {
 		scenarios = slices.DeleteFunc(scenarios, func(sc scenario) bool { return !cfg.only.MatchString(sc.srv.name + " " + sc.name) })
@@ -235,16 +306,25 @@ func run(cfg config) error {
 		return fmt.Errorf("creating the build directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	built := make(map[string]string) // package → binary
+	built := make(map[string]string) // package@commit → binary
 	for _, s := range servers {
-		if s.bin = built[s.pkg]; s.bin != "" {
+		key := s.pkg + "@" + s.fromCommit
+		if s.bin = built[key]; s.bin != "" {
 			continue
 		}
 		s.bin = filepath.Join(dir, filepath.Base(s.pkg))
-		if err := build(ctx, s.pkg, s.bin); err != nil {
+		src := ""
+		if s.fromCommit != "" {
+			src = filepath.Join(dir, "src-"+s.fromCommit)
+			if err := extract(ctx, s.fromCommit, src); err != nil {
+				return err
+			}
+			s.bin += "-" + s.fromCommit
+		}
+		if err := build(ctx, src, s.pkg, s.bin); err != nil {
 			return err
 		}
-		built[s.pkg] = s.bin
+		built[key] = s.bin
 	}
 	basic.note = "gateway-api conformance " + listVersion(ctx, "sigs.k8s.io/gateway-api/conformance") + "; " + basic.note
 
@@ -313,11 +393,36 @@ func pinSelf() (string, error) {
 	return "servers on CPU 0 (taskset -c 0, so GOMAXPROCS=1), load generator on CPU 1 (taskset -a -p -c 1, GOMAXPROCS=1)", nil
 }
 
-// build runs `go build -o bin pkg` in the current module.
-func build(ctx context.Context, pkg, bin string) error {
+// build runs `go build -o bin pkg` in the module in dir ("" for the
+// current one).
+func build(ctx context.Context, dir, pkg, bin string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		return fmt.Errorf("go build %s (in %q): %v\n%s", pkg, dir, err, out)
+	}
+	return nil
+}
+
+// extract writes the tree of commit to dir, with `git archive`.
+func extract(ctx context.Context, commit, dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil // extracted for an earlier server
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-baseline=%s: %w", commit, err)
+	}
+	archive := exec.CommandContext(ctx, "git", "archive", "--format=tar", commit)
+	var stderr bytes.Buffer
+	archive.Stderr = &stderr
+	tarball, err := archive.Output()
+	if err != nil {
+		return fmt.Errorf("-baseline=%s: accepted: a commit of this repository: git archive: %v: %s", commit, err, stderr.Bytes())
+	}
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	untar.Stdin = bytes.NewReader(tarball)
+	if out, err := untar.CombinedOutput(); err != nil {
+		return fmt.Errorf("-baseline=%s: extracting: %v: %s", commit, err, out)
 	}
 	return nil
 }
@@ -394,14 +499,26 @@ func (s *server) waitReady(ctx context.Context) error {
 	}
 }
 
-// stopAll kills the servers this command started and waits for them.
+// stopWithin is how long a server has to exit after SIGTERM (echoprof
+// writes its profile then) before it is killed.
+const stopWithin = 10 * time.Second
+
+// stopAll stops the servers this command started, with SIGTERM and then,
+// if one is still running after stopWithin, SIGKILL, and waits for them.
 func stopAll(servers []*server) {
 	for _, s := range servers {
 		if s.cmd == nil || s.cmd.Process == nil {
 			continue
 		}
-		s.cmd.Process.Kill()
-		<-s.done
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		t := time.NewTimer(stopWithin)
+		select {
+		case <-s.done:
+		case <-t.C:
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+		t.Stop()
 	}
 }
 
