@@ -22,11 +22,12 @@ import (
 // may use their own.
 const reasonHostnameConflict = "HostnameConflict"
 
-// routeState is one HTTPRoute or GRPCRoute as the controller sees it: its
-// compiled rules, its reference problems, and its verdict per parent.
+// routeState is one HTTPRoute, GRPCRoute or TLSRoute as the controller
+// sees it: its compiled rules, its reference problems, and its verdict per
+// parent.
 type routeState struct {
 	obj        client.Object
-	kind       gwv1.Kind // "HTTPRoute" or "GRPCRoute"
+	kind       gwv1.Kind // "HTTPRoute", "GRPCRoute" or "TLSRoute"
 	namespace  string
 	name       string
 	generation int64
@@ -40,8 +41,9 @@ type routeState struct {
 	// unresolved, when set, is the ResolvedRefs=False reason.
 	unresolved reason
 
-	httpRules []dataplane.HTTPRule
-	grpcRules []dataplane.GRPCRule
+	httpRules   []dataplane.HTTPRule
+	grpcRules   []dataplane.GRPCRule
+	tlsBackends []dataplane.Backend
 
 	// parents are the route's parentRefs that are Gateways of our classes,
 	// in spec order.

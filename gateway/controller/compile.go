@@ -194,6 +194,19 @@ func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []dataplane.GRPCRul
 	return rules, c.unresolved, c.unsupport
 }
 
+// compileTLSRoute resolves the backends of a TLSRoute's rules (a v1
+// TLSRoute has exactly one; the backends of any further rules a store
+// without validation let through are served together).
+func (o *objects) compileTLSRoute(r *gwv1.TLSRoute) (backends []dataplane.Backend, unresolved reason) {
+	c := &routeCompiler{o: o, kind: "TLSRoute", namespace: r.Namespace}
+	for _, rule := range r.Spec.Rules {
+		for _, br := range rule.BackendRefs {
+			backends = append(backends, c.backend(br.BackendObjectReference, br.Weight))
+		}
+	}
+	return backends, c.unresolved
+}
+
 func defaultHTTPMatch(m gwv1.HTTPRouteMatch) gwv1.HTTPRouteMatch {
 	m = *m.DeepCopy()
 	if m.Path == nil {
@@ -278,6 +291,8 @@ func compileConfig(gateways []*gatewayState) *dataplane.Config {
 					dl.HTTPRoutes = append(dl.HTTPRoutes, dataplane.HTTPRoute{RouteMeta: meta, Rules: a.route.httpRules})
 				case "GRPCRoute":
 					dl.GRPCRoutes = append(dl.GRPCRoutes, dataplane.GRPCRoute{RouteMeta: meta, Rules: a.route.grpcRules})
+				case "TLSRoute":
+					dl.TLSRoutes = append(dl.TLSRoutes, dataplane.TLSRoute{RouteMeta: meta, Backends: a.route.tlsBackends})
 				}
 			}
 			g.Listeners = append(g.Listeners, dl)

@@ -2,7 +2,8 @@
 // the Gateway API objects (and the Services, EndpointSlices, Secrets and
 // Namespaces they refer to) through a controller-runtime client.WithWatch,
 // writes the status the Gateway API specification requires on the
-// GatewayClasses, Gateways, HTTPRoutes and GRPCRoutes it owns, and compiles
+// GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes and TLSRoutes it owns,
+// and compiles
 // the routing snapshot (dataplane.Config) the data plane serves.
 //
 // Every change triggers one full recompute from a fresh list of all objects:
@@ -176,6 +177,12 @@ func (c *Controller) build(o *objects) *world {
 		r := &o.grpcRoutes[i]
 		s := newRouteState(r, "GRPCRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
 		s.grpcRules, s.unresolved, s.unsupported = o.compileGRPCRoute(r)
+		w.routes = append(w.routes, s)
+	}
+	for i := range o.tlsRoutes {
+		r := &o.tlsRoutes[i]
+		s := newRouteState(r, "TLSRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
+		s.tlsBackends, s.unresolved = o.compileTLSRoute(r)
 		w.routes = append(w.routes, s)
 	}
 	// Attach in creation order so that listener route lists are stable and

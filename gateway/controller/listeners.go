@@ -3,6 +3,7 @@ package controller
 import (
 	"crypto/tls"
 	"fmt"
+	"slices"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -28,6 +29,14 @@ type listenerState struct {
 	// conflicted holds the Conflicted reason (HostnameConflict or
 	// ProtocolConflict) when the listener is not distinct (zero: NoConflicts).
 	conflicted reason
+
+	// tlsMode is a TLS listener's tls.mode (defaulted); modeRejected is
+	// set when that mode alone made it Accepted=False (UnsupportedValue),
+	// so that it still takes part in the port's conflict check: the spec
+	// wants a port mixing Terminate and Passthrough TLS listeners
+	// reported as ProtocolConflict on every one of them.
+	tlsMode      gwv1.TLSModeType
+	modeRejected bool
 
 	certificates []tls.Certificate
 
@@ -56,11 +65,14 @@ func (l *listenerState) programmable() bool { return l.usable() && !l.unresolved
 
 // routeKindsFor returns the route kinds a listener protocol supports.
 // The reference gateway serves HTTP and HTTPS (TLS terminated) listeners,
-// each for HTTPRoute and GRPCRoute.
+// each for HTTPRoute and GRPCRoute, and TLS (passthrough) listeners for
+// TLSRoute.
 func routeKindsFor(p gwv1.ProtocolType) []gwv1.Kind {
 	switch p {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		return []gwv1.Kind{"HTTPRoute", "GRPCRoute"}
+	case gwv1.TLSProtocolType:
+		return []gwv1.Kind{"TLSRoute"}
 	}
 	return nil
 }
@@ -68,10 +80,13 @@ func routeKindsFor(p gwv1.ProtocolType) []gwv1.Kind {
 // evaluateListener checks one listener on its own (conflicts between
 // listeners are found by markConflicts):
 //
-//   - a protocol other than HTTP or HTTPS is Accepted=False,
+//   - a protocol other than HTTP, HTTPS or TLS is Accepted=False,
 //     UnsupportedProtocol, with no supportedKinds;
 //   - an HTTPS listener must terminate TLS (mode Terminate, the default);
 //     Passthrough is Accepted=False, UnsupportedValue;
+//   - a TLS listener must pass TLS through (mode Passthrough, which it
+//     must state: the default is Terminate); Terminate is Accepted=False,
+//     UnsupportedValue. Its certificateRefs, if any, are not read;
 //   - allowedRoutes.kinds that the protocol does not support are dropped
 //     from supportedKinds and make ResolvedRefs=False, InvalidRouteKinds;
 //   - certificateRefs must all resolve (see resolveCertificate), else
@@ -83,7 +98,7 @@ func (o *objects) evaluateListener(gw *gwv1.Gateway, spec *gwv1.Listener) *liste
 	if supported == nil {
 		l.accepted = false
 		l.notAccepted = reason{string(gwv1.ListenerReasonUnsupportedProtocol),
-			fmt.Sprintf("protocol %q is not supported; supported protocols: HTTP, HTTPS", spec.Protocol)}
+			fmt.Sprintf("protocol %q is not supported; supported protocols: HTTP, HTTPS, TLS (mode Passthrough)", spec.Protocol)}
 		return l
 	}
 
@@ -105,6 +120,19 @@ func (o *objects) evaluateListener(gw *gwv1.Gateway, spec *gwv1.Listener) *liste
 		for _, k := range supported {
 			l.supportedKinds = appendKind(l.supportedKinds, k)
 		}
+	}
+
+	if spec.Protocol == gwv1.TLSProtocolType {
+		l.tlsMode = gwv1.TLSModeTerminate
+		if spec.TLS != nil {
+			l.tlsMode = deref(spec.TLS.Mode, gwv1.TLSModeTerminate)
+		}
+		if l.tlsMode != gwv1.TLSModePassthrough {
+			l.accepted, l.modeRejected = false, true
+			l.notAccepted = reason{string(gwv1.ListenerReasonUnsupportedValue),
+				fmt.Sprintf("tls.mode %q is not supported on a TLS listener; accepted: Passthrough (set tls.mode: Passthrough; the default is Terminate)", l.tlsMode)}
+		}
+		return l
 	}
 
 	if spec.Protocol == gwv1.HTTPSProtocolType {
@@ -140,29 +168,36 @@ func (o *objects) evaluateListener(gw *gwv1.Gateway, spec *gwv1.Listener) *liste
 
 // markConflicts applies the "Distinct Listeners" rules of GatewaySpec to the
 // accepted listeners of one Gateway. Listeners sharing a port must share a
-// protocol (else every one of them is Conflicted, ProtocolConflict), and
-// listeners sharing port and protocol must have different hostnames (else
-// every one of them is Conflicted, HostnameConflict). No listener is picked
-// as a winner, as the spec requires. Unsupported listeners take no part.
+// protocol, and TLS listeners a tls.mode (else every one of them is
+// Conflicted, ProtocolConflict, and a TLS listener rejected for its mode
+// reports that instead), and listeners sharing port and protocol must have
+// different hostnames (else every one of them is Conflicted,
+// HostnameConflict). No listener is picked as a winner, as the spec
+// requires. Other unsupported listeners take no part.
 func markConflicts(listeners []*listenerState) {
 	byPort := map[gwv1.PortNumber][]*listenerState{}
 	for _, l := range listeners {
-		if l.accepted {
+		if l.accepted || l.modeRejected {
 			byPort[l.spec.Port] = append(byPort[l.spec.Port], l)
 		}
 	}
 	for port, group := range byPort {
-		protocols := map[gwv1.ProtocolType]bool{}
+		protocols := map[string]bool{}
 		for _, l := range group {
-			protocols[l.spec.Protocol] = true
+			protocols[string(l.spec.Protocol)+"/"+string(l.tlsMode)] = true
 		}
 		if len(protocols) > 1 {
 			for _, l := range group {
 				l.conflicted = reason{string(gwv1.ListenerReasonProtocolConflict),
-					fmt.Sprintf("port %d is used by listeners of different protocols", port)}
+					fmt.Sprintf("port %d is used by listeners of different protocols (or TLS modes)", port)}
+				if l.modeRejected {
+					l.notAccepted = l.conflicted
+				}
 			}
 			continue
 		}
+		// Listeners rejected for their TLS mode stop here.
+		group = slices.DeleteFunc(group, func(l *listenerState) bool { return !l.accepted })
 		byHost := map[string][]*listenerState{}
 		for _, l := range group {
 			h := string(deref(l.spec.Hostname, ""))

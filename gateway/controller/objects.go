@@ -24,6 +24,7 @@ type objects struct {
 	gateways   []gwv1.Gateway
 	httpRoutes []gwv1.HTTPRoute
 	grpcRoutes []gwv1.GRPCRoute
+	tlsRoutes  []gwv1.TLSRoute
 	grpcExt    map[types.NamespacedName]*apis.GRPCRoute // GEP-3139 fields by route (grpctimeouts.go)
 	grants     []gwv1.ReferenceGrant
 	services   map[types.NamespacedName]*corev1.Service
@@ -66,12 +67,18 @@ func listObjects(ctx context.Context, c client.Client) (*objects, error) {
 	if err != nil {
 		return nil, err
 	}
+	// TLSRoute too (the experimental channel's).
+	var tlsRoutes gwv1.TLSRouteList
+	if err := c.List(ctx, &tlsRoutes); err != nil && !isUnknownKind(err) {
+		return nil, fmt.Errorf("listing TLSRoutes: %w", err)
+	}
 
 	o.classes = classes.Items
 	o.gateways = gateways.Items
 	o.httpRoutes = httpRoutes.Items
 	o.grpcRoutes = grpcRoutes
 	o.grpcExt = grpcExt
+	o.tlsRoutes = tlsRoutes.Items
 	for i := range services.Items {
 		s := &services.Items[i]
 		o.services[client.ObjectKeyFromObject(s)] = s

@@ -136,7 +136,8 @@ func (o *objects) resolveBackend(routeKind, routeNS string, ref gwv1.BackendObje
 		return fail(gwv1.RouteReasonBackendNotFound, "Service %s/%s has no port %d", ns, name, *ref.Port)
 	}
 	b.AppProtocol = deref(port.AppProtocol, "")
-	if !supportedAppProtocols[b.AppProtocol] {
+	// A TLSRoute's bytes pass through unread: any appProtocol will do.
+	if routeKind != "TLSRoute" && !supportedAppProtocols[b.AppProtocol] {
 		return fail(gwv1.RouteReasonUnsupportedProtocol, "Service %s port %d has appProtocol %q; supported: \"\", http, kubernetes.io/h2c, kubernetes.io/ws", b.Name, port.Port, b.AppProtocol)
 	}
 	b.Endpoints = o.readyEndpoints(types.NamespacedName{Namespace: ns, Name: name}, port.Name)

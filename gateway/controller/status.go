@@ -186,8 +186,8 @@ func (c *Controller) routeParents(previous []gwv1.RouteParentStatus, r *routeSta
 	return out
 }
 
-// writeRouteStatus writes an HTTPRoute's or GRPCRoute's status when its
-// parents changed. It returns without writing when nothing changed.
+// writeRouteStatus writes an HTTPRoute's, GRPCRoute's or TLSRoute's status
+// when its parents changed. It returns without writing when nothing changed.
 func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now metav1.Time) error {
 	switch obj := r.obj.(type) {
 	case *gwv1.HTTPRoute:
@@ -209,6 +209,16 @@ func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now me
 		route.Status.Parents = parents
 		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
 			return fmt.Errorf("updating status of GRPCRoute %s/%s: %w", route.Namespace, route.Name, err)
+		}
+	case *gwv1.TLSRoute:
+		parents := c.routeParents(obj.Status.Parents, r, now)
+		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
+			return nil
+		}
+		route := obj.DeepCopy()
+		route.Status.Parents = parents
+		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
+			return fmt.Errorf("updating status of TLSRoute %s/%s: %w", route.Namespace, route.Name, err)
 		}
 	}
 	return nil

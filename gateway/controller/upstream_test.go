@@ -153,6 +153,39 @@ func TestUpstreamManifests(t *testing.T) {
 				t.Errorf("attachedRoutes = %d, want 0", got)
 			}
 		}},
+		{"tests/tlsroute-listener-passthrough-supported-kinds.yaml", func(t *testing.T, cl client.Client) {
+			l := listenerStatus(t, getGateway(t, cl, infraNS, "gateway-tlsroute-passthrough-supported-kind"), "tls-passthrough")
+			wantCondition(t, "listener", l.Conditions, "ResolvedRefs", F, "InvalidRouteKinds", 1)
+			if got := kindNames(l.SupportedKinds); !slices.Equal(got, []string{"TLSRoute"}) {
+				t.Errorf("supportedKinds = %v, want [TLSRoute]", got)
+			}
+		}},
+		{"tests/tlsroute-listener-terminate-not-supported.yaml", func(t *testing.T, cl client.Client) {
+			l := listenerStatus(t, getGateway(t, cl, infraNS, "gateway-tlsroute-terminate-unsupported"), "tls-terminate")
+			wantCondition(t, "listener", l.Conditions, "Accepted", F, "UnsupportedValue", 1)
+		}},
+		{"tests/tlsroute-listener-mixed-termination-not-supported.yaml", func(t *testing.T, cl client.Client) {
+			gw := getGateway(t, cl, infraNS, "gateway-tlsroute-mixed-termination-not-supported")
+			for _, name := range []string{"tls-terminate", "tls-passthrough"} {
+				wantCondition(t, name, listenerStatus(t, gw, name).Conditions, "Accepted", F, "ProtocolConflict", 1)
+			}
+		}},
+		{"tests/tlsroute-invalid-no-matching-listener.yaml", func(t *testing.T, cl client.Client) {
+			for route, reason := range map[string]string{
+				"tlsroute-not-allowed-protocol-http":  "NotAllowedByListeners",
+				"tlsroute-not-allowed-protocol-https": "NotAllowedByListeners",
+				"tlsroute-no-matching-section-name":   "NoMatchingParent",
+			} {
+				r := &gwv1.TLSRoute{}
+				if err := cl.Get(t.Context(), client.ObjectKey{Namespace: infraNS, Name: route}, r); err != nil {
+					t.Fatal(err)
+				}
+				if len(r.Status.Parents) != 1 {
+					t.Fatalf("%s: parents %+v, want one", route, r.Status.Parents)
+				}
+				wantCondition(t, route, r.Status.Parents[0].Conditions, "Accepted", F, reason, 1)
+			}
+		}},
 		{"tests/grpcroute-listener-hostname-matching.yaml", func(t *testing.T, cl client.Client) {
 			gw := getGateway(t, cl, infraNS, "grpcroute-listener-hostname-matching")
 			wantCondition(t, "gateway", gw.Status.Conditions, "Programmed", T, "Programmed", 1)

@@ -23,6 +23,7 @@ func watchedKinds() []func() client.ObjectList {
 		func() client.ObjectList { return &gwv1.GatewayList{} },
 		func() client.ObjectList { return &gwv1.HTTPRouteList{} },
 		func() client.ObjectList { return &gwv1.GRPCRouteList{} },
+		func() client.ObjectList { return &gwv1.TLSRouteList{} },
 		func() client.ObjectList { return &gwv1.ReferenceGrantList{} },
 		func() client.ObjectList { return &gwv1beta1.ReferenceGrantList{} },
 		func() client.ObjectList { return &corev1.ServiceList{} },
