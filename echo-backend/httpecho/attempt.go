@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"time"
@@ -73,22 +72,21 @@ func (h *handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 	h.serveAttempt(w, r, route{status: code, noBody: true})
 }
 
-// requestID returns the id of r: the header, else the query parameter (q
-// is r's parsed query).
-func requestID(r *http.Request, q url.Values) string {
+// requestID returns the id of r: the header, else the query parameter.
+func requestID(r *http.Request) string {
 	if v := r.Header.Get(fault.IDHeaderName); v != "" {
 		return v
 	}
-	return q.Get(fault.IDQueryName)
+	return queryGet(r.URL.RawQuery, fault.IDQueryName)
 }
 
 // specText returns the fault spec of r: the header, else the query
-// parameter (q is r's parsed query).
-func specText(r *http.Request, q url.Values) string {
+// parameter.
+func specText(r *http.Request) string {
 	if v := r.Header.Get(fault.HeaderName); v != "" {
 		return v
 	}
-	return q.Get(fault.QueryName)
+	return queryGet(r.URL.RawQuery, fault.QueryName)
 }
 
 // readBody reads the whole request body, up to MaxBodyBytes; tooBig
@@ -122,23 +120,17 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 	arrived := time.Now()
 	a := &attempt{h: h, w: w, r: r, rc: http.NewResponseController(w), status: rt.status, noBody: rt.noBody}
 
-	// Parse the query once, and only if there is one; a nil url.Values
-	// answers "" to every Get.
-	var q url.Values
-	if r.URL.RawQuery != "" {
-		q = r.URL.Query()
-	}
 	var spec *fault.Spec
 	var specErr error
 	if rt.choose != nil {
 		a.id = rt.id
 	} else {
-		a.id = requestID(r, q)
-		spec, specErr = fault.Parse(specText(r, q), h.opts.Limits)
+		a.id = requestID(r)
+		spec, specErr = fault.Parse(specText(r), h.opts.Limits)
 	}
 	var legacyDelay time.Duration
 	var delayErr error
-	if d := q.Get("delay"); d != "" {
+	if d := queryGet(r.URL.RawQuery, "delay"); d != "" {
 		legacyDelay, delayErr = parseDelay("delay", d, h.opts.Limits)
 	}
 	body, tooBig, bodyErr := readBody(r)

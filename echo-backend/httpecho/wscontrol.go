@@ -54,7 +54,7 @@ func (h *handler) serveWSControl(w http.ResponseWriter, r *http.Request, mode st
 		http.Error(w, "a WebSocket upgrade (Upgrade: websocket and Sec-WebSocket-Key) is required", http.StatusBadRequest)
 		return
 	}
-	id := requestID(r, r.URL.Query())
+	id := requestID(r)
 	rec := h.opts.Ledger.Begin(id, ledger.Attempt{
 		Arrived:  time.Now(),
 		Listener: h.opts.Listener,
