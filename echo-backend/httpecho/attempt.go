@@ -126,7 +126,11 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 		a.id = rt.id
 	} else {
 		a.id = requestID(r)
-		spec, specErr = fault.Parse(specText(r), h.opts.Limits)
+		// No spec (most requests) is a nil *fault.Spec, whose For gives
+		// the zero Action, as a parsed empty spec's does.
+		if text := specText(r); text != "" {
+			spec, specErr = fault.Parse(text, h.opts.Limits)
+		}
 	}
 	var legacyDelay time.Duration
 	var delayErr error
@@ -143,17 +147,20 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 		Path:      r.RequestURI,
 		BodyBytes: int64(len(body)),
 	}
+	ci := connFrom(r.Context())
+	if ci != nil {
+		rec.ConnRequest = int(ci.requests.Add(1)) // every request counts
+	}
 	if a.id != "" {
 		// Begin keeps the record of an attempt with an id only; spare the
-		// copy and the digest for the others.
+		// copy, the digest and the label for the others.
 		rec.Headers = visibleHeaders(r.Header)
 		rec.BodySHA256 = digest(body)
-	}
-	if ci := connFrom(r.Context()); ci != nil {
-		rec.Conn = ci.label()
-		rec.ConnRequest = int(ci.requests.Add(1))
-	} else {
-		rec.Conn = "c0 " + r.RemoteAddr
+		if ci != nil {
+			rec.Conn = ci.label
+		} else {
+			rec.Conn = "c0 " + r.RemoteAddr
+		}
 	}
 	if r.ProtoMajor == 2 {
 		if cid, sid, ok := h2tap.ParseStreamHeader(r.Header.Get(streamHeader)); ok {

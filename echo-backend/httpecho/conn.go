@@ -12,14 +12,9 @@ import (
 
 // connInfo is what ConnContext stores for one accepted connection.
 type connInfo struct {
-	id       uint64 // process-unique
-	remote   string
+	id       uint64       // process-unique
+	label    string       // the ledger's name for the connection: "c<id> <peer>"
 	requests atomic.Int64 // requests seen so far on this connection
-}
-
-// label is the ledger's name for the connection: "c<id> <peer>".
-func (ci *connInfo) label() string {
-	return "c" + strconv.FormatUint(ci.id, 10) + " " + ci.remote
 }
 
 type connKey struct{}
@@ -35,7 +30,10 @@ var nextConnID atomic.Uint64
 // Without it the handler still works, but the ledger shows the connection as
 // "c0 <peer>" and every connRequest as 0.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	ci := &connInfo{id: nextConnID.Add(1), remote: c.RemoteAddr().String()}
+	// The label is built here, once per connection, rather than for each
+	// request that carries an id.
+	id := nextConnID.Add(1)
+	ci := &connInfo{id: id, label: "c" + strconv.FormatUint(id, 10) + " " + c.RemoteAddr().String()}
 	return context.WithValue(ctx, connKey{}, ci)
 }
 
