@@ -127,7 +127,7 @@ type Action struct {
 
 	Reset     ResetPoint // where to abort; ResetNone for no reset
 	ResetCode uint32     // HTTP/2 RST_STREAM or GOAWAY error code (default: DefaultCode)
-	GoAway    bool       // HTTP/2: send GOAWAY excluding this stream, then close the connection
+	GoAway    bool       // HTTP/2: send GOAWAY excluding this stream; close the connection once earlier streams end
 	Close     bool       // close the connection gracefully without a response
 }
 

@@ -338,8 +338,9 @@ func (c *call) reset() error {
 	return status.Errorf(codes.Aborted, "gatecheck fault: stream reset with %s", fault.ResetCodeName(code))
 }
 
-// goAway sends GOAWAY excluding the call's stream; the tap then closes the
-// connection and drops whatever the server writes after it.
+// goAway sends GOAWAY excluding the call's stream: the tap drops whatever
+// the server writes for it (and for later streams), lets the earlier
+// streams complete, then closes the connection.
 func (c *call) goAway() error {
 	conn, err := c.tapConn()
 	if err != nil {

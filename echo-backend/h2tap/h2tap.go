@@ -28,7 +28,12 @@
 //     dropped. For each dropped DATA frame the tap tells the server, as if
 //     the client had, that the connection-level window is open again (a
 //     WINDOW_UPDATE on stream 0), so resets never starve the connection.
-//   - After GoAway, everything the server writes is dropped.
+//   - After GoAway(last, code), the streams up to last may complete: their
+//     frames are forwarded as before. Every frame the server writes for a
+//     stream above last is dropped (with the window given back, as after
+//     ResetStream), and so is any GOAWAY of the server's own. Once every
+//     stream up to last has ended, or after a grace period of 30 seconds,
+//     the tap stops forwarding and closes the connection.
 //   - ResetStream and GoAway wait until the server's first SETTINGS frame
 //     was forwarded: a client must see it first.
 //
@@ -146,13 +151,19 @@ const (
 	// maxResetStreams bounds the streams one connection may have reset
 	// while the server has not finished them yet.
 	maxResetStreams = 1 << 14
-	// goAwayLinger is how long after GoAway the tap waits for the client
-	// to close before it closes the connection itself.
+	// goAwayLinger is how long the tap, once it has closed its side of a
+	// connection after GoAway, waits for the client to close before it
+	// closes the connection itself.
 	goAwayLinger = 10 * time.Second
 	// settingsWait bounds how long ResetStream and GoAway wait for the
 	// server's first SETTINGS frame to go out before their own frame.
 	settingsWait = 10 * time.Second
 )
+
+// goAwayGrace is how long after GoAway the streams up to its last stream
+// id have to complete before the tap closes the connection anyway. It is a
+// variable for the tests.
+var goAwayGrace = 30 * time.Second
 
 var (
 	nextID   atomic.Uint64
@@ -184,15 +195,17 @@ type Conn struct {
 	inTableSize  atomic.Uint32 // largest HEADER_TABLE_SIZE the server advertised
 	outTableSize atomic.Uint32 // largest HEADER_TABLE_SIZE the client advertised
 
-	wmu       sync.Mutex // guards the server-to-client direction
-	outParser frameParser
-	outBlock  headerBlock
-	outCodec  *transcoder
-	reset     map[uint32]bool
-	wout      []byte
-	events    []progressEvent // frames of the Write being handled that count toward progress
-	goneAway  bool
-	werr      error // sticky: the server wrote something that is not HTTP/2
+	wmu        sync.Mutex // guards the server-to-client direction
+	outParser  frameParser
+	outBlock   headerBlock
+	outCodec   *transcoder
+	reset      map[uint32]bool
+	wout       []byte
+	events     []progressEvent // frames of the Write being handled that count toward progress
+	goneAway   bool            // GOAWAY was sent: streams above goAwayLast are cut off
+	goAwayLast uint32          // GOAWAY's last stream id
+	outShut    bool            // after GOAWAY, the tap stopped forwarding: writes are dropped
+	werr       error           // sticky: the server wrote something that is not HTTP/2
 
 	// settingsOut is closed once the server's first SETTINGS frame was
 	// forwarded: a client treats any other first frame as a protocol error.
@@ -623,11 +636,12 @@ func atomicMax(a *atomic.Uint32, v uint32) {
 	}
 }
 
-// Write writes what the server sends, minus frames of reset streams.
+// Write writes what the server sends, minus frames of reset streams and,
+// after GoAway, of the streams GOAWAY cut off.
 func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.goneAway {
+	if c.outShut {
 		return len(p), nil
 	}
 	if c.werr != nil {
@@ -699,8 +713,15 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 			c.settingsOutOnce.Do(func() { close(c.settingsOut) })
 		}
 		return appendFrame(out, h, payload), nil
+	case frameGoAway:
+		if c.goneAway {
+			// The client already has the tap's GOAWAY, whose last stream
+			// id the server's must not exceed.
+			return out, nil
+		}
+		return appendFrame(out, h, payload), nil
 	case frameData:
-		if !c.reset[h.stream] {
+		if !c.dropped(h.stream) {
 			c.events = append(c.events, progressEvent{
 				stream: h.stream,
 				data:   int64(dataLen(h, payload)),
@@ -718,14 +739,14 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 		}
 		return out, nil
 	case frameRSTStream:
-		if c.reset[h.stream] {
+		if c.dropped(h.stream) {
 			delete(c.reset, h.stream)
 			return out, nil
 		}
 		c.events = append(c.events, progressEvent{stream: h.stream, end: true})
 		return appendFrame(out, h, payload), nil
 	default:
-		if h.stream != 0 && c.reset[h.stream] {
+		if h.stream != 0 && c.dropped(h.stream) {
 			return out, nil
 		}
 		return appendFrame(out, h, payload), nil
@@ -740,7 +761,7 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 	if err != nil {
 		return out, fmt.Errorf("stream %d: %w", c.outBlock.stream, err)
 	}
-	if c.reset[c.outBlock.stream] {
+	if c.dropped(c.outBlock.stream) {
 		if c.outBlock.endStream {
 			delete(c.reset, c.outBlock.stream)
 		}
@@ -756,9 +777,16 @@ func (c *Conn) outboundFrame(out []byte, h frameHeader, payload []byte) ([]byte,
 	return c.outBlock.appendFrames(out, c.outCodec.encode(fields)), nil
 }
 
+// dropped reports whether the server's frames for stream are dropped: it was
+// reset, or GOAWAY cut it off; c.wmu is held.
+func (c *Conn) dropped(stream uint32) bool {
+	return c.reset[stream] || c.goneAway && stream > c.goAwayLast
+}
+
 // ResetStream sends RST_STREAM(streamID, code) to the client at the next frame
 // boundary and drops every later frame the server writes for that stream.
-// The stream must have been opened by the client on this connection.
+// The stream must have been opened by the client on this connection and,
+// after GoAway, be one of the streams GOAWAY lets complete.
 func (c *Conn) ResetStream(streamID uint32, code uint32) error {
 	if err := c.checkStream("ResetStream", streamID); err != nil {
 		return err
@@ -766,7 +794,7 @@ func (c *Conn) ResetStream(streamID uint32, code uint32) error {
 	c.awaitServerSettings()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.goneAway || c.closed.Load() {
+	if c.outShut || c.closed.Load() || c.goneAway && streamID > c.goAwayLast {
 		return fmt.Errorf("h2tap: ResetStream: connection %d: %w", c.id, net.ErrClosed)
 	}
 	if c.reset[streamID] {
@@ -783,18 +811,29 @@ func (c *Conn) ResetStream(streamID uint32, code uint32) error {
 	return nil
 }
 
-// GoAway sends GOAWAY(lastStreamID, code) at the next frame boundary, then
-// closes the connection once it is written.
+// GoAway sends GOAWAY(lastStreamID, code) at the next frame boundary and
+// closes the connection once the streams it lets complete have ended.
+//
+// As RFC 9113 (section 6.8) asks, the streams with ids up to lastStreamID
+// complete: the tap keeps forwarding their frames. It drops every frame the
+// server writes for a higher stream (a client retries those on another
+// connection), and any GOAWAY of the server's own. Once every stream up to
+// lastStreamID has ended (END_STREAM or RST_STREAM, as WaitWritten counts
+// them), or 30 seconds after GoAway if some have not, the tap stops
+// forwarding and closes the connection.
 //
 // The close is graceful where the inner connection allows it (CloseWrite:
-// TCP, *tls.Conn): the client reads GOAWAY then end of stream, and the
-// socket is closed when the server, having read the client's end of
+// TCP, *tls.Conn): the client reads end of stream after the last frame, and
+// the socket is closed when the server, having read the client's end of
 // stream, closes the Conn, or at the latest 10 seconds later. Otherwise the
 // connection is closed at once. Anything the server writes afterwards is
 // dropped.
 func (c *Conn) GoAway(lastStreamID uint32, code uint32) error {
 	if !c.IsHTTP2() {
 		return fmt.Errorf("h2tap: GoAway: connection %d is not HTTP/2", c.id)
+	}
+	if lastStreamID > 1<<31-1 {
+		return fmt.Errorf("h2tap: GoAway: last stream id %d: want 0 to 2^31-1", lastStreamID)
 	}
 	c.awaitServerSettings()
 	c.wmu.Lock()
@@ -804,23 +843,45 @@ func (c *Conn) GoAway(lastStreamID uint32, code uint32) error {
 	}
 	_, err := c.Conn.Write(appendGoAway(nil, lastStreamID, code))
 	c.goneAway = true
+	c.goAwayLast = lastStreamID
 	c.wmu.Unlock()
-	c.prog.shut(errGoneAway)
 	if err != nil {
+		c.prog.shut(errGoneAway)
 		c.Close()
 		return fmt.Errorf("h2tap: GoAway: writing GOAWAY: %w", err)
 	}
+	drained := c.prog.goAway(lastStreamID)
+	go c.closeAfterGoAway(drained, goAwayGrace)
+	return nil
+}
+
+// closeAfterGoAway waits until the streams GOAWAY lets complete have ended
+// (drained is closed) or grace passes, then stops forwarding and closes
+// the connection, gracefully where it can.
+func (c *Conn) closeAfterGoAway(drained <-chan struct{}, grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+	case <-c.done:
+		return
+	}
+	// Under c.wmu, so that no frame is cut in two.
+	c.wmu.Lock()
+	c.outShut = true
+	c.wmu.Unlock()
+	c.prog.shut(errGoneAway)
 	cw, ok := c.Conn.(interface{ CloseWrite() error })
 	if !ok || cw.CloseWrite() != nil {
 		c.Close()
-		return nil
+		return
 	}
-	t := time.AfterFunc(goAwayLinger, func() { c.Close() })
-	c.linger.Store(t)
+	lt := time.AfterFunc(goAwayLinger, func() { c.Close() })
+	c.linger.Store(lt)
 	if c.closed.Load() {
-		t.Stop()
+		lt.Stop()
 	}
-	return nil
 }
 
 // awaitServerSettings waits until the server's first SETTINGS frame was

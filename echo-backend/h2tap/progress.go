@@ -64,6 +64,15 @@ type tracker struct {
 	ended    []uint32        // ended streams still in streams, oldest first
 	inFlight []progressEvent // frames the current Write is handing to the socket
 	err      error           // set once no frame can be forwarded any more
+
+	// After GoAway: streams above goAwayLast are cut off; drained is
+	// closed (and isDrained set) once none of the streams at or below it,
+	// counted by lowerOpen, is open.
+	goingAway  bool
+	goAwayLast uint32
+	lowerOpen  int
+	drained    chan struct{}
+	isDrained  bool
 }
 
 // open starts tracking a stream the client opened.
@@ -85,14 +94,61 @@ func (t *tracker) open(stream uint32) {
 		t.forget(lowest)
 	}
 	t.streams[stream] = &streamProgress{}
+	if t.goingAway && !t.isDrained && stream <= t.goAwayLast {
+		t.lowerOpen++
+	}
 }
 
 // forget drops a stream; its waiters then see it as ended.
 func (t *tracker) forget(stream uint32) {
 	if p := t.streams[stream]; p != nil {
+		if !p.ended {
+			t.lowerEnded(stream)
+		}
 		p.changed()
 		delete(t.streams, stream)
 	}
+}
+
+// lowerEnded counts down the open streams GOAWAY let complete when stream
+// is one of them; t.mu is held.
+func (t *tracker) lowerEnded(stream uint32) {
+	if !t.goingAway || t.isDrained || stream > t.goAwayLast {
+		return
+	}
+	t.lowerOpen--
+	t.checkDrained()
+}
+
+// checkDrained closes drained when no stream GOAWAY let complete is open;
+// t.mu is held.
+func (t *tracker) checkDrained() {
+	if t.lowerOpen == 0 && !t.isDrained {
+		t.isDrained = true
+		close(t.drained)
+	}
+}
+
+// goAway records that GOAWAY(last) was sent: waiters on the streams above
+// last are woken and fail from now on. The channel it returns is closed
+// once every stream at or below last that is open now or opens later has
+// ended. goAway is called at most once.
+func (t *tracker) goAway(last uint32) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.goingAway = true
+	t.goAwayLast = last
+	t.drained = make(chan struct{})
+	for id, p := range t.streams {
+		switch {
+		case id > last:
+			p.changed()
+		case !p.ended:
+			t.lowerOpen++
+		}
+	}
+	t.checkDrained()
+	return t.drained
 }
 
 // markEnded records that a stream ended; t.mu is held.
@@ -101,6 +157,7 @@ func (t *tracker) markEnded(p *streamProgress, stream uint32) {
 		return
 	}
 	p.ended = true
+	t.lowerEnded(stream)
 	t.ended = append(t.ended, stream)
 	if len(t.ended) > keepEnded {
 		t.forget(t.ended[0])
@@ -170,7 +227,8 @@ var ErrStreamEnded = errors.New("the stream ended first")
 // client-opened stream streamID, the response headers (if headers is set)
 // and at least dataBytes bytes of DATA payload, and then returns nil. It
 // returns an error wrapping ErrStreamEnded if the stream ends first,
-// net.ErrClosed if the connection closes or sends GOAWAY first, and the
+// net.ErrClosed if the connection closes first or GoAway cuts the stream
+// off (its id is above GOAWAY's last stream id), and the
 // context's error if ctx is done first. Before it fails, frames that a
 // Write is handing to the socket at that moment count as forwarded, since
 // the client may already have them.
@@ -203,6 +261,8 @@ func (c *Conn) WaitWritten(ctx context.Context, streamID uint32, headers bool, d
 			stop = ErrStreamEnded
 		case t.err != nil:
 			stop = t.err
+		case t.goingAway && streamID > t.goAwayLast:
+			stop = errGoneAway
 		default:
 			if p.wake == nil {
 				p.wake = make(chan struct{})

@@ -501,8 +501,10 @@ func (a *attempt) reset() error {
 	return nil
 }
 
-// goAway sends GOAWAY on HTTP/2, keeping the streams before this one; on
-// HTTP/1.1 it closes the connection.
+// goAway sends GOAWAY on HTTP/2 with the stream before this one as the last
+// stream id: the tap drops this stream's answer, lets the earlier streams
+// complete, then closes the connection. On HTTP/1.1 it closes the
+// connection.
 func (a *attempt) goAway() error {
 	if a.r.ProtoMajor != 2 {
 		if err := a.hijackClose(); err != nil {
