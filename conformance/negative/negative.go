@@ -28,10 +28,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/reports"
@@ -50,17 +54,36 @@ const Healthy = "healthy"
 // childTimeout bounds one child run; a hung child fails the parent.
 const childTimeout = 10 * time.Minute
 
+// EnvParallel sets how many child runs may go at once in one test binary
+// (default: the number of CPUs, at least 2). Most of a child's time is spent
+// waiting on timeouts the tests provoke, so children overlap well; callers
+// run their breakages as parallel subtests and Run holds the bound.
+const EnvParallel = "GATECHECK_NEGATIVE_PARALLEL"
+
+// slots bounds the child runs going at once.
+var slots = make(chan struct{}, parallelChildren())
+
+func parallelChildren() int {
+	if n, err := strconv.Atoi(os.Getenv(EnvParallel)); err == nil && n > 0 {
+		return n
+	}
+	return max(runtime.NumCPU(), 2)
+}
+
 // Run runs the named conformance tests (ShortNames) against the reference
 // gateway broken by breakage, in a child process running the helper test
 // helperTest, and returns each selected test's result. Tests that the suite
 // skipped appear with reports.Skip. It fails t if the child could not run
-// or wrote no results.
+// or wrote no results. Run is safe to call from parallel tests; at most
+// EnvParallel children run at once.
 func Run(t *testing.T, helperTest, breakage string, tests ...string) map[string]reports.Result {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("negative checks start the in-process cluster in a child process; run without -short")
 	}
 	results := filepath.Join(t.TempDir(), "results.json")
+	slots <- struct{}{}
+	defer func() { <-slots }()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(),
 		envBreakage+"="+breakage,
@@ -111,6 +134,7 @@ func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
 	selected := strings.Split(os.Getenv(envTests), ",")
 	o := runner.DefaultOptions()
 	o.ReferenceGateway = gw
+	shortenWaits(&o.TimeoutConfig)
 	for _, ct := range runner.AllTests() {
 		if !slices.Contains(selected, ct.ShortName) {
 			o.SkipTests = append(o.SkipTests, ct.ShortName)
@@ -139,6 +163,24 @@ func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
 	var err error
 	if res, err = runner.Run(t, o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// shortenWaits cuts upstream's waits, sized for real clusters, to what the
+// in-process cluster needs: it converges in milliseconds, and a test that a
+// breakage makes fail otherwise waits out the full 30 s consistency timeout
+// before it reports. The healthy control runs use the same waits, so a wait
+// too short for the reference gateway shows up there as a failure.
+func shortenWaits(tc *config.TimeoutConfig) {
+	const consistency, condition = 8 * time.Second, 20 * time.Second
+	tc.MaxTimeToConsistency = min(tc.MaxTimeToConsistency, consistency)
+	for _, d := range []*time.Duration{
+		&tc.GatewayMustHaveAddress, &tc.GatewayMustHaveCondition, &tc.GatewayStatusMustHaveListeners,
+		&tc.GatewayListenersMustHaveConditions, &tc.HTTPRouteMustNotHaveParents, &tc.HTTPRouteMustHaveCondition,
+		&tc.TLSRouteMustHaveCondition, &tc.TCPRouteMustHaveCondition, &tc.RouteMustHaveParents,
+		&tc.LatestObservedGenerationSet, &tc.GWCMustBeAccepted,
+	} {
+		*d = min(*d, condition)
 	}
 }
 

@@ -39,18 +39,23 @@ func TestUpstreamHostnameTestsCatchIgnoredHostnames(t *testing.T) {
 	control := "HTTPRouteSimpleSameNamespace"
 	selected := []string{control, "HTTPRouteHostnameIntersection"}
 
-	healthy := negative.Run(t, "TestNegativeHelper", negative.Healthy, selected...)
-	for _, name := range selected {
-		if healthy[name] != reports.Pass {
-			t.Errorf("healthy gateway: %s = %q, want pass", name, healthy[name])
+	t.Run("healthy", func(t *testing.T) {
+		t.Parallel()
+		healthy := negative.Run(t, "TestNegativeHelper", negative.Healthy, selected...)
+		for _, name := range selected {
+			if healthy[name] != reports.Pass {
+				t.Errorf("healthy gateway: %s = %q, want pass", name, healthy[name])
+			}
 		}
-	}
-
-	broken := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", selected...)
-	if broken[control] != reports.Pass {
-		t.Errorf("hostnames ignored: %s = %q, want pass (it does not depend on hostnames)", control, broken[control])
-	}
-	if broken["HTTPRouteHostnameIntersection"] != reports.Fail {
-		t.Errorf("hostnames ignored: HTTPRouteHostnameIntersection = %q, want fail", broken["HTTPRouteHostnameIntersection"])
-	}
+	})
+	t.Run("hostnames-ignored", func(t *testing.T) {
+		t.Parallel()
+		broken := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", selected...)
+		if broken[control] != reports.Pass {
+			t.Errorf("hostnames ignored: %s = %q, want pass (it does not depend on hostnames)", control, broken[control])
+		}
+		if broken["HTTPRouteHostnameIntersection"] != reports.Fail {
+			t.Errorf("hostnames ignored: HTTPRouteHostnameIntersection = %q, want fail", broken["HTTPRouteHostnameIntersection"])
+		}
+	})
 }
