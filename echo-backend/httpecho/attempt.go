@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
@@ -33,12 +34,14 @@ type attempt struct {
 	h      *handler
 	w      http.ResponseWriter
 	r      *http.Request
-	rc     *http.ResponseController
+	rc     http.ResponseController // by value: one allocation less
 	ledger *ledger.Handle
 	id     string
 	act    fault.Action
 	status int  // status to answer when the action sets none
 	noBody bool // answer headers only (/status/N)
+
+	echoBuf *[]byte // from echoBufs, returned when the attempt is done
 
 	headersSent bool
 	bodySent    int64 // body bytes written so far
@@ -118,7 +121,8 @@ type route struct {
 // fault spec (or rt.choose) says.
 func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route) {
 	arrived := time.Now()
-	a := &attempt{h: h, w: w, r: r, rc: http.NewResponseController(w), status: rt.status, noBody: rt.noBody}
+	a := &attempt{h: h, w: w, r: r, rc: *http.NewResponseController(w), status: rt.status, noBody: rt.noBody}
+	defer a.releaseEchoBuf()
 
 	var spec *fault.Spec
 	var specErr error
@@ -318,9 +322,12 @@ func (a *attempt) respond() error {
 
 	hdr := a.w.Header()
 	setEchoHeaders(a.w, a.r.Header)
+	// Our values share one array: one allocation rather than one per
+	// header. Each has a capacity of one, so an append elsewhere copies.
+	vals := make([]string, 3)
 	if !a.noBody {
-		hdr.Set("Content-Type", "application/json")
-		hdr.Set("X-Content-Type-Options", "nosniff")
+		vals[0], vals[1] = "application/json", "nosniff"
+		hdr["Content-Type"], hdr["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
 	}
 	for _, t := range act.Trailers {
 		hdr.Add("Trailer", t.Name)
@@ -328,7 +335,8 @@ func (a *attempt) respond() error {
 	if len(act.Trailers) == 0 && chunks == 1 && bodyAllowed(status, a.r.Method) {
 		// Known length: the client sees a truncated body on a mid-body
 		// reset, and HTTP/1.1 answers keep echo-basic's framing.
-		hdr.Set("Content-Length", strconv.Itoa(len(body)))
+		vals[2] = strconv.Itoa(len(body))
+		hdr["Content-Length"] = vals[2:3:3]
 	}
 	a.ledger.Update(func(at *ledger.Attempt) { at.Status = status })
 
@@ -439,7 +447,12 @@ func (a *attempt) echoBody() ([]byte, error) {
 		e.Attempt = a.ledger.Number()
 	}
 	if r.TLS == nil {
-		return e.appendJSON(make([]byte, 0, 512), isHelperHeader), nil
+		// The body is copied into the connection's buffer by the writes,
+		// so its buffer goes back to echoBufs when the attempt is done.
+		bp := echoBufs.Get().(*[]byte)
+		*bp = e.appendJSON((*bp)[:0], isHelperHeader)
+		a.echoBuf = bp
+		return *bp, nil
 	}
 	e.Headers = visibleHeaders(r.Header)
 	e.TLS = tlsInfo(r.TLS)
@@ -448,6 +461,23 @@ func (a *attempt) echoBody() ([]byte, error) {
 		return nil, fmt.Errorf("encoding the echo: %w", err)
 	}
 	return b, nil
+}
+
+// echoBufs holds the buffers echoes are encoded in.
+var echoBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledEcho is the largest echo buffer put back in echoBufs; the echo
+// of a request with larger headers is encoded in a buffer that is then
+// dropped.
+const maxPooledEcho = 16 << 10
+
+// releaseEchoBuf returns the echo's buffer, if any, to echoBufs. Nothing
+// may use the body after it.
+func (a *attempt) releaseEchoBuf() {
+	if a.echoBuf != nil && cap(*a.echoBuf) <= maxPooledEcho {
+		echoBufs.Put(a.echoBuf)
+	}
+	a.echoBuf = nil
 }
 
 // tap returns the h2tap connection an HTTP/2 request came on.
