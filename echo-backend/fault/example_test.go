@@ -92,7 +92,7 @@ func ExampleParse_errors() {
 	}
 	// Output:
 	// delay: above the limit of 1m0s (accepted: a Go duration such as 1500ms, from 0 to 1m0s)
-	// status: not an HTTP status code (accepted: an HTTP status code from 100 to 599)
+	// status: not an HTTP status code (accepted: an HTTP status code from 200 to 599)
 	// fail: fail and script exclude each other (accepted: a whole number from 1 to 100, not together with script)
 	// reset-code: needs reset or goaway (accepted: an HTTP/2 error code: a number from 0 to 4294967295 or a name such as INTERNAL_ERROR or CANCEL (any case), with reset or goaway)
 }

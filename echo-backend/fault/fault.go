@@ -19,7 +19,7 @@
 //	chunks=N           HTTP: write the body in N parts
 //	messages=N         gRPC server streams: send N messages
 //	interval=D         wait D between chunks or messages
-//	status=N           HTTP status, 100..599
+//	status=N           HTTP status, 200..599 (a 1xx is not an answer)
 //	grpc-status=C      gRPC code: 0..16 or a name such as UNAVAILABLE (any case)
 //	grpc-message=TEXT  gRPC status message (with grpc-status)
 //	trailer=NAME:VALUE extra trailer; repeatable
@@ -43,7 +43,7 @@
 // A script action is atoms joined by '+'. An atom is one of
 //
 //	ok                        no change: the attempt gets the base directives
-//	503                       a 3-digit HTTP status
+//	503                       a 3-digit HTTP status, 200..599
 //	reset, reset:after-headers, reset:mid-body
 //	close, goaway
 //	UNAVAILABLE               a gRPC code name (not a number; "ok" is the atom above)
@@ -311,7 +311,7 @@ func (p *parser) accepted(name string) string {
 	case "messages":
 		return fmt.Sprintf("a whole number from 1 to %d", p.lim.MaxMessages)
 	case "status":
-		return "an HTTP status code from 100 to 599"
+		return "an HTTP status code from 200 to 599"
 	case "grpc-status":
 		return "a gRPC code: a number from 0 to 16 or a name such as UNAVAILABLE (any case)"
 	case "grpc-message":
@@ -590,6 +590,11 @@ func (p *parser) set(a *Action, name string, f field, value string, hasValue boo
 		n, ok := parseNumber(value, 599)
 		if !ok || n < 100 {
 			return p.errorf(name, value, "not an HTTP status code")
+		}
+		if n < 200 {
+			// The server would send it as an interim response and then
+			// answer 200, so the client would not see it as the answer.
+			return p.errorf(name, value, "an informational (1xx) status is not a final answer")
 		}
 		a.Status = int(n)
 	case fGRPCStatus:

@@ -288,6 +288,9 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"/x", "delay=soon", 400, `"delay"`},
 		{"/x", "frobnicate=1", 400, "frobnicate"},
+		// A 1xx is not an answer: the client would see it, then 200.
+		{"/x", "status=103", 400, "from 200 to 599"},
+		{"/x", "script=100", 400, "from 200 to 599"},
 		{"/x?delay=soon", "", 400, "delay"},
 		{"/x?delay=-1s", "", 400, "delay"},
 		{"/status/abc", "", 400, "/status/NNN"},
