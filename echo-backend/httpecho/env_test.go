@@ -190,6 +190,23 @@ func waitEntry(t *testing.T, l *ledger.Ledger, id string, n int) ledger.Entry {
 	}
 }
 
+// waitArrived polls the ledger until id has n attempts that arrived, ended
+// or not.
+func waitArrived(t *testing.T, l *ledger.Ledger, id string, n int) ledger.Entry {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e, ok := l.Get(id)
+		if ok && len(e.Attempts) >= n {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ledger %q: want %d attempts, have %+v", id, n, e)
+		}
+		<-time.After(5 * time.Millisecond) // poll interval
+	}
+}
+
 var idSeq atomic.Int64
 
 // newID returns a request id unique within the test binary.

@@ -253,26 +253,39 @@ func TestChunksAndTrailers(t *testing.T) {
 	}
 }
 
+// The client gives up during the delay, once the backend has the request
+// (a client deadline could run out before the request arrives on a loaded
+// machine); the backend records the cancel, at the time the client gave up.
 func TestCancelDuringDelayIsRecorded(t *testing.T) {
 	e := newEnv(t)
 	for _, tr := range []transport{viaHTTP, viaH2C, viaTLSH2} {
 		t.Run(tr.name, func(t *testing.T) {
 			id := newID(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, "GET", tr.base(e)+"/slow", nil)
 			req.Header.Set("X-Gatecheck-Id", id)
 			req.Header.Set("X-Gatecheck-Fault", "delay=30s")
-			if resp, err := tr.client(e).Do(req); err == nil {
-				resp.Body.Close()
+			answered := make(chan error, 1)
+			go func() {
+				resp, err := tr.client(e).Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				answered <- err
+			}()
+			waitArrived(t, e.ledger, id, 1)
+			cancelled := time.Now()
+			cancel()
+			if err := <-answered; err == nil {
 				t.Fatal("request answered, want the client to give up")
 			}
 			a := waitEntry(t, e.ledger, id, 1).Attempts[0]
 			if a.Outcome != ledger.Cancelled || a.CancelledAt == nil || a.HeadersSent != nil {
 				t.Fatalf("attempt %+v, want cancelled before headers", a)
 			}
-			if gap := a.CancelledAt.Sub(a.Arrived); gap > 200*time.Millisecond+tolerance {
-				t.Errorf("cancel recorded %v after arrival, want about 200ms", gap)
+			if gap := a.CancelledAt.Sub(cancelled); gap < 0 || gap > tolerance {
+				t.Errorf("cancel recorded %v after the client gave up, want from 0 to %v", gap, tolerance)
 			}
 		})
 	}
