@@ -23,6 +23,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
+	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
@@ -318,7 +319,7 @@ func (b *Backend) serveHTTP(cfg Config, name, port string, tlsCfg *tls.Config) e
 	serve := func() error { return srv.Serve(ln) }
 	switch name {
 	case ListenerH2C:
-		serve = func() error { return srv.Serve(httpecho.TapListener(ln)) }
+		serve = func() error { return srv.Serve(h2tap.Listener(ln)) }
 	case ListenerHTTPS:
 		srv.TLSConfig = tlsCfg.Clone()
 		serve = func() error { return srv.ServeTLS(ln, "", "") }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/gatecheck/gatecheck/echo-backend/control"
+	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
@@ -86,7 +87,7 @@ func newEnv(t testing.TB) *env {
 	same := func(ln net.Listener) net.Listener { return ln }
 	plain := func(s *http.Server, ln net.Listener) error { return s.Serve(ln) }
 	e.httpURL = "http://" + serve("http", same, plain)
-	e.h2cURL = "http://" + serve("h2c", httpecho.TapListener, plain)
+	e.h2cURL = "http://" + serve("h2c", h2tap.Listener, plain)
 	e.httpsURL = "https://" + serve("https", same, func(s *http.Server, ln net.Listener) error { return s.ServeTLS(ln, "", "") })
 	return e
 }

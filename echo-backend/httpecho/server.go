@@ -3,7 +3,6 @@ package httpecho
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"net/http"
 	"time"
 
@@ -19,13 +18,15 @@ const ReadHeaderTimeout = 10 * time.Second
 // ConnContext. How to serve it depends on opts.Listener:
 //
 //	"http":  srv.Serve(ln)                  HTTP/1.1
-//	"h2c":   srv.Serve(TapListener(ln))     HTTP/1.1 and HTTP/2 with prior knowledge
+//	"h2c":   srv.Serve(h2tap.Listener(ln))  HTTP/1.1 and HTTP/2 with prior knowledge
 //	"https": srv.ServeTLS(ln, cert, key)    TLS with ALPN h2 and http/1.1
 //
-// For "https", srv.TLSConfig may be set instead of the files (then pass
-// empty names), for instance to ask for client certificates. HTTP/2 over
-// TLS is served by golang.org/x/net/http2 on the tapped connection (net/http's
-// own HTTP/2 server only takes a *tls.Conn); HTTP/1.1 over TLS is not tapped.
+// The h2c listener must be tapped so that handlers can reset their HTTP/2
+// stream or send GOAWAY. For "https", srv.TLSConfig may be set instead of
+// the files (then pass empty names), for instance to ask for client
+// certificates. HTTP/2 over TLS is served by golang.org/x/net/http2 on the
+// tapped connection (net/http's own HTTP/2 server only takes a *tls.Conn);
+// HTTP/1.1 over TLS is not tapped.
 func NewServer(opts Options) *http.Server {
 	srv := &http.Server{
 		Handler:           NewHandler(opts),
@@ -45,13 +46,6 @@ func NewServer(opts Options) *http.Server {
 		}
 	}
 	return srv
-}
-
-// TapListener wraps the listener of an h2c port: each connection goes
-// through an h2tap, so handlers can reset their HTTP/2 stream or send
-// GOAWAY. It is h2tap.Listener.
-func TapListener(ln net.Listener) net.Listener {
-	return h2tap.Listener(ln)
 }
 
 // serveTappedH2 serves one TLS connection that negotiated "h2" through the
