@@ -62,6 +62,10 @@ type Options struct {
 	// starts: Go tests use it to set the knobs that exist only for
 	// negative conformance checks (dataplane.Options.GRPCTimeoutFaults).
 	DataPlane func(*dataplane.Options)
+	// Pods, when set, changes the pod runner's options before it starts:
+	// Go tests use it for the knobs that exist only for negative checks
+	// (pods.Options.ProbeProxyFault).
+	Pods func(*pods.Options)
 	// Logger receives the components' errors and progress; the zero Logger
 	// discards.
 	Logger logr.Logger
@@ -115,7 +119,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := s.Create(ctx, class); err != nil {
 		return nil, fmt.Errorf("inprocess: creating GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
-	runner, err := pods.New(pods.Options{Client: s, Logger: log.WithName("pods")})
+	podOpts := pods.Options{Client: s, Logger: log.WithName("pods")}
+	if opts.Pods != nil {
+		opts.Pods(&podOpts)
+	}
+	runner, err := pods.New(podOpts)
 	if err != nil {
 		return nil, fmt.Errorf("inprocess: %w", err)
 	}

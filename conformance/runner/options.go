@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
@@ -88,6 +89,9 @@ type ReferenceGateway struct {
 	// DataPlane changes the data plane's options before it starts (for
 	// example: the GRPCTimeoutFaults knobs).
 	DataPlane func(*dataplane.Options)
+	// Pods changes the in-process pod runner's options before it starts
+	// (for example: a probe proxy that answers every TCP probe).
+	Pods func(*pods.Options)
 }
 
 // DefaultOptions returns the options a run has when nothing is set: the

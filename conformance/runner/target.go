@@ -49,6 +49,7 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 		SupportedFeatures: supported,
 		MutateConfig:      o.ReferenceGateway.MutateConfig,
 		DataPlane:         o.ReferenceGateway.DataPlane,
+		Pods:              o.ReferenceGateway.Pods,
 		Logger:            o.Logger,
 	})
 	if err != nil {
