@@ -68,6 +68,12 @@ var referenceExtended = []features.FeatureName{
 	features.SupportConnectionTunnelTimeout,
 	features.SupportConnectionClientFinTimeout,
 	features.SupportConnectionServerFinTimeout,
+	// Readiness probes run by the pod runner, with and without the probe
+	// proxy: conformance/inprocess/probe, probeproxy, pods.
+	features.SupportMeshProbeHTTP,
+	features.SupportMeshProbeTCP,
+	features.SupportMeshProbeGRPC,
+	features.SupportMeshProbeRewrite,
 }
 
 // ReferenceFeatures returns the features the in-process reference gateway
