@@ -132,7 +132,36 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.URL.Path = strings.ReplaceAll(r.URL.Path, "//", "/")
+	if echoesDirectly(r) {
+		h.serveEcho(w, r) // what the mux would do, without its lookup
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// routePrefixes start every path that NewHandler's mux sends elsewhere than
+// to serveEcho (its patterns other than "/", without the trailing slash),
+// or redirects to such a pattern.
+var routePrefixes = []string{"/health", "/status", "/retry", "/ws", "/_gatecheck"}
+
+// echoesDirectly reports whether the mux would hand r to serveEcho as is:
+// not a CONNECT (which the mux routes by r.Host), a path in its plain
+// encoding that the mux would not clean and redirect (no "//", "/." or
+// "/.." in it), and that starts with none of routePrefixes. Anything else
+// goes through the mux; TestEchoesDirectlyAgreesWithMux holds the two
+// together. The mux's lookup cost two allocations per echo.
+func echoesDirectly(r *http.Request) bool {
+	p := r.URL.Path
+	if r.Method == http.MethodConnect || r.URL.RawPath != "" || !strings.HasPrefix(p, "/") ||
+		strings.Contains(p, "//") || strings.Contains(p, "/.") {
+		return false
+	}
+	for _, prefix := range routePrefixes {
+		if strings.HasPrefix(p, prefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // serveHealth answers /health with the status the controls hold.
