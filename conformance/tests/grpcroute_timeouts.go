@@ -109,10 +109,10 @@ func (g *grpcTarget) conn(t *testing.T, authority string) *grpc.ClientConn {
 	return cc
 }
 
-// waitReady calls Echo.Unary on authority until the suite's
-// RequiredConsecutiveSuccesses calls in a row succeed, so that the route is
-// programmed before a test times anything. It fails t after the suite's
-// MaxTimeToConsistency.
+// waitReady calls Echo.Unary through cc until the suite's
+// RequiredConsecutiveSuccesses calls in a row succeed, so that the route of
+// cc's authority is programmed before a test times anything. It fails t
+// after the suite's MaxTimeToConsistency.
 func (g *grpcTarget) waitReady(t *testing.T, cc *grpc.ClientConn) {
 	t.Helper()
 	client := echopb.NewEchoClient(cc)

@@ -3,6 +3,7 @@ package tests_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gatecheck/gatecheck/conformance/negative"
 	"github.com/gatecheck/gatecheck/conformance/runner"
@@ -19,6 +20,13 @@ var grpcTimeoutTests = []string{
 	"GRPCRouteMaxStreamDurationCancelsBackend",
 }
 
+// inProcessTolerance is the timing tolerance of the in-process run. The
+// suite's default (500ms) holds on an idle machine; on a loaded 2-core one
+// under -race a call's end has been seen 850ms late, so the run allows more.
+// No verdict of that run depends on how small the tolerance is; the
+// negative checks, which do, run with the default.
+const inProcessTolerance = 1500 * time.Millisecond
+
 // TestGRPCRouteTimeoutsInProcess runs the GRPCRoute timeout tests, in
 // parallel, against the in-process reference gateway: each must pass and
 // record what it observed (the status, the elapsed time, ...).
@@ -27,6 +35,7 @@ func TestGRPCRouteTimeoutsInProcess(t *testing.T) {
 		t.Skip("starts the in-process cluster and runs conformance tests")
 	}
 	o := runner.DefaultOptions()
+	o.TimingTolerance = inProcessTolerance
 	for _, ct := range runner.AllTests() {
 		if !slices.Contains(grpcTimeoutTests, ct.ShortName) {
 			o.SkipTests = append(o.SkipTests, ct.ShortName)
