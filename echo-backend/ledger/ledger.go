@@ -12,9 +12,17 @@
 // evicts its own oldest id (by last Begin) to make room for a new one. So the
 // ledger never holds more than MaxIDs ids, eviction costs O(1), and when ids
 // hash unevenly an id may be evicted a little before MaxIDs ids are held.
+//
+// A ledger holds up to MaxIDs ids for as long as the TTL, so what each one
+// costs the garbage collector counts: a new id is one allocation (its entry
+// with its first attempt inside), and the headers of an attempt are kept
+// packed in one string, which the collector does not scan, rather than as
+// a map of slices of strings. Get unpacks them into a fresh map.
 package ledger
 
 import (
+	"encoding/binary"
+	"strings"
 	"sync"
 	"time"
 )
@@ -116,6 +124,10 @@ type entry struct {
 	attempts []*Handle // stored attempts, in number order
 	dropped  int
 	inline   [2]*Handle // first backing array of attempts, saving an allocation per id
+
+	// first is the handle of the entry's first attempt, allocated with
+	// it: most ids see one attempt.
+	first Handle
 }
 
 // New returns an empty ledger and starts its background expiry, which Close
@@ -191,8 +203,7 @@ var noID = &Handle{number: 1}
 // (if zero) and a.Outcome are filled in by Begin. An empty id returns a
 // handle whose Number is 1 and whose methods record nothing.
 //
-// The ledger keeps a.Headers as given: the caller must not modify the map
-// afterwards.
+// Begin copies a.Headers: the caller may reuse the map.
 func (l *Ledger) Begin(id string, a Attempt) *Handle {
 	if id == "" {
 		return noID
@@ -205,7 +216,8 @@ func (l *Ledger) Begin(id string, a Attempt) *Handle {
 		sh.remove(e)
 		e = nil
 	}
-	if e == nil {
+	fresh := e == nil
+	if fresh {
 		if len(sh.ids) >= sh.capacity {
 			sh.remove(sh.head)
 		}
@@ -223,7 +235,17 @@ func (l *Ledger) Begin(id string, a Attempt) *Handle {
 		a.Arrived = now
 	}
 	a.Outcome = InFlight
-	h := &Handle{l: l, e: e, a: a}
+	headers, hasHeaders := packHeaders(a.Headers), a.Headers != nil
+	a.Headers = nil // kept packed in the handle
+	var h *Handle
+	if fresh {
+		// Only the Begin that made e uses e.first; others see it once
+		// it is in e.attempts, under e.mu, below.
+		h = &e.first
+		*h = Handle{l: l, e: e, a: a, headers: headers, hasHeaders: hasHeaders}
+	} else {
+		h = &Handle{l: l, e: e, a: a, headers: headers, hasHeaders: hasHeaders}
+	}
 
 	e.mu.Lock()
 	e.number++
@@ -261,6 +283,9 @@ func (l *Ledger) Get(id string) (Entry, bool) {
 	out := Entry{ID: e.id, Attempts: make([]Attempt, len(e.attempts)), Dropped: e.dropped}
 	for i, h := range e.attempts {
 		out.Attempts[i] = h.a.clone()
+		if h.hasHeaders {
+			out.Attempts[i].Headers = unpackHeaders(h.headers)
+		}
 	}
 	return out, true
 }
@@ -367,9 +392,12 @@ type Handle struct {
 	number int
 
 	// Guarded by e.mu. a's time pointers point at the fields below, so that
-	// recording a time allocates nothing.
+	// recording a time allocates nothing. a.Headers is nil: the headers
+	// are in headers, packed (set by Begin, never changed).
 	a                             Attempt
 	headersSent, ended, cancelled time.Time
+	headers                       string
+	hasHeaders                    bool // Begin got a non-nil map
 }
 
 // Number is the attempt's 1-based number for its id.
@@ -441,13 +469,12 @@ func (h *Handle) orNow(t time.Time) time.Time {
 	return t
 }
 
-// clone copies a with its own headers map and times.
+// clone copies a with its own times. Its Headers are nil in a handle.
 func (a Attempt) clone() Attempt {
 	c := a
 	c.HeadersSent = cloneTime(a.HeadersSent)
 	c.Ended = cloneTime(a.Ended)
 	c.CancelledAt = cloneTime(a.CancelledAt)
-	c.Headers = cloneHeaders(a.Headers)
 	return c
 }
 
@@ -459,25 +486,97 @@ func cloneTime(t *time.Time) *time.Time {
 	return &c
 }
 
-// cloneHeaders copies h and its value slices, sharing one backing array.
-func cloneHeaders(h map[string][]string) map[string][]string {
-	if h == nil {
-		return nil
+// packHeaders packs h into one string, as uvarints and bytes: the number
+// of names, the number of values, then for each name its length and bytes,
+// its number of values plus one (0 for a nil slice) and each value's
+// length and bytes. A nil or empty map packs to "".
+func packHeaders(h map[string][]string) string {
+	if len(h) == 0 {
+		return ""
 	}
-	n := 0
-	for _, vv := range h {
-		n += len(vv)
-	}
-	all := make([]string, n)
-	c := make(map[string][]string, len(h))
+	values, size := 0, 0
 	for k, vv := range h {
+		values += len(vv)
+		size += uvarintLen(len(k)) + len(k) + uvarintLen(len(vv)+1)
+		for _, v := range vv {
+			size += uvarintLen(len(v)) + len(v)
+		}
+	}
+	size += uvarintLen(len(h)) + uvarintLen(values)
+	var b strings.Builder
+	b.Grow(size)
+	var buf [binary.MaxVarintLen64]byte
+	put := func(n int) { b.Write(binary.AppendUvarint(buf[:0], uint64(n))) }
+	put(len(h))
+	put(values)
+	for k, vv := range h {
+		put(len(k))
+		b.WriteString(k)
 		if vv == nil {
-			c[k] = nil
+			put(0)
 			continue
 		}
-		m := copy(all, vv)
-		c[k] = all[:m:m]
-		all = all[m:]
+		put(len(vv) + 1)
+		for _, v := range vv {
+			put(len(v))
+			b.WriteString(v)
+		}
 	}
-	return c
+	return b.String()
+}
+
+// unpackHeaders returns a new map of what packHeaders packed; the strings
+// share p's bytes, the value slices one backing array. "" unpacks to an
+// empty map.
+func unpackHeaders(p string) map[string][]string {
+	if p == "" {
+		return map[string][]string{}
+	}
+	names, p := uvarint(p)
+	values, p := uvarint(p)
+	h := make(map[string][]string, names)
+	all := make([]string, values)
+	for range names {
+		var n int
+		n, p = uvarint(p)
+		k := p[:n]
+		p = p[n:]
+		n, p = uvarint(p)
+		if n == 0 {
+			h[k] = nil
+			continue
+		}
+		vv := all[: n-1 : n-1]
+		all = all[n-1:]
+		for i := range vv {
+			n, p = uvarint(p)
+			vv[i], p = p[:n], p[n:]
+		}
+		h[k] = vv
+	}
+	return h
+}
+
+// uvarintLen is the length of n as a uvarint.
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// uvarint decodes a uvarint from the front of p, which packHeaders wrote,
+// and returns it with the rest of p.
+func uvarint(p string) (int, string) {
+	n, shift := 0, 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		n |= int(c&0x7f) << shift
+		if c < 0x80 {
+			return n, p[i+1:]
+		}
+		shift += 7
+	}
+	panic("ledger: truncated packed headers") // packHeaders wrote p: unreachable
 }

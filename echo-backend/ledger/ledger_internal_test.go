@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,4 +137,59 @@ func TestNoContentionAcrossIDs(t *testing.T) {
 		t.Fatal("an attempt of another id waited on a held id's lock")
 	}
 	close(release)
+}
+
+func TestPackHeaders(t *testing.T) {
+	long := strings.Repeat("x", 300) // lengths over 127 take two uvarint bytes
+	tests := []map[string][]string{
+		{},
+		{"A": {"1"}},
+		{"A": {"1", "2", ""}, "B": nil, "C": {}, "": {"empty name"}},
+		{long: {long, long + "y"}, "Bin": {"\x00\x80\xff\r\n"}},
+	}
+	for _, h := range tests {
+		got := unpackHeaders(packHeaders(h))
+		if !reflect.DeepEqual(got, h) {
+			t.Errorf("unpackHeaders(packHeaders(%q)) = %q", h, got)
+		}
+		for k, vv := range h { // nil and empty slices are not the same in JSON
+			if (vv == nil) != (got[k] == nil) {
+				t.Errorf("%q: value slice nil = %v, want %v", k, got[k] == nil, vv == nil)
+			}
+		}
+	}
+	if p := packHeaders(nil); p != "" {
+		t.Errorf("packHeaders(nil) = %q, want \"\"", p)
+	}
+	// A slice unpacked is its own: appending to one does not overwrite the
+	// next name's values.
+	got := unpackHeaders(packHeaders(map[string][]string{"A": {"1"}, "B": {"2"}}))
+	_ = append(got["A"], "appended")
+	if got["B"][0] != "2" || got["A"][0] != "1" {
+		t.Errorf("append to one value slice changed another: %q", got)
+	}
+}
+
+func FuzzPackHeaders(f *testing.F) {
+	f.Add("A", "1", "B", "", 2)
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string, n int) {
+		h := map[string][]string{k1: {v1}, k2: nil}
+		if n%3 == 1 {
+			h[k2] = []string{v2, v1}
+		} else if n%3 == 2 {
+			h[k2] = []string{}
+		}
+		got := unpackHeaders(packHeaders(h))
+		if !reflect.DeepEqual(got, h) {
+			t.Errorf("round trip of %q gave %q", h, got)
+		}
+	})
+}
+
+func BenchmarkPackHeaders(b *testing.B) {
+	h := map[string][]string{"User-Agent": {"fortio.org/fortio-1.68.2"}, "X-Gatecheck-Id": {"0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		packHeaders(h)
+	}
 }
