@@ -74,10 +74,18 @@ var helperHeaders = []string{
 	http.CanonicalHeaderKey(grpcTimeoutHeader),
 }
 
-// visibleHeaders returns a copy of h without the tap's helper headers. The
-// copied values share one backing array: two allocations per request
-// rather than one per header.
+// visibleHeaders returns h without the tap's helper headers, for reading
+// or for ledger.Begin (which copies): h itself when it has none (every
+// HTTP/1.1 request but a forged one), else a copy whose values share one
+// backing array.
 func visibleHeaders(h http.Header) map[string][]string {
+	helpers := false
+	for k := range h {
+		helpers = helpers || isHelperHeader(k)
+	}
+	if !helpers {
+		return h
+	}
 	n := 0
 	for _, vv := range h {
 		n += len(vv)
