@@ -52,10 +52,10 @@ func New() *Controls {
 // HTTPHealth is the status /health answers with.
 func (c *Controls) HTTPHealth() int { return int(c.httpHealth.Load()) }
 
-// SetHTTPHealth sets the status /health answers with (100-599).
+// SetHTTPHealth sets the status /health answers with (200-599; an informational 1xx status is no final answer).
 func (c *Controls) SetHTTPHealth(code int) error {
-	if code < 100 || code > 599 {
-		return fmt.Errorf("http health status %d: accepted: an HTTP status code from 100 to 599", code)
+	if code < 200 || code > 599 {
+		return fmt.Errorf("http health status %d: accepted: an HTTP status code from 200 to 599", code)
 	}
 	c.httpHealth.Store(int32(code))
 	return nil

@@ -122,9 +122,9 @@ func TestHTTPHealth(t *testing.T) {
 	if err := c.SetHTTPHealth(503); err != nil || c.HTTPHealth() != 503 {
 		t.Errorf("SetHTTPHealth(503): %v, now %d", err, c.HTTPHealth())
 	}
-	for _, code := range []int{99, 600} {
-		if err := c.SetHTTPHealth(code); err == nil || !strings.Contains(err.Error(), "100 to 599") {
-			t.Errorf("SetHTTPHealth(%d): %v, want an error naming 100 to 599", code, err)
+	for _, code := range []int{99, 103, 199, 600} {
+		if err := c.SetHTTPHealth(code); err == nil || !strings.Contains(err.Error(), "200 to 599") {
+			t.Errorf("SetHTTPHealth(%d): %v, want an error naming 200 to 599", code, err)
 		}
 	}
 	if got := c.HTTPHealth(); got != 503 {

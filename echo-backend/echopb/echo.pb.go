@@ -536,7 +536,7 @@ func (x *EchoResponse) GetStream() uint32 {
 // SetHTTPHealthRequest sets the HTTP health status.
 type SetHTTPHealthRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Status is an HTTP status code from 100 to 599.
+	// Status is an HTTP status code from 200 to 599.
 	Status        int32 `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

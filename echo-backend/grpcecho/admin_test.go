@@ -134,7 +134,7 @@ func TestHTTPHealth(t *testing.T) {
 		t.Fatalf("SetHTTPHealth(503) = %v, %v; controls say %d", r, err, b.controls.HTTPHealth())
 	}
 	_, err = b.admin.SetHTTPHealth(ctx, &echopb.SetHTTPHealthRequest{Status: 42})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "100 to 599") {
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "200 to 599") {
 		t.Errorf("SetHTTPHealth(42): %v, want INVALID_ARGUMENT with the accepted range", err)
 	}
 	if b.controls.HTTPHealth() != 503 {
