@@ -60,6 +60,19 @@ const childTimeout = 10 * time.Minute
 // run their breakages as parallel subtests and Run holds the bound.
 const EnvParallel = "GATECHECK_NEGATIVE_PARALLEL"
 
+// EnvTolerance sets the timing tolerance of the child runs (a Go duration;
+// default ChildTolerance).
+const EnvTolerance = "GATECHECK_NEGATIVE_TOLERANCE"
+
+// ChildTolerance is the timing tolerance child runs use unless EnvTolerance
+// says otherwise. It is wider than the suite's default (500ms) because
+// children share two cores with one another and with -race: a timer that
+// fires late must not flip a test that should pass. It stays below the
+// smallest gap between healthy and broken behaviour the breakages provoke
+// (1s), so a broken gateway still fails: a wider window only makes the
+// check harder to pass.
+const ChildTolerance = 750 * time.Millisecond
+
 // slots bounds the child runs going at once.
 var slots = make(chan struct{}, parallelChildren())
 
@@ -134,6 +147,14 @@ func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
 	selected := strings.Split(os.Getenv(envTests), ",")
 	o := runner.DefaultOptions()
 	o.ReferenceGateway = gw
+	o.TimingTolerance = ChildTolerance
+	if v := os.Getenv(EnvTolerance); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("%s=%q: accepted: a positive Go duration such as 750ms", EnvTolerance, v)
+		}
+		o.TimingTolerance = d
+	}
 	shortenWaits(&o.TimeoutConfig)
 	for _, ct := range runner.AllTests() {
 		if !slices.Contains(selected, ct.ShortName) {
