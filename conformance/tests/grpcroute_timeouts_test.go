@@ -87,6 +87,7 @@ const grpcControlTest = "GRPCExactMethodMatching"
 // GRPCRouteMaxStreamDuration and fails only the strict
 // GRPCRouteMaxStreamDurationDeadlineExceeded.
 func TestGRPCRouteTimeoutsCatchBreakages(t *testing.T) {
+	t.Parallel()
 	const (
 		msd         = "GRPCRouteMaxStreamDuration"
 		strict      = "GRPCRouteStrictEnforcement"
@@ -123,6 +124,7 @@ func TestGRPCRouteTimeoutsCatchBreakages(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.breakage, func(t *testing.T) {
+			t.Parallel()
 			if _, ok := breakages[tc.breakage]; !ok {
 				t.Fatalf("no breakage %q in breakages", tc.breakage)
 			}

@@ -101,6 +101,7 @@ type negativeCase struct {
 // against one broken in each behaviour they check, where the tests of that
 // behaviour fail and tests of other behaviours still pass.
 func TestHTTPResilienceTestsCanFail(t *testing.T) {
+	t.Parallel()
 	all := []string{retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts}
 	cases := []negativeCase{
 		{breakage: negative.Healthy, pass: all},
@@ -137,6 +138,7 @@ func TestHTTPResilienceTestsCanFail(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.breakage, func(t *testing.T) {
+			t.Parallel()
 			got := negative.Run(t, "TestNegativeHelper", tc.breakage, append(append([]string(nil), tc.fail...), tc.pass...)...)
 			for _, name := range tc.fail {
 				if got[name] != reports.Fail {

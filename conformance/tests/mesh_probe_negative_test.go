@@ -26,6 +26,7 @@ func init() {
 // reference probe proxy that hides an app's failure: the test of that probe
 // type fails, the HTTP probe test still passes.
 func TestMeshProbeTestsCatchABrokenProbeProxy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		breakage string
 		fails    string
