@@ -128,6 +128,9 @@ func (o *objects) evaluateListener(gw *gwv1.Gateway, spec *gwv1.Listener) *liste
 			l.tlsMode = deref(spec.TLS.Mode, gwv1.TLSModeTerminate)
 		}
 		if l.tlsMode != gwv1.TLSModePassthrough {
+			// Not served, so no kinds are supported (as upstream's
+			// TLSRouteListenerTerminateNotSupported expects).
+			l.supportedKinds = nil
 			l.accepted, l.modeRejected = false, true
 			l.notAccepted = reason{string(gwv1.ListenerReasonUnsupportedValue),
 				fmt.Sprintf("tls.mode %q is not supported on a TLS listener; accepted: Passthrough (set tls.mode: Passthrough; the default is Terminate)", l.tlsMode)}
@@ -187,7 +190,14 @@ func markConflicts(listeners []*listenerState) {
 			protocols[string(l.spec.Protocol)+"/"+string(l.tlsMode)] = true
 		}
 		if len(protocols) > 1 {
+			// A port mixing TLS modes serves neither: no kinds (as
+			// upstream's TLSRouteListenerMixedTerminationNotSupported
+			// expects).
+			mixedModes := slices.ContainsFunc(group, func(l *listenerState) bool { return l.modeRejected })
 			for _, l := range group {
+				if mixedModes {
+					l.supportedKinds = nil
+				}
 				l.conflicted = reason{string(gwv1.ListenerReasonProtocolConflict),
 					fmt.Sprintf("port %d is used by listeners of different protocols (or TLS modes)", port)}
 				if l.modeRejected {

@@ -126,12 +126,20 @@ func TestTLSListenerModes(t *testing.T) {
 	wantCondition(t, "passthrough", listenerStatus(t, gw, "passthrough").Conditions, "Accepted", metav1.ConditionTrue, "Accepted", 1)
 	wantCondition(t, "terminate", listenerStatus(t, gw, "terminate").Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedValue", 1)
 	wantCondition(t, "default mode", listenerStatus(t, gw, "default").Conditions, "Accepted", metav1.ConditionFalse, "UnsupportedValue", 1)
+	for _, name := range []string{"terminate", "default"} {
+		if kinds := listenerStatus(t, gw, name).SupportedKinds; len(kinds) != 0 {
+			t.Errorf("listener %s of an unsupported mode has supportedKinds %v, want none", name, kindNames(kinds))
+		}
+	}
 
 	gw = getGateway(t, cl, ns, "mixed")
 	for _, name := range []string{"terminate", "passthrough"} {
 		l := listenerStatus(t, gw, name)
 		wantCondition(t, "mixed "+name, l.Conditions, "Accepted", metav1.ConditionFalse, "ProtocolConflict", 1)
 		wantCondition(t, "mixed "+name, l.Conditions, "Conflicted", metav1.ConditionTrue, "ProtocolConflict", 1)
+		if len(l.SupportedKinds) != 0 {
+			t.Errorf("mixed %s has supportedKinds %v, want none", name, kindNames(l.SupportedKinds))
+		}
 	}
 
 	gw = getGateway(t, cl, ns, "https-passthrough")
