@@ -32,6 +32,7 @@ var breakages = map[string]runner.ReferenceGateway{
 	"conn-tunnel-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
 	"conn-client-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
 	"conn-server-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
+	"conn-tls-inspect-delay-ignored":  {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
 }
 
 // eachGRPCRule returns a MutateConfig that applies f to every GRPCRoute rule

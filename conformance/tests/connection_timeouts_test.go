@@ -17,9 +17,10 @@ const (
 	connTunnel    = "ConnectionTunnelTimeout"
 	connClientFin = "ConnectionClientFinTimeout"
 	connServerFin = "ConnectionServerFinTimeout"
+	connTLS       = "ConnectionTLSInspectDelay"
 )
 
-var connTests = []string{connServer, connClient, connTunnel, connClientFin, connServerFin}
+var connTests = []string{connServer, connClient, connTunnel, connClientFin, connServerFin, connTLS}
 
 // eachGateway returns a MutateConfig that applies f to the connection
 // timeouts of every Gateway of a snapshot.
@@ -87,6 +88,7 @@ func TestConnectionTimeoutsCatchBreakages(t *testing.T) {
 		{"conn-tunnel-timeout-ignored", connTunnel},
 		{"conn-client-fin-timeout-ignored", connClientFin},
 		{"conn-server-fin-timeout-ignored", connServerFin},
+		{"conn-tls-inspect-delay-ignored", connTLS},
 	}
 	for _, tc := range cases {
 		t.Run(tc.breakage, func(t *testing.T) {
