@@ -74,6 +74,11 @@ var referenceExtended = []features.FeatureName{
 	features.SupportMeshProbeTCP,
 	features.SupportMeshProbeGRPC,
 	features.SupportMeshProbeRewrite,
+	// TLS passthrough: controller/listeners.go, dataplane/passthrough.go.
+	// The upstream TLSRoute feature is not claimed: its data-plane tests
+	// dial the Gateway's published address directly, which nothing
+	// listens on in-process (see docs/semantics/connection-timeouts.md).
+	features.SupportConnectionTLSInspectDelay,
 }
 
 // ReferenceFeatures returns the features the in-process reference gateway
