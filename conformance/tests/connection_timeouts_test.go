@@ -76,6 +76,7 @@ func TestConnectionTimeoutsInProcess(t *testing.T) {
 // against the reference gateway with one timeout ignored at a time, each in
 // a child process: the test of that timeout fails and the others pass.
 func TestConnectionTimeoutsCatchBreakages(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs conformance tests against broken reference gateways")
 	}
@@ -92,6 +93,7 @@ func TestConnectionTimeoutsCatchBreakages(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.breakage, func(t *testing.T) {
+			t.Parallel()
 			got := negative.Run(t, "TestNegativeHelper", tc.breakage, connTests...)
 			for _, name := range connTests {
 				want := reports.Pass
