@@ -27,6 +27,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
 
 // Options configure a Controller.
@@ -112,7 +113,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		}
 		c.opts.Logger.Error(err, "recompute failed; retrying", "delay", delay)
-		if !waitFor(ctx, delay) {
+		if !watchloop.Wait(ctx, delay) {
 			return nil
 		}
 		delay = min(2*delay, maxRetry)

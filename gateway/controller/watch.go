@@ -7,10 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
 
 // watchedKinds are the lists the controller watches. Any event on any of
@@ -48,61 +49,16 @@ const (
 // and the recompute re-lists everything. A kind the server does not serve
 // is retried at the longest delay.
 func (c *Controller) watchKind(ctx context.Context, newList func() client.ObjectList) {
-	delay := minRetry
-	for {
-		w, err := c.opts.Client.Watch(ctx, newList())
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
+	watchloop.Run(ctx, c.opts.Client, newList, watchloop.Options{
+		Notify: c.poke,
+		Failed: func(err error, delay time.Duration) time.Duration {
 			if isUnknownKind(err) {
-				delay = maxRetry
-			} else {
-				c.opts.Logger.V(1).Info("watch failed; retrying", "list", fmt.Sprintf("%T", newList()), "error", err.Error(), "delay", delay)
+				return maxRetry
 			}
-			if !waitFor(ctx, delay) {
-				return
-			}
-			delay = min(2*delay, maxRetry)
-			continue
-		}
-		c.poke()
-		c.drain(ctx, w)
-		w.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-		delay = minRetry
-	}
-}
-
-// drain pokes the controller for every event of w until w ends, reports an
-// error, or ctx is done.
-func (c *Controller) drain(ctx context.Context, w watch.Interface) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return
-			}
-			c.poke()
-			if ev.Type == watch.Error {
-				return
-			}
-		}
-	}
-}
-
-// waitFor waits d or until ctx is done; it reports whether ctx is still live.
-func waitFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+			c.opts.Logger.V(1).Info("watch failed; retrying", "list", fmt.Sprintf("%T", newList()), "error", err.Error(), "delay", delay)
+			return delay
+		},
+		MinDelay: minRetry,
+		MaxDelay: maxRetry,
+	})
 }

@@ -79,13 +79,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatecheck/gatecheck/conformance/inprocess/podlog"
 	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
 	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
 
 // Defaults for Options fields left zero.
@@ -367,57 +367,15 @@ func watchedKinds() []func() client.ObjectList {
 // watchKind keeps a watch open on one kind until ctx is done and pokes the
 // runner on every event and whenever the watch is (re)established.
 func (r *Runner) watchKind(ctx context.Context, newList func() client.ObjectList) {
-	delay := minRetry
-	for {
-		w, err := r.c.Watch(ctx, newList())
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
+	watchloop.Run(ctx, r.c, newList, watchloop.Options{
+		Notify: r.poke,
+		Failed: func(err error, delay time.Duration) time.Duration {
 			r.log.V(1).Info("watch failed; retrying", "list", fmt.Sprintf("%T", newList()), "error", err.Error())
-			if !sleepCtx(ctx, delay) {
-				return
-			}
-			delay = min(2*delay, maxRetry)
-			continue
-		}
-		delay = minRetry
-		r.poke()
-		r.drain(ctx, w)
-		w.Stop()
-		if ctx.Err() != nil {
-			return
-		}
-	}
-}
-
-func (r *Runner) drain(ctx context.Context, w watch.Interface) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return
-			}
-			r.poke()
-			if ev.Type == watch.Error {
-				return
-			}
-		}
-	}
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether ctx is live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+			return delay
+		},
+		MinDelay: minRetry,
+		MaxDelay: maxRetry,
+	})
 }
 
 // sync runs one pass over every Deployment, then the EndpointSlices. retry
