@@ -2,13 +2,7 @@ package grpcecho_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -24,6 +18,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 // tolerance is how late a timed event may be on this loaded machine.
@@ -59,10 +54,10 @@ func startBackend(t *testing.T, useTLS bool) *backend {
 	}
 	clientCreds := insecure.NewCredentials()
 	if useTLS {
-		cert, pool := selfSigned(t)
-		opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		cert := testcert.New(t, "echo.test", "127.0.0.1")
+		opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert.TLS}}
 		opts.Listener = "grpcs"
-		clientCreds = credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "echo.test"})
+		clientCreds = credentials.NewTLS(&tls.Config{RootCAs: cert.Pool, ServerName: "echo.test"})
 	}
 	gs := grpcecho.NewServer(opts)
 	ln := listen(t)
@@ -104,39 +99,6 @@ func dial(t testing.TB, addr string, creds credentials.TransportCredentials) *gr
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
-}
-
-// selfSigned makes a certificate for echo.test and 127.0.0.1 and a pool
-// that trusts it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("generate key: %v", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "echo.test"},
-		DNSNames:              []string{"echo.test"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatalf("create certificate: %v", err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatalf("parse certificate: %v", err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
 // withFault returns ctx carrying a request id and, if spec is not empty, a

@@ -2,14 +2,9 @@ package h2tap_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
 	"testing"
@@ -18,6 +13,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 // testTimeout bounds every wait in these tests; it is generous because the
@@ -125,36 +121,12 @@ func dialTLS(t testing.TB, addr string, roots *x509.CertPool) *http2.ClientConn 
 	return cc
 }
 
-// testCert makes a self-signed certificate for localhost and 127.0.0.1.
+// testCert returns a server certificate for localhost, 127.0.0.1 and ::1,
+// and a pool that trusts it.
 func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "h2tap test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		DNSNames:              []string{"localhost"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
+	c := testcert.New(t)
+	return c.TLS, c.Pool
 }
 
 // streamCode returns the code of the HTTP/2 stream error in err.

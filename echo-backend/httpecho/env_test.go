@@ -2,17 +2,11 @@ package httpecho_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strconv"
@@ -29,6 +23,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 const serverName = "echo.test"
@@ -50,14 +45,9 @@ func newEnv(t testing.TB) *env {
 	e := &env{ledger: ledger.New(ledger.Options{}), controls: control.New()}
 	t.Cleanup(e.ledger.Close)
 
-	certPEM, keyPEM := selfSigned(t)
-	e.certPEM = certPEM
-	e.pool = x509.NewCertPool()
-	e.pool.AppendCertsFromPEM(certPEM)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := testcert.New(t, serverName, "127.0.0.1")
+	e.certPEM, e.pool = tc.CertPEM, tc.Pool
+	cert := tc.TLS
 
 	opts := func(listener string) httpecho.Options {
 		return httpecho.Options{Pod: testPod, HTTPPort: "3000", Ledger: e.ledger, Controls: e.controls, Listener: listener}
@@ -213,34 +203,6 @@ var idSeq atomic.Int64
 // newID returns a request id unique within the test binary.
 func newID(t *testing.T) string {
 	return strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.FormatInt(idSeq.Add(1), 10)
-}
-
-func selfSigned(t testing.TB) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: serverName},
-		DNSNames:     []string{serverName},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
 
 // isReset reports whether err is a TCP reset seen by the client.

@@ -3,18 +3,11 @@ package tcpecho_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,6 +23,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
 	"github.com/gatecheck/gatecheck/echo-backend/tcpecho"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 var _ control.Switch = (*tcpecho.Server)(nil)
@@ -128,11 +122,7 @@ func TestCommands(t *testing.T) {
 // connection: plain ones, the asking one, and TLS ones that never finish
 // their handshake.
 func TestAccepted(t *testing.T) {
-	certPEM, keyPEM := selfSigned(t, "echo.example.com")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := testcert.New(t, "echo.example.com")
 	plain := start(t, tcpecho.Options{Pod: pod})
 	if n := plain.Accepted(); n != 0 {
 		t.Fatalf("Accepted() = %d before any connection, want 0", n)
@@ -147,7 +137,7 @@ func TestAccepted(t *testing.T) {
 	}
 
 	tlsSrv := start(t, tcpecho.Options{Pod: pod, HandshakeTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
+		TLSConfig: cert.ServerConfig()})
 	silent, err := net.Dial("tcp", tlsSrv.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +152,8 @@ func TestAccepted(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", tlsSrv.Addr(),
-		&tls.Config{RootCAs: pool, ServerName: "echo.example.com", MinVersion: tls.VersionTLS12})
+		&tls.Config{RootCAs: cert.Pool, ServerName: "echo.example.com", MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,17 +304,11 @@ func TestClosedServerCannotReopen(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
-	certPEM, keyPEM := selfSigned(t, "echo.example.com")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := testcert.New(t, "echo.example.com")
 	s := start(t, tcpecho.Options{Pod: pod, TCPPort: "3000", TLSPort: "8443",
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"echo"}}})
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(certPEM)
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: []string{"echo"}}})
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", s.Addr(),
-		&tls.Config{RootCAs: pool, ServerName: "echo.example.com", NextProtos: []string{"echo"}, MinVersion: tls.VersionTLS12})
+		&tls.Config{RootCAs: cert.Pool, ServerName: "echo.example.com", NextProtos: []string{"echo"}, MinVersion: tls.VersionTLS12})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,8 +335,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestTLSHandshakeTimeout(t *testing.T) {
-	certPEM, keyPEM := selfSigned(t, "echo.example.com")
-	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
+	cert := testcert.New(t, "echo.example.com").TLS
 	s := start(t, tcpecho.Options{HandshakeTimeout: 200 * time.Millisecond,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}})
 	conn, err := net.Dial("tcp", s.Addr())
@@ -372,11 +353,8 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
-	certPEM, keyPEM := selfSigned(t, "x")
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, certPEM, 0o600)
-	os.WriteFile(keyFile, keyPEM, 0o600)
+	certFile, keyFile := testcert.New(t, "x").WriteFiles(t)
+	dir := filepath.Dir(certFile)
 
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
@@ -406,33 +384,6 @@ func TestFromEnv(t *testing.T) {
 			}
 		}
 	}
-}
-
-func selfSigned(t *testing.T, host string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: host},
-		DNSNames:     []string{host},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
 
 func ExampleServer() {

@@ -17,6 +17,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 func TestErrorAnswers(t *testing.T) {
@@ -163,7 +164,7 @@ func TestApplyReportsListenersItCannotServe(t *testing.T) {
 			{Name: "tcp", Port: 81, Protocol: gwv1.TCPProtocolType},
 			{Name: "https-no-cert", Port: 443, Protocol: gwv1.HTTPSProtocolType},
 			{Name: "good", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}},
-			{Name: "mixed", Port: 80, Protocol: gwv1.HTTPSProtocolType, Hostname: "x.org", Certificates: []tls.Certificate{selfSigned(t, "x.org")}},
+			{Name: "mixed", Port: 80, Protocol: gwv1.HTTPSProtocolType, Hostname: "x.org", Certificates: []tls.Certificate{testcert.New(t, "x.org").TLS}},
 		},
 	}}}
 	s := dataplane.New(dataplane.Options{})

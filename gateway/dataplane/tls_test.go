@@ -1,14 +1,8 @@
 package dataplane_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net/http"
 	"testing"
 	"time"
@@ -16,30 +10,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/internal/testcert"
 )
-
-// selfSigned returns a certificate for dnsName.
-func selfSigned(t *testing.T, dnsName string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: dnsName},
-		DNSNames:     []string{dnsName},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // tlsGet sends GET https://addr/path with the given SNI and Host; h2 selects
 // HTTP/2 through ALPN. It returns the response and the certificate's name.
@@ -75,7 +47,7 @@ func TestHTTPSListenersSNIAndMisdirectedRequests(t *testing.T) {
 	https := func(name, hostname, certName string, r dataplane.HTTPRoute) dataplane.Listener {
 		return dataplane.Listener{
 			Name: name, Port: 443, Protocol: gwv1.HTTPSProtocolType, Hostname: hostname,
-			Certificates: []tls.Certificate{selfSigned(t, certName)},
+			Certificates: []tls.Certificate{testcert.New(t, certName).TLS},
 			HTTPRoutes:   []dataplane.HTTPRoute{r},
 		}
 	}
