@@ -1,11 +1,9 @@
 package tests_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/gatecheck/gatecheck/conformance/negative"
-	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/reports"
 )
@@ -36,40 +34,11 @@ func eachGateway(f func(*dataplane.ConnectionTimeouts)) func(*dataplane.Config) 
 // against the in-process reference gateway: each must pass and record
 // what it observed.
 func TestConnectionTimeoutsInProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the in-process cluster and runs conformance tests")
-	}
-	o := runner.DefaultOptions()
-	for _, ct := range runner.AllTests() {
-		if !slices.Contains(connTests, ct.ShortName) {
-			o.SkipTests = append(o.SkipTests, ct.ShortName)
-		}
-	}
-	var res *runner.Result
-	// Run completes in t's cleanups; this one, registered first, runs last.
-	t.Cleanup(func() {
-		if res == nil {
-			return // Run failed, and said so
-		}
-		got := map[string]reports.TestResult{}
-		for _, tr := range res.Run.Tests {
-			got[tr.ShortName] = tr
-		}
-		for _, name := range connTests {
-			tr, ok := got[name]
-			if !ok || tr.Result != reports.Pass {
-				t.Errorf("%s: result %q, want pass; %s", name, tr.Result, tr.Message)
-				continue
-			}
-			if len(tr.Observations) == 0 {
-				t.Errorf("%s recorded no observations", name)
-			}
+	runInProcess(t, nil, connTests, func(tr reports.TestResult) {
+		if len(tr.Observations) == 0 {
+			t.Errorf("%s recorded no observations", tr.ShortName)
 		}
 	})
-	var err error
-	if res, err = runner.Run(t, o); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestConnectionTimeoutsCatchBreakages runs the connection timeout tests
