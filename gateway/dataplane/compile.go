@@ -120,9 +120,19 @@ const (
 	pathRegex
 )
 
+// entryCommon is what an HTTP or gRPC routing entry carries besides its
+// match: the route hostname it is for, its place in precedence, its name
+// for logs and what it does.
+type entryCommon struct {
+	host   hostPattern
+	order  routeOrder
+	route  string // "HTTPRoute namespace/name rule N" (or GRPCRoute) for logs
+	action *action
+}
+
 // httpEntry is one (route hostname, rule, match) combination of an HTTPRoute.
 type httpEntry struct {
-	host     hostPattern
+	entryCommon
 	pathKind pathKind
 	path     string // Exact value, or PathPrefix value without trailing "/" ("" for "/")
 	pathLen  int    // characters in the match value, for precedence
@@ -130,20 +140,14 @@ type httpEntry struct {
 	method   string
 	headers  []valueMatch
 	query    []valueMatch
-	order    routeOrder
-	route    string // "namespace/name rule N" for logs
-	action   *action
 }
 
 // grpcEntry is one (route hostname, rule, match) combination of a GRPCRoute.
 type grpcEntry struct {
-	host    hostPattern
+	entryCommon
 	service stringMatch
 	method  stringMatch
 	headers []valueMatch
-	order   routeOrder
-	route   string
-	action  *action
 }
 
 // tlsEntry is one (route hostname) of a TLSRoute: a ClientHello whose SNI
@@ -457,39 +461,56 @@ func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
 		where := fmt.Sprintf("HTTPRoute %s rule %d", key, ri)
 		act := &action{}
 		if err := act.compileFilters(rule.Filters); err != nil {
-			act.invalid = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
+			errs = append(errs, act.fail(where, "500", err))
 		}
 		if err := act.compileTimeouts(rule.Timeouts); err != nil {
-			act.invalid = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
+			errs = append(errs, act.fail(where, "500", err))
 		}
 		if err := act.compileRetry(rule.Retry); err != nil {
-			act.invalid = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w (the rule answers 500)", where, err))
+			errs = append(errs, act.fail(where, "500", err))
 		}
 		errs = append(errs, act.compileBackends(rule.Backends, false, where))
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
-		for mi := range matches {
-			base, err := compileHTTPMatch(&matches[mi])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s match %d: %w (the match is ignored)", where, mi, err))
-				continue
-			}
-			for _, h := range hosts {
-				e := *base
-				e.host = h
-				e.order = routeOrder{created: r.Created, key: key, rule: ri, match: mi}
-				e.route = where
-				e.action = act
-				entries = append(entries, &e)
-			}
-		}
+		common := entryCommon{order: routeOrder{created: r.Created, key: key, rule: ri}, route: where, action: act}
+		entries, errs = appendEntries(entries, errs, matches, compileHTTPMatch, hosts, common,
+			func(e *httpEntry, c entryCommon) { e.entryCommon = c })
 	}
 	return entries, errors.Join(errs...)
+}
+
+// fail marks the action invalid for err, so that its rule answers with an
+// error (answers says which, for the report: "500", "INTERNAL"), and
+// returns err as the route's report names it.
+func (a *action) fail(where, answers string, err error) error {
+	a.invalid = err.Error()
+	return fmt.Errorf("%s: %w (the rule answers %s)", where, err, answers)
+}
+
+// appendEntries compiles each of a rule's matches with compile and appends
+// a copy of the compiled match for every route hostname in hosts, with
+// common (whose order lacks only the match's index and whose host is
+// unset) completed and stored in it by set. A match that does not compile
+// is left out, and an error naming it is appended to errs.
+func appendEntries[M, E any](entries []*E, errs []error, matches []M, compile func(*M) (*E, error),
+	hosts []hostPattern, common entryCommon, set func(*E, entryCommon)) ([]*E, []error) {
+	for mi := range matches {
+		base, err := compile(&matches[mi])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s match %d: %w (the match is ignored)", common.route, mi, err))
+			continue
+		}
+		for _, h := range hosts {
+			c := common
+			c.host, c.order.match = h, mi
+			e := *base
+			set(&e, c)
+			entries = append(entries, &e)
+		}
+	}
+	return entries, errs
 }
 
 func compileHTTPMatch(m *gwv1.HTTPRouteMatch) (*httpEntry, error) {
@@ -529,24 +550,16 @@ func compileHTTPMatch(m *gwv1.HTTPRouteMatch) (*httpEntry, error) {
 		e.method = string(*m.Method)
 	}
 	for i, h := range m.Headers {
-		regex := h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression
-		if h.Type != nil && !regex && *h.Type != gwv1.HeaderMatchExact {
-			return nil, fmt.Errorf("headers[%d]: type %q is not supported; accepted types are Exact and RegularExpression", i, *h.Type)
-		}
-		vm, err := newValueMatch(canonicalHeader(string(h.Name)), h.Value, regex)
+		vm, err := compileValueMatch(fmt.Sprintf("headers[%d]", i), canonicalHeader(string(h.Name)), h.Value, (*string)(h.Type))
 		if err != nil {
-			return nil, fmt.Errorf("headers[%d]: %w", i, err)
+			return nil, err
 		}
 		e.headers = append(e.headers, vm)
 	}
 	for i, q := range m.QueryParams {
-		regex := q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression
-		if q.Type != nil && !regex && *q.Type != gwv1.QueryParamMatchExact {
-			return nil, fmt.Errorf("queryParams[%d]: type %q is not supported; accepted types are Exact and RegularExpression", i, *q.Type)
-		}
-		vm, err := newValueMatch(string(q.Name), q.Value, regex)
+		vm, err := compileValueMatch(fmt.Sprintf("queryParams[%d]", i), string(q.Name), q.Value, (*string)(q.Type))
 		if err != nil {
-			return nil, fmt.Errorf("queryParams[%d]: %w", i, err)
+			return nil, err
 		}
 		e.query = append(e.query, vm)
 	}
@@ -563,33 +576,19 @@ func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
 		where := fmt.Sprintf("GRPCRoute %s rule %d", key, ri)
 		act := &action{grpc: true}
 		if err := act.compileFilters(grpcFilters(rule.Filters)); err != nil {
-			act.invalid = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w (the rule answers INTERNAL)", where, err))
+			errs = append(errs, act.fail(where, "INTERNAL", err))
 		}
 		if err := act.compileGRPCTimeouts(rule); err != nil {
-			act.invalid = err.Error()
-			errs = append(errs, fmt.Errorf("%s: %w (the rule answers INTERNAL)", where, err))
+			errs = append(errs, act.fail(where, "INTERNAL", err))
 		}
 		errs = append(errs, act.compileBackends(rule.Backends, true, where))
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.GRPCRouteMatch{{}}
 		}
-		for mi := range matches {
-			base, err := compileGRPCMatch(&matches[mi])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s match %d: %w (the match is ignored)", where, mi, err))
-				continue
-			}
-			for _, h := range hosts {
-				e := *base
-				e.host = h
-				e.order = routeOrder{created: r.Created, key: key, rule: ri, match: mi}
-				e.route = where
-				e.action = act
-				entries = append(entries, &e)
-			}
-		}
+		common := entryCommon{order: routeOrder{created: r.Created, key: key, rule: ri}, route: where, action: act}
+		entries, errs = appendEntries(entries, errs, matches, compileGRPCMatch, hosts, common,
+			func(e *grpcEntry, c entryCommon) { e.entryCommon = c })
 	}
 	return entries, errors.Join(errs...)
 }
@@ -614,13 +613,9 @@ func compileGRPCMatch(m *gwv1.GRPCRouteMatch) (*grpcEntry, error) {
 		}
 	}
 	for i, h := range m.Headers {
-		regex := h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression
-		if h.Type != nil && !regex && *h.Type != gwv1.GRPCHeaderMatchExact {
-			return nil, fmt.Errorf("headers[%d]: type %q is not supported; accepted types are Exact and RegularExpression", i, *h.Type)
-		}
-		vm, err := newValueMatch(canonicalHeader(string(h.Name)), h.Value, regex)
+		vm, err := compileValueMatch(fmt.Sprintf("headers[%d]", i), canonicalHeader(string(h.Name)), h.Value, (*string)(h.Type))
 		if err != nil {
-			return nil, fmt.Errorf("headers[%d]: %w", i, err)
+			return nil, err
 		}
 		e.headers = append(e.headers, vm)
 	}
@@ -648,6 +643,22 @@ func newStringMatch(value string, regex bool) (stringMatch, error) {
 	}
 	re, err := compileFullRegexp(value)
 	return stringMatch{re: re}, err
+}
+
+// compileValueMatch compiles the header or query parameter match that
+// field names ("headers[0]"): name must hold value, exactly or by the
+// regular expression, as typ says (nil means Exact). The HTTP and gRPC
+// match types share their values, Exact and RegularExpression.
+func compileValueMatch(field, name, value string, typ *string) (valueMatch, error) {
+	regex := typ != nil && *typ == string(gwv1.HeaderMatchRegularExpression)
+	if typ != nil && !regex && *typ != string(gwv1.HeaderMatchExact) {
+		return valueMatch{}, fmt.Errorf("%s: type %q is not supported; accepted types are Exact and RegularExpression", field, *typ)
+	}
+	vm, err := newValueMatch(name, value, regex)
+	if err != nil {
+		return valueMatch{}, fmt.Errorf("%s: %w", field, err)
+	}
+	return vm, nil
 }
 
 func newValueMatch(name, value string, regex bool) (valueMatch, error) {
