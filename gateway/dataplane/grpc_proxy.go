@@ -136,19 +136,7 @@ func (s *Server) relayGRPC(w http.ResponseWriter, r *http.Request, resp *http.Re
 		return
 	}
 	h := w.Header()
-	removeHopHeaders(resp.Header)
-	for k, vv := range resp.Header {
-		h[k] = vv
-	}
-	for _, f := range route.responseHeaders {
-		applyHeaderFilter(h, f)
-	}
-	for _, f := range be.responseHeaders {
-		applyHeaderFilter(h, f)
-	}
-	if _, ok := h["Content-Type"]; !ok {
-		h["Content-Type"] = nil // relay as is: no content sniffing
-	}
+	copyResponseHeader(h, resp, route, be) // proxy.go
 	w.WriteHeader(resp.StatusCode)
 	if resp.ContentLength != 0 {
 		// The client gets the headers before the first message, however

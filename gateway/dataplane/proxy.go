@@ -145,21 +145,9 @@ func (s *Server) writeResponse(w http.ResponseWriter, r *http.Request, resp *htt
 		return
 	}
 	h := w.Header()
-	removeHopHeaders(resp.Header)
-	for k, vv := range resp.Header {
-		h[k] = vv
-	}
-	for _, f := range route.responseHeaders {
-		applyHeaderFilter(h, f)
-	}
-	for _, f := range be.responseHeaders {
-		applyHeaderFilter(h, f)
-	}
+	copyResponseHeader(h, resp, route, be)
 	if route.cors != nil {
 		route.cors.addResponseHeaders(h, origin)
-	}
-	if _, ok := h["Content-Type"]; !ok {
-		h["Content-Type"] = nil // relay as is: no content sniffing
 	}
 	w.WriteHeader(resp.StatusCode)
 	stream := resp.ContentLength < 0
@@ -239,6 +227,26 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	}
 }
 
+// copyResponseHeader copies resp's header, less its hop-by-hop fields,
+// into h, which is to be sent to the client, and applies the route's and
+// then the backend's response header filters. A response without a
+// Content-Type is relayed without one: nothing sniffs its body.
+func copyResponseHeader(h http.Header, resp *http.Response, route, be *filterSet) {
+	removeHopHeaders(resp.Header)
+	for k, vv := range resp.Header {
+		h[k] = vv
+	}
+	for _, f := range route.responseHeaders {
+		applyHeaderFilter(h, f)
+	}
+	for _, f := range be.responseHeaders {
+		applyHeaderFilter(h, f)
+	}
+	if _, ok := h["Content-Type"]; !ok {
+		h["Content-Type"] = nil
+	}
+}
+
 // maxMirrorBody bounds the request body buffered so mirrors can replay it.
 // Larger bodies, and bodies of unknown length, are not mirrored.
 const maxMirrorBody = 64 << 10
@@ -250,19 +258,7 @@ const mirrorTimeout = 30 * time.Second
 // known length, and gives out a replayable copy. ok is false when the body
 // cannot be mirrored.
 func (s *Server) mirrorBody(out *http.Request) (body []byte, ok bool) {
-	if out.Body == nil {
-		return nil, true
-	}
-	if out.ContentLength <= 0 || out.ContentLength > maxMirrorBody {
-		return nil, false
-	}
-	body = make([]byte, out.ContentLength)
-	n, err := io.ReadFull(out.Body, body)
-	out.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body[:n]), errReader{err}))
-	if err != nil {
-		return nil, false
-	}
-	return body, true
+	return bufferBody(out, maxMirrorBody) // retry.go
 }
 
 // errReader returns err, or io.EOF when err is nil.
