@@ -1,17 +1,13 @@
 package grpcecho_test
 
 import (
-	"bytes"
-	"io"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatecheck/gatecheck/internal/h2test"
 )
 
 // goAwayCode makes one Unary call with the fault spec over a hand-driven
@@ -19,54 +15,21 @@ import (
 // returns the code of the GOAWAY the server sends.
 func goAwayCode(t *testing.T, addr, id, spec string) http2.ErrCode {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(c, c)
-	var hb bytes.Buffer
-	enc := hpack.NewEncoder(&hb)
-	for _, f := range [][2]string{
-		{":method", "POST"}, {":scheme", "http"}, {":path", echopb.Echo_Unary_FullMethodName},
-		{":authority", addr}, {"content-type", "application/grpc"}, {"te", "trailers"},
-		{"x-gatecheck-id", id}, {"x-gatecheck-fault", spec},
-	} {
-		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
+	c := h2test.Dial(t, addr)
+	c.WriteHeaders(1, false,
+		":method", "POST", ":scheme", "http", ":path", echopb.Echo_Unary_FullMethodName,
+		":authority", addr, "content-type", "application/grpc", "te", "trailers",
+		"x-gatecheck-id", id, "x-gatecheck-fault", spec)
 	// An empty EchoRequest: no compression, length 0.
-	if err := fr.WriteData(1, true, make([]byte, 5)); err != nil {
-		t.Fatal(err)
+	c.WriteData(1, true, make([]byte, 5))
+	ga, err := c.ReadGoAway()
+	if err != nil {
+		t.Fatalf("%s: %v, want a GOAWAY", spec, err)
 	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatalf("%s: reading frames: %v, want a GOAWAY", spec, err)
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				fr.WriteSettingsAck()
-			}
-		case *http2.GoAwayFrame:
-			if f.LastStreamID != 0 {
-				t.Errorf("%s: GOAWAY last stream %d, want 0 (stream 1 excluded)", spec, f.LastStreamID)
-			}
-			return f.ErrCode
-		case *http2.RSTStreamFrame:
-			t.Fatalf("%s: RST_STREAM %v, want a GOAWAY", spec, f.ErrCode)
-		}
+	if ga.LastStreamID != 0 {
+		t.Errorf("%s: GOAWAY last stream %d, want 0 (stream 1 excluded)", spec, ga.LastStreamID)
 	}
+	return ga.ErrCode
 }
 
 // goaway sends NO_ERROR unless reset-code names a code, INTERNAL_ERROR

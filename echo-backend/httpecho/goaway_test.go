@@ -1,7 +1,6 @@
 package httpecho_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,11 +11,11 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/internal/h2test"
 )
 
 // goAwayCode sends one GET with the fault spec over a hand-driven h2c
@@ -24,49 +23,17 @@ import (
 // the request) and returns the code of the GOAWAY the server sends.
 func goAwayCode(t *testing.T, addr, spec string) http2.ErrCode {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	c := h2test.Dial(t, addr)
+	c.WriteHeaders(1, true, ":method", "GET", ":scheme", "http", ":path", "/goaway", ":authority", addr,
+		strings.ToLower(fault.HeaderName), spec)
+	ga, err := c.ReadGoAway()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v, want a GOAWAY", spec, err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
-		t.Fatal(err)
+	if ga.LastStreamID != 0 {
+		t.Errorf("%s: GOAWAY last stream %d, want 0 (stream 1 excluded)", spec, ga.LastStreamID)
 	}
-	fr := http2.NewFramer(c, c)
-	var hb bytes.Buffer
-	enc := hpack.NewEncoder(&hb)
-	for _, f := range [][2]string{
-		{":method", "GET"}, {":scheme", "http"}, {":path", "/goaway"}, {":authority", addr},
-		{strings.ToLower(fault.HeaderName), spec},
-	} {
-		enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true, EndStream: true}); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatalf("%s: reading frames: %v, want a GOAWAY", spec, err)
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				fr.WriteSettingsAck()
-			}
-		case *http2.GoAwayFrame:
-			if f.LastStreamID != 0 {
-				t.Errorf("%s: GOAWAY last stream %d, want 0 (stream 1 excluded)", spec, f.LastStreamID)
-			}
-			return f.ErrCode
-		case *http2.MetaHeadersFrame, *http2.RSTStreamFrame:
-			t.Fatalf("%s: got %v, want a GOAWAY", spec, f)
-		}
-	}
+	return ga.ErrCode
 }
 
 // goaway sends NO_ERROR unless reset-code names a code, INTERNAL_ERROR
