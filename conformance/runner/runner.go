@@ -182,7 +182,8 @@ func setInProcessDefaults(o *Options) {
 		o.SupportedFeatures = ReferenceFeatures()
 	}
 	if len(o.ConformanceProfiles) == 0 {
-		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines) {
+		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
+			features.ProfileConnectionTimeouts, features.ProfileMeshProbes) {
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}
