@@ -1,0 +1,289 @@
+package localcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+)
+
+// echoImages are the image repositories (last path element, without tag)
+// whose Pods get an echo-backend process.
+var echoImages = []string{"echo-basic", "echo-backend"}
+
+// retryInterval is how long the binder and the runner wait before watching
+// again after a watch fails.
+const retryInterval = 500 * time.Millisecond
+
+// podRunner binds pending Pods to the kwok Node and runs an echo-backend
+// process for each running echo Pod.
+type podRunner struct {
+	cs      kubernetes.Interface
+	node    string
+	binary  string
+	podCIDR netip.Prefix
+	dir     string
+	log     io.Writer
+
+	mu    sync.Mutex
+	procs map[types.UID]*podProcess
+}
+
+// podProcess is the echo-backend of one Pod.
+type podProcess struct {
+	name string // namespace/name
+	ip   string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func newPodRunner(cs kubernetes.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
+	return &podRunner{cs: cs, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}}
+}
+
+// watchPods calls fn for every event of the Pods that fieldSelector
+// selects (after an initial list, as synthetic Added events) until ctx
+// ends, watching again after a failure.
+func (r *podRunner) watchPods(ctx context.Context, fieldSelector string, fn func(watch.EventType, *corev1.Pod)) {
+	for ctx.Err() == nil {
+		list, err := r.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fieldSelector})
+		if err == nil {
+			for i := range list.Items {
+				fn(watch.Added, &list.Items[i])
+			}
+			var w watch.Interface
+			w, err = r.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{FieldSelector: fieldSelector, ResourceVersion: list.ResourceVersion})
+			if err == nil {
+				for ev := range w.ResultChan() {
+					if pod, ok := ev.Object.(*corev1.Pod); ok {
+						fn(ev.Type, pod)
+					}
+				}
+				w.Stop()
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(r.log, "localcp: watching pods (%s): %v\n", fieldSelector, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryInterval):
+		}
+	}
+}
+
+// bind binds every Pod without a node to the kwok Node: the control plane
+// has no scheduler, and every Pod goes to the one Node anyway.
+func (r *podRunner) bind(ctx context.Context) {
+	r.watchPods(ctx, "spec.nodeName=", func(ev watch.EventType, pod *corev1.Pod) {
+		if ev == watch.Deleted || pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil {
+			return
+		}
+		b := &corev1.Binding{
+			ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: r.node},
+		}
+		if err := r.cs.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(r.log, "localcp: binding pod %s/%s: %v\n", pod.Namespace, pod.Name, err)
+		}
+	})
+}
+
+// run keeps one echo-backend process per running echo Pod of the Node.
+func (r *podRunner) run(ctx context.Context) {
+	r.watchPods(ctx, "spec.nodeName="+r.node, func(ev watch.EventType, pod *corev1.Pod) {
+		gone := ev == watch.Deleted || pod.DeletionTimestamp != nil ||
+			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if gone {
+			r.stop(pod.UID)
+			return
+		}
+		if pod.Status.PodIP == "" {
+			return
+		}
+		r.mu.Lock()
+		_, running := r.procs[pod.UID]
+		r.mu.Unlock()
+		if running {
+			return
+		}
+		if err := r.startPod(pod); err != nil {
+			fmt.Fprintf(r.log, "localcp: pod %s/%s: %v\n", pod.Namespace, pod.Name, err)
+		}
+	})
+}
+
+// startPod adds the Pod IP to lo and starts the Pod's echo-backend.
+func (r *podRunner) startPod(pod *corev1.Pod) error {
+	ct := echoContainer(pod)
+	if ct == nil {
+		return nil // not an echo Pod: kwok reports it running, nothing serves it
+	}
+	if len(ct.Command) > 0 || len(ct.Args) > 0 {
+		return fmt.Errorf("container %s sets command or args; the echo-backend takes its settings from the environment only", ct.Name)
+	}
+	ip, err := netip.ParseAddr(pod.Status.PodIP)
+	if err != nil || !r.podCIDR.Contains(ip) {
+		return fmt.Errorf("pod IP %q is not in the Pod CIDR %s; not adding it to lo", pod.Status.PodIP, r.podCIDR)
+	}
+	env, err := containerEnv(pod, ct)
+	if err != nil {
+		return err
+	}
+	if out, err := exec.Command("ip", "addr", "replace", ip.String()+"/32", "dev", "lo").CombinedOutput(); err != nil {
+		return fmt.Errorf("ip addr replace %s/32 dev lo: %v: %s", ip, err, strings.TrimSpace(string(out)))
+	}
+	name := pod.Namespace + "/" + pod.Name
+	f, err := os.Create(filepath.Join(r.dir, "pod-"+pod.Namespace+"-"+pod.Name+".log"))
+	if err != nil {
+		return fmt.Errorf("log file: %w", err)
+	}
+	cmd := exec.Command(r.binary, "-host", ip.String())
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = f, io.MultiWriter(f, prefixWriter(r.log, name))
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return fmt.Errorf("starting %s: %w", r.binary, err)
+	}
+	p := &podProcess{name: name, ip: ip.String(), cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	r.mu.Lock()
+	r.procs[pod.UID] = p
+	r.mu.Unlock()
+	fmt.Fprintf(r.log, "localcp: pod %s: echo-backend on %s (pid %d)\n", name, ip, cmd.Process.Pid)
+	return nil
+}
+
+// stop ends the process of the Pod uid, if any, and removes its address.
+func (r *podRunner) stop(uid types.UID) error {
+	r.mu.Lock()
+	p := r.procs[uid]
+	delete(r.procs, uid)
+	r.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	var err error
+	select {
+	case <-p.done:
+	case <-time.After(stopGrace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		err = fmt.Errorf("localcp: echo-backend of %s did not exit within %v of SIGINT; killed", p.name, stopGrace)
+	}
+	if out, e := exec.Command("ip", "addr", "del", p.ip+"/32", "dev", "lo").CombinedOutput(); e != nil {
+		err = errors.Join(err, fmt.Errorf("localcp: ip addr del %s/32 dev lo: %v: %s", p.ip, e, strings.TrimSpace(string(out))))
+	}
+	return err
+}
+
+// stopAll stops every Pod process.
+func (r *podRunner) stopAll() error {
+	r.mu.Lock()
+	var uids []types.UID
+	for uid := range r.procs {
+		uids = append(uids, uid)
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, uid := range uids {
+		errs = append(errs, r.stop(uid))
+	}
+	return errors.Join(errs...)
+}
+
+// echoContainer returns the Pod's first container whose image is an echo
+// backend, or nil.
+func echoContainer(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		ct := &pod.Spec.Containers[i]
+		repo := ct.Image
+		if j := strings.IndexByte(repo, '@'); j >= 0 {
+			repo = repo[:j]
+		}
+		repo = path.Base(repo)
+		if j := strings.IndexByte(repo, ':'); j >= 0 {
+			repo = repo[:j]
+		}
+		for _, img := range echoImages {
+			if repo == img {
+				return ct
+			}
+		}
+	}
+	return nil
+}
+
+// containerEnv resolves ct's environment (literal values with $(VAR)
+// references to earlier variables, and the Pod fieldRefs a Pod's own
+// identity needs) as os/exec wants it. Other sources are an error naming
+// the variable.
+func containerEnv(pod *corev1.Pod, ct *corev1.Container) ([]string, error) {
+	vars := map[string]string{}
+	var env []string
+	for _, e := range ct.Env {
+		v := e.Value
+		switch {
+		case e.ValueFrom == nil:
+			v = os.Expand(strings.NewReplacer("$(", "${", ")", "}").Replace(v), func(k string) string { return vars[k] })
+		case e.ValueFrom.FieldRef != nil:
+			switch e.ValueFrom.FieldRef.FieldPath {
+			case "metadata.name":
+				v = pod.Name
+			case "metadata.namespace":
+				v = pod.Namespace
+			case "metadata.uid":
+				v = string(pod.UID)
+			case "spec.nodeName":
+				v = pod.Spec.NodeName
+			case "spec.serviceAccountName":
+				v = pod.Spec.ServiceAccountName
+			case "status.podIP":
+				v = pod.Status.PodIP
+			case "status.hostIP":
+				v = pod.Status.HostIP
+			default:
+				return nil, fmt.Errorf("env %s: fieldRef %q is not supported; accepted: metadata.name, metadata.namespace, metadata.uid, spec.nodeName, spec.serviceAccountName, status.podIP, status.hostIP", e.Name, e.ValueFrom.FieldRef.FieldPath)
+			}
+		default:
+			return nil, fmt.Errorf("env %s: only value and fieldRef are supported", e.Name)
+		}
+		vars[e.Name] = v
+		env = append(env, e.Name+"="+v)
+	}
+	return env, nil
+}
+
+// prefixWriter returns a writer that copies each line to w with "name: "
+// before it. Lines are written whole, one Write each.
+func prefixWriter(w io.Writer, name string) io.Writer {
+	if w == io.Discard {
+		return io.Discard
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintf(w, "%s: %s\n", name, sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return pw
+}
