@@ -1,0 +1,115 @@
+// Command localcp starts the local control plane (package localcp) and the
+// reference gateway as a controller against it, runs one command with
+// KUBECONFIG naming the control plane, and tears everything down when the
+// command exits. Without a command it runs until SIGINT or SIGTERM.
+//
+//	go run ./cmd/localcp -bin-dir ../.cache/localcp/bin -echo-backend ../.cache/localcp/bin/echo-backend \
+//	    -- go run ./cmd/gatecheck run --kubeconfig '$KUBECONFIG' --gateway-class gatecheck
+//
+// An argument of the command that is exactly $KUBECONFIG is replaced by the
+// kubeconfig's path. It must run as root (Pod IPs go on the loopback
+// interface); otherwise it exits with status 3 and says why.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/gateway/standalone"
+	"github.com/gatecheck/gatecheck/localcp"
+)
+
+// exitNeedsRoot is the exit status when the process is not root.
+const exitNeedsRoot = 3
+
+func main() {
+	binDir := flag.String("bin-dir", "", "directory of the control plane's binaries (make localcp-build); required")
+	echo := flag.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
+	dir := flag.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
+	class := flag.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway creates and serves; empty runs no gateway")
+	verbose := flag.Bool("v", false, "copy the components' output to stderr")
+	flag.Parse()
+	os.Exit(run(*binDir, *echo, *dir, *class, *verbose, flag.Args()))
+}
+
+func run(binDir, echo, dir, class string, verbose bool, command []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var log io.Writer = io.Discard
+	if verbose {
+		log = os.Stderr
+	}
+	t0 := time.Now()
+	cp, err := localcp.Start(ctx, localcp.Options{BinDir: binDir, EchoBackend: echo, Dir: dir, Log: log})
+	if errors.Is(err, localcp.ErrNeedsRoot) {
+		fmt.Fprintf(os.Stderr, "localcp: skipped: %v\n", err)
+		return exitNeedsRoot
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "localcp: close: %v\n", err)
+		}
+	}()
+	fmt.Fprintf(os.Stderr, "localcp: control plane up in %v; kubeconfig %s\n", time.Since(t0).Round(time.Millisecond), cp.Kubeconfig())
+
+	if class != "" {
+		c, err := standalone.NewClient(cp.RestConfig())
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
+			return 1
+		}
+		var supported []gwv1.FeatureName
+		for _, f := range runner.ReferenceFeatures() {
+			supported = append(supported, gwv1.FeatureName(f))
+		}
+		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: class, SupportedFeatures: supported})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "localcp: reference gateway: %v\n", err)
+			return 1
+		}
+		defer gw.Close()
+		fmt.Fprintf(os.Stderr, "localcp: reference gateway serving GatewayClass %s\n", class)
+	}
+
+	if len(command) == 0 {
+		<-ctx.Done()
+		return 0
+	}
+	args := make([]string, len(command))
+	for i, a := range command {
+		if a == "$KUBECONFIG" {
+			a = cp.Kubeconfig()
+		}
+		args[i] = a
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cp.Kubeconfig())
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	t1 := time.Now()
+	err = cmd.Run()
+	fmt.Fprintf(os.Stderr, "localcp: command finished in %v: %v\n", time.Since(t1).Round(time.Millisecond), err)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
