@@ -137,3 +137,18 @@ func TestContainerEnv(t *testing.T) {
 		t.Errorf("secretKeyRef: error %v; want one naming env KEY", err)
 	}
 }
+
+func TestRewriteMountPath(t *testing.T) {
+	mounts := []volumeMount{{"/etc/secret-volume", "/tmp/a"}, {"/etc/secret-volume/inner", "/tmp/b"}}
+	for in, want := range map[string]string{
+		"TLS_SERVER_CERT=/etc/secret-volume/crt": "TLS_SERVER_CERT=/tmp/a/crt",
+		"X=/etc/secret-volume/inner/key":         "X=/tmp/b/key",
+		"X=/etc/secret-volume":                   "X=/tmp/a",
+		"X=/etc/secret-volumex/crt":              "X=/etc/secret-volumex/crt",
+		"HTTP_PORT=3000":                         "HTTP_PORT=3000",
+	} {
+		if got := rewriteMountPath(in, mounts); got != want {
+			t.Errorf("rewriteMountPath(%q) = %q; want %q", in, got, want)
+		}
+	}
+}

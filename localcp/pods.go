@@ -40,8 +40,11 @@ type podRunner struct {
 	dir     string
 	log     io.Writer
 
-	mu    sync.Mutex
-	procs map[types.UID]*podProcess
+	startMu sync.Mutex // held while a Pod's process is started or stopped
+
+	mu     sync.Mutex
+	procs  map[types.UID]*podProcess
+	failed map[types.UID]*corev1.Pod // running Pods whose process could not start yet
 }
 
 // podProcess is the echo-backend of one Pod.
@@ -53,7 +56,7 @@ type podProcess struct {
 }
 
 func newPodRunner(cs kubernetes.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
-	return &podRunner{cs: cs, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}}
+	return &podRunner{cs: cs, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}, failed: map[types.UID]*corev1.Pod{}}
 }
 
 // watchPods calls fn for every event of the Pods that fieldSelector
@@ -104,28 +107,72 @@ func (r *podRunner) bind(ctx context.Context) {
 	})
 }
 
-// run keeps one echo-backend process per running echo Pod of the Node.
+// run keeps one echo-backend process per running echo Pod of the Node. A
+// Pod that cannot start yet (its Secret is created after it, say) is
+// retried every retryInterval until it starts or goes away.
 func (r *podRunner) run(ctx context.Context) {
-	r.watchPods(ctx, "spec.nodeName="+r.node, func(ev watch.EventType, pod *corev1.Pod) {
-		gone := ev == watch.Deleted || pod.DeletionTimestamp != nil ||
-			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-		if gone {
-			r.stop(pod.UID)
-			return
+	retried := make(chan struct{})
+	defer func() { <-retried }()
+	go func() {
+		defer close(retried)
+		tick := time.NewTicker(retryInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			r.mu.Lock()
+			var retry []*corev1.Pod
+			for _, pod := range r.failed {
+				retry = append(retry, pod)
+			}
+			r.mu.Unlock()
+			for _, pod := range retry {
+				r.sync(watch.Modified, pod)
+			}
 		}
-		if pod.Status.PodIP == "" {
-			return
-		}
+	}()
+	r.watchPods(ctx, "spec.nodeName="+r.node, r.sync)
+}
+
+// sync starts or stops the process of pod after event ev.
+func (r *podRunner) sync(ev watch.EventType, pod *corev1.Pod) {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	gone := ev == watch.Deleted || pod.DeletionTimestamp != nil ||
+		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	if gone {
 		r.mu.Lock()
-		_, running := r.procs[pod.UID]
+		delete(r.failed, pod.UID)
 		r.mu.Unlock()
-		if running {
-			return
-		}
-		if err := r.startPod(pod); err != nil {
+		if err := r.stop(pod.UID); err != nil {
 			fmt.Fprintf(r.log, "localcp: pod %s/%s: %v\n", pod.Namespace, pod.Name, err)
 		}
-	})
+		return
+	}
+	if pod.Status.PodIP == "" {
+		return
+	}
+	r.mu.Lock()
+	_, running := r.procs[pod.UID]
+	prev, failedBefore := r.failed[pod.UID]
+	r.mu.Unlock()
+	if running {
+		return
+	}
+	err := r.startPod(pod)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		delete(r.failed, pod.UID)
+		return
+	}
+	if !failedBefore || prev.ResourceVersion != pod.ResourceVersion {
+		fmt.Fprintf(r.log, "localcp: pod %s/%s: %v (retrying)\n", pod.Namespace, pod.Name, err)
+	}
+	r.failed[pod.UID] = pod
 }
 
 // startPod adds the Pod IP to lo and starts the Pod's echo-backend.
@@ -144,6 +191,13 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	env, err := containerEnv(pod, ct)
 	if err != nil {
 		return err
+	}
+	mounts, err := r.writeVolumes(pod, ct)
+	if err != nil {
+		return err
+	}
+	for i, kv := range env {
+		env[i] = rewriteMountPath(kv, mounts)
 	}
 	if out, err := exec.Command("ip", "addr", "replace", ip.String()+"/32", "dev", "lo").CombinedOutput(); err != nil {
 		return fmt.Errorf("ip addr replace %s/32 dev lo: %v: %s", ip, err, strings.TrimSpace(string(out)))
@@ -206,6 +260,93 @@ func (r *podRunner) stopAll() error {
 		errs = append(errs, r.stop(uid))
 	}
 	return errors.Join(errs...)
+}
+
+// volumeMount maps a container's mountPath to the local directory that
+// holds the volume's files.
+type volumeMount struct{ path, local string }
+
+// writeVolumes writes the files of the Secret and ConfigMap volumes ct
+// mounts under the control plane's directory (the process runs on the
+// host, with no mount namespace) and returns where each went.
+func (r *podRunner) writeVolumes(pod *corev1.Pod, ct *corev1.Container) ([]volumeMount, error) {
+	volumes := map[string]*corev1.Volume{}
+	for i := range pod.Spec.Volumes {
+		volumes[pod.Spec.Volumes[i].Name] = &pod.Spec.Volumes[i]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mounts []volumeMount
+	for _, vm := range ct.VolumeMounts {
+		v := volumes[vm.Name]
+		if v == nil {
+			return nil, fmt.Errorf("volumeMount %s: no volume of that name", vm.Name)
+		}
+		data := map[string][]byte{}
+		var items []corev1.KeyToPath
+		switch {
+		case v.Secret != nil:
+			s, err := r.cs.CoreV1().Secrets(pod.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: secret %s: %w", vm.Name, v.Secret.SecretName, err)
+			}
+			data, items = s.Data, v.Secret.Items
+		case v.ConfigMap != nil:
+			cm, err := r.cs.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: configmap %s: %w", vm.Name, v.ConfigMap.Name, err)
+			}
+			for k, val := range cm.Data {
+				data[k] = []byte(val)
+			}
+			items = v.ConfigMap.Items
+		case v.EmptyDir != nil:
+		default:
+			return nil, fmt.Errorf("volume %s: only secret, configMap and emptyDir volumes are supported", vm.Name)
+		}
+		files := map[string][]byte{}
+		if len(items) == 0 {
+			files = data
+		}
+		for _, it := range items {
+			files[it.Path] = data[it.Key]
+		}
+		local := filepath.Join(r.dir, "volumes", string(pod.UID), vm.Name)
+		if err := os.MkdirAll(local, 0o700); err != nil {
+			return nil, fmt.Errorf("volume %s: %w", vm.Name, err)
+		}
+		for name, val := range files {
+			clean := filepath.Clean(name)
+			if !filepath.IsLocal(clean) {
+				return nil, fmt.Errorf("volume %s: item path %q: want a relative path inside the volume", vm.Name, name)
+			}
+			f := filepath.Join(local, clean)
+			if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", vm.Name, err)
+			}
+			if err := os.WriteFile(f, val, 0o600); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", vm.Name, err)
+			}
+		}
+		mounts = append(mounts, volumeMount{path: strings.TrimSuffix(vm.MountPath, "/"), local: local})
+	}
+	return mounts, nil
+}
+
+// rewriteMountPath rewrites the value of an env entry "K=V" that names a
+// path under a mount to the same path in the mount's local directory.
+func rewriteMountPath(kv string, mounts []volumeMount) string {
+	k, v, _ := strings.Cut(kv, "=")
+	best := -1
+	for i, m := range mounts {
+		if (v == m.path || strings.HasPrefix(v, m.path+"/")) && (best < 0 || len(m.path) > len(mounts[best].path)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return kv
+	}
+	return k + "=" + mounts[best].local + strings.TrimPrefix(v, mounts[best].path)
 }
 
 // echoContainer returns the Pod's first container whose image is an echo
