@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -189,37 +190,31 @@ func (c *Controller) routeParents(previous []gwv1.RouteParentStatus, r *routeSta
 // writeRouteStatus writes an HTTPRoute's, GRPCRoute's or TLSRoute's status
 // when its parents changed. It returns without writing when nothing changed.
 func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now metav1.Time) error {
-	switch obj := r.obj.(type) {
+	var (
+		kind    string
+		obj     client.Object
+		parents *[]gwv1.RouteParentStatus // in obj, a copy of r.obj
+	)
+	switch o := r.obj.(type) {
 	case *gwv1.HTTPRoute:
-		parents := c.routeParents(obj.Status.Parents, r, now)
-		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
-			return nil
-		}
-		route := obj.DeepCopy()
-		route.Status.Parents = parents
-		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
-			return fmt.Errorf("updating status of HTTPRoute %s/%s: %w", route.Namespace, route.Name, err)
-		}
+		o = o.DeepCopy()
+		kind, obj, parents = "HTTPRoute", o, &o.Status.Parents
 	case *gwv1.GRPCRoute:
-		parents := c.routeParents(obj.Status.Parents, r, now)
-		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
-			return nil
-		}
-		route := obj.DeepCopy()
-		route.Status.Parents = parents
-		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
-			return fmt.Errorf("updating status of GRPCRoute %s/%s: %w", route.Namespace, route.Name, err)
-		}
+		o = o.DeepCopy()
+		kind, obj, parents = "GRPCRoute", o, &o.Status.Parents
 	case *gwv1.TLSRoute:
-		parents := c.routeParents(obj.Status.Parents, r, now)
-		if equality.Semantic.DeepEqual(parents, obj.Status.Parents) {
-			return nil
-		}
-		route := obj.DeepCopy()
-		route.Status.Parents = parents
-		if err := c.opts.Client.Status().Update(ctx, route); err != nil {
-			return fmt.Errorf("updating status of TLSRoute %s/%s: %w", route.Namespace, route.Name, err)
-		}
+		o = o.DeepCopy()
+		kind, obj, parents = "TLSRoute", o, &o.Status.Parents
+	default:
+		return nil
+	}
+	want := c.routeParents(*parents, r, now)
+	if equality.Semantic.DeepEqual(want, *parents) {
+		return nil
+	}
+	*parents = want
+	if err := c.opts.Client.Status().Update(ctx, obj); err != nil {
+		return fmt.Errorf("updating status of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }
