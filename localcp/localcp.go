@@ -220,7 +220,6 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--service-account-private-key-file="+p.SAKey,
 		"--root-ca-file="+p.CACert,
 		"--use-service-account-credentials=false",
-		"--controllers=*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-service-lb-controller,-route,-persistentvolume-binder,-attachdetach,-persistentvolume-expander,-ephemeral-volume,-pvc-protection,-pv-protection",
 	); err != nil {
 		return nil, err
 	}
