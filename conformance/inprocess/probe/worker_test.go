@@ -53,6 +53,11 @@ func TestWorkerThresholds(t *testing.T) {
 	host, port := hostPort(t, srv.Listener.Addr().String())
 	p := httpProbe(intstr.FromInt32(int32(port)), "/")
 	p.PeriodSeconds, p.SuccessThreshold, p.FailureThreshold = 1, 2, 3
+	// A probe second is 5ms here, so the default 1s timeout would be 5ms of
+	// real time: a slow answer under load would count as a failure and shift
+	// every transition. The script must decide each check, so the timeout
+	// (10s of real time) is one the local server cannot reach.
+	p.TimeoutSeconds = 2000
 
 	changes := make(chan transition, 16)
 	checks := make(chan struct{}, 64)
