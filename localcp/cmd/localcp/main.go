@@ -34,13 +34,16 @@ import (
 const exitNeedsRoot = 3
 
 func main() {
-	binDir := flag.String("bin-dir", "", "directory of the control plane's binaries (make localcp-build); required")
-	echo := flag.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
-	dir := flag.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
-	class := flag.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway creates and serves; empty runs no gateway")
-	verbose := flag.Bool("v", false, "copy the components' output to stderr")
-	flag.Parse()
-	os.Exit(run(*binDir, *echo, *dir, *class, *verbose, flag.Args()))
+	// An own flag set: the upstream conformance packages that
+	// conformance/runner imports register their flags on flag.CommandLine.
+	fs := flag.NewFlagSet("localcp", flag.ExitOnError)
+	binDir := fs.String("bin-dir", "", "directory of the control plane's binaries (make localcp-build); required")
+	echo := fs.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
+	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
+	class := fs.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway creates and serves; empty runs no gateway")
+	verbose := fs.Bool("v", false, "copy the components' output to stderr")
+	_ = fs.Parse(os.Args[1:])
+	os.Exit(run(*binDir, *echo, *dir, *class, *verbose, fs.Args()))
 }
 
 func run(binDir, echo, dir, class string, verbose bool, command []string) int {
