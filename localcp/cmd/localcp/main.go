@@ -16,7 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,20 +41,31 @@ func main() {
 	echo := fs.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
 	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
 	class := fs.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway creates and serves; empty runs no gateway")
+	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (added to lo); two control planes on one host need different ones")
+	gatewayAddrs := fs.String("gateway-addresses", standalone.DefaultAddresses, "the prefix Gateway addresses come from; two control planes on one host need different ones")
 	verbose := fs.Bool("v", false, "copy the components' output to stderr")
 	_ = fs.Parse(os.Args[1:])
-	os.Exit(run(*binDir, *echo, *dir, *class, *verbose, fs.Args()))
+	pods, err := netip.ParsePrefix(*podCIDR)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "localcp: -pod-cidr %q: %v; want a prefix such as %s\n", *podCIDR, err, localcp.DefaultPodCIDR)
+		os.Exit(2)
+	}
+	addrs, err := netip.ParsePrefix(*gatewayAddrs)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "localcp: -gateway-addresses %q: %v; want a prefix such as %s\n", *gatewayAddrs, err, standalone.DefaultAddresses)
+		os.Exit(2)
+	}
+	os.Exit(run(localcp.Options{BinDir: *binDir, EchoBackend: *echo, Dir: *dir, PodCIDR: pods}, addrs, *class, *verbose, fs.Args()))
 }
 
-func run(binDir, echo, dir, class string, verbose bool, command []string) int {
+func run(opts localcp.Options, addrs netip.Prefix, class string, verbose bool, command []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var log io.Writer = io.Discard
 	if verbose {
-		log = os.Stderr
+		opts.Log = os.Stderr
 	}
 	t0 := time.Now()
-	cp, err := localcp.Start(ctx, localcp.Options{BinDir: binDir, EchoBackend: echo, Dir: dir, Log: log})
+	cp, err := localcp.Start(ctx, opts)
 	if errors.Is(err, localcp.ErrNeedsRoot) {
 		fmt.Fprintf(os.Stderr, "localcp: skipped: %v\n", err)
 		return exitNeedsRoot
@@ -80,7 +91,7 @@ func run(binDir, echo, dir, class string, verbose bool, command []string) int {
 		for _, f := range runner.ReferenceFeatures() {
 			supported = append(supported, gwv1.FeatureName(f))
 		}
-		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: class, SupportedFeatures: supported})
+		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: class, Addresses: addrs, SupportedFeatures: supported})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "localcp: reference gateway: %v\n", err)
 			return 1
