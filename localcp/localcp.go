@@ -229,6 +229,11 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--manage-nodes-with-annotation-selector="+kwokNodeSelector+"=fake",
 		"--cidr="+opts.PodCIDR.String(),
 		"--node-ip=127.0.0.1",
+		// The heartbeat stage kwok-stages.yaml holds renews the Node's
+		// Lease only with a lease duration; without it the controller
+		// manager finds the Node not ready after 40s and marks every Pod
+		// not ready, emptying the EndpointSlices.
+		"--node-lease-duration-seconds=40",
 		fmt.Sprintf("--server-address=127.0.0.1:%d", kwokPort),
 		"--config="+bin("kwok-stages.yaml"),
 	); err != nil {
