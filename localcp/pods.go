@@ -16,10 +16,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
 )
 
 // echoImages are the image repositories (last path element, without tag)
@@ -53,6 +57,8 @@ type podProcess struct {
 	ip   string
 	cmd  *exec.Cmd
 	done chan struct{}
+
+	probe *probe.Worker // the readiness probe, or nil
 }
 
 func newPodRunner(cs kubernetes.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
@@ -216,6 +222,23 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	}
 	p := &podProcess{name: name, ip: ip.String(), cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	if rp := ct.ReadinessProbe; rp != nil {
+		if err := probe.Validate("readinessProbe", rp); err != nil {
+			fmt.Fprintf(r.log, "localcp: pod %s: %v; readiness left to kwok\n", name, err)
+		} else {
+			// kwok marked the Pod ready; a kubelet would not until the
+			// probe passes.
+			r.setReady(pod.Namespace, pod.Name, pod.UID, false, "readiness probe not yet run")
+			ns, podName, uid := pod.Namespace, pod.Name, pod.UID
+			p.probe = probe.Start(probe.Config{
+				Probe:  rp,
+				Target: probe.Target{Host: ip.String(), Ports: ct.Ports},
+				OnChange: func(ready bool, last probe.Result) {
+					r.setReady(ns, podName, uid, ready, last.Message)
+				},
+			})
+		}
+	}
 	r.mu.Lock()
 	r.procs[pod.UID] = p
 	r.mu.Unlock()
@@ -232,6 +255,9 @@ func (r *podRunner) stop(uid types.UID) error {
 	if p == nil {
 		return nil
 	}
+	if p.probe != nil {
+		p.probe.Stop()
+	}
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	var err error
 	select {
@@ -245,6 +271,49 @@ func (r *podRunner) stop(uid types.UID) error {
 		err = errors.Join(err, fmt.Errorf("localcp: ip addr del %s/32 dev lo: %v: %s", p.ip, e, strings.TrimSpace(string(out))))
 	}
 	return err
+}
+
+// setReady writes the Pod's Ready and ContainersReady conditions and its
+// containers' ready flags, as a kubelet does after a readiness probe
+// changes its mind. A Pod that is gone or replaced (another uid) is left
+// alone.
+func (r *podRunner) setReady(ns, name string, uid types.UID, ready bool, msg string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := r.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil || pod.UID != uid {
+			return err
+		}
+		now := metav1.Now()
+		for _, t := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
+			found := false
+			for i := range pod.Status.Conditions {
+				c := &pod.Status.Conditions[i]
+				if c.Type == t {
+					found = true
+					if c.Status != status {
+						c.Status, c.LastTransitionTime, c.Message = status, now, msg
+					}
+				}
+			}
+			if !found {
+				pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: status, LastTransitionTime: now, Message: msg})
+			}
+		}
+		for i := range pod.Status.ContainerStatuses {
+			pod.Status.ContainerStatuses[i].Ready = ready
+		}
+		_, err = r.cs.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		fmt.Fprintf(r.log, "localcp: pod %s/%s: setting Ready=%v: %v\n", ns, name, ready, err)
+	}
 }
 
 // stopAll stops every Pod process.
