@@ -33,6 +33,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -44,7 +45,7 @@ import (
 
 // Binaries are the files Options.BinDir must hold; hack/build.sh builds
 // them.
-var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok", "kwok-stages.yaml"}
+var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok", "kwok-stages.yaml", "kwok-logs-crd.yaml"}
 
 // ErrNeedsRoot is returned (wrapped) by Start when the process is not root
 // and so cannot add Pod IPs to the loopback interface.
@@ -223,6 +224,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	); err != nil {
 		return nil, err
 	}
+	cs, err := kubernetes.NewForConfig(cp.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("localcp: clientset: %w", err)
+	}
+	if err := installCRDs(ctx, cp.cfg, bin("kwok-logs-crd.yaml")); err != nil {
+		return nil, err
+	}
 	if err := cp.start("kwok", bin("kwok"),
 		"--kubeconfig="+cp.kubeconfig,
 		"--manage-all-nodes=false",
@@ -236,21 +244,23 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--node-lease-duration-seconds=40",
 		fmt.Sprintf("--server-address=127.0.0.1:%d", kwokPort),
 		"--config="+bin("kwok-stages.yaml"),
+		// The API server reaches Pod logs through the Node's kubelet
+		// port, which is kwok's server.
+		fmt.Sprintf("--node-port=%d", kwokPort),
+		"--tls-cert-file="+p.ServingCert, "--tls-private-key-file="+p.ServingKey,
+		"--enable-crds=Logs",
 	); err != nil {
 		return nil, err
 	}
 
-	cs, err := kubernetes.NewForConfig(cp.cfg)
-	if err != nil {
-		return nil, fmt.Errorf("localcp: clientset: %w", err)
-	}
-	if err := installCRDs(ctx, cp.cfg); err != nil {
-		return nil, err
-	}
 	if err := createNode(ctx, cs, DefaultNodeName, opts.PodCIDR); err != nil {
 		return nil, err
 	}
-	cp.pods = newPodRunner(cs, DefaultNodeName, opts.EchoBackend, opts.PodCIDR, cp.dir, log)
+	dyn, err := dynamic.NewForConfig(cp.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("localcp: dynamic client: %w", err)
+	}
+	cp.pods = newPodRunner(cs, dyn, DefaultNodeName, opts.EchoBackend, opts.PodCIDR, cp.dir, log)
 	cp.wg.Add(2)
 	go func() { defer cp.wg.Done(); cp.pods.bind(runCtx) }()
 	go func() { defer cp.wg.Done(); cp.pods.run(runCtx) }()
@@ -415,12 +425,23 @@ func waitReady(ctx context.Context, cfg *rest.Config, cp *ControlPlane) error {
 	}
 }
 
-// installCRDs creates gatecheck's CRDs (crds.Load) and waits until each is
-// established.
-func installCRDs(ctx context.Context, cfg *rest.Config) error {
+// installCRDs creates gatecheck's CRDs (crds.Load) and those of the
+// extra files, and waits until each is established.
+func installCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
 	list, err := crds.Load()
 	if err != nil {
 		return fmt.Errorf("localcp: loading the CRDs: %w", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("localcp: %w", err)
+		}
+		more, err := crds.Parse(data)
+		if err != nil {
+			return fmt.Errorf("localcp: %s: %w", f, err)
+		}
+		list = append(list, more...)
 	}
 	s := client.Options{}
 	c, err := client.New(cfg, s)

@@ -18,8 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -38,6 +41,7 @@ const retryInterval = 500 * time.Millisecond
 // process for each running echo Pod.
 type podRunner struct {
 	cs      kubernetes.Interface
+	dyn     dynamic.Interface // writes kwok's Logs objects; nil writes none
 	node    string
 	binary  string
 	podCIDR netip.Prefix
@@ -61,8 +65,8 @@ type podProcess struct {
 	probe *probe.Worker // the readiness probe, or nil
 }
 
-func newPodRunner(cs kubernetes.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
-	return &podRunner{cs: cs, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}, failed: map[types.UID]*corev1.Pod{}}
+func newPodRunner(cs kubernetes.Interface, dyn dynamic.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
+	return &podRunner{cs: cs, dyn: dyn, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}, failed: map[types.UID]*corev1.Pod{}}
 }
 
 // watchPods calls fn for every event of the Pods that fieldSelector
@@ -215,7 +219,8 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	}
 	cmd := exec.Command(r.binary, "-host", ip.String())
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = f, io.MultiWriter(f, prefixWriter(r.log, name))
+	// The log is in the CRI format kwok's log server reads.
+	cmd.Stdout, cmd.Stderr = criWriter(f, "stdout"), io.MultiWriter(criWriter(f, "stderr"), prefixWriter(r.log, name))
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return fmt.Errorf("starting %s: %w", r.binary, err)
@@ -238,6 +243,9 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 				},
 			})
 		}
+	}
+	if err := r.createLogs(pod, ct.Name, f.Name()); err != nil {
+		fmt.Fprintf(r.log, "localcp: pod %s: %v; its logs cannot be read through the API\n", name, err)
 	}
 	r.mu.Lock()
 	r.procs[pod.UID] = p
@@ -314,6 +322,54 @@ func (r *podRunner) setReady(ns, name string, uid types.UID, ready bool, msg str
 	if err != nil && !apierrors.IsNotFound(err) {
 		fmt.Fprintf(r.log, "localcp: pod %s/%s: setting Ready=%v: %v\n", ns, name, ready, err)
 	}
+}
+
+// logsResource is kwok's Logs kind: where kwok's server reads a Pod's
+// container logs from.
+var logsResource = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "logs"}
+
+// createLogs points kwok at file for the logs of the Pod's container. The
+// Logs object is owned by the Pod, so it goes with it.
+func (r *podRunner) createLogs(pod *corev1.Pod, container, file string) error {
+	if r.dyn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1",
+		"kind":       "Logs",
+		"metadata": map[string]any{
+			"name":      pod.Name,
+			"namespace": pod.Namespace,
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "v1", "kind": "Pod", "name": pod.Name, "uid": string(pod.UID),
+			}},
+		},
+		"spec": map[string]any{
+			"logs": []any{map[string]any{"containers": []any{container}, "logsFile": file, "follow": true}},
+		},
+	}}
+	_, err := r.dyn.Resource(logsResource).Namespace(pod.Namespace).Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating kwok Logs: %w", err)
+	}
+	return nil
+}
+
+// criWriter returns a writer that writes each line to w in the CRI log
+// format ("<RFC 3339 time> <stream> F <line>"), one Write per line.
+func criWriter(w io.Writer, stream string) io.Writer {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintf(w, "%s %s F %s\n", time.Now().UTC().Format(time.RFC3339Nano), stream, sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return pw
 }
 
 // stopAll stops every Pod process.

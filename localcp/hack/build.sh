@@ -97,4 +97,14 @@ if [[ $force == 1 || ! -f "$stages" ]]; then
 	mv "$stages.tmp" "$stages"
 fi
 
+# kwok's Logs CRD: the harness points each echo Pod's Logs at its process's
+# output, so kubectl logs (and the mirror tests) read it through kwok.
+logscrd="$bin/kwok-logs-crd.yaml"
+if [[ $force == 1 || ! -f "$logscrd" ]]; then
+	src="$(cd "$root/localcp/build/kwok" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/crd/bases"
+	cp "$src/kwok.x-k8s.io_logs.yaml" "$logscrd.tmp"
+	chmod 644 "$logscrd.tmp"
+	mv "$logscrd.tmp" "$logscrd"
+fi
+
 ls -l "$bin"
