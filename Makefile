@@ -6,6 +6,7 @@ export GOTOOLCHAIN := local
 REPORT_DIR ?= out/reports/reference
 
 include kind/Makefile.kind
+include Makefile.localcp
 
 .PHONY: run test vet fmt-check build proto proto-check perf bench
 
