@@ -87,7 +87,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		out.Header.Set(grpcTimeoutHeader, formatGRPCTimeout(remaining))
 	}
 	if len(act.filters.mirrors) > 0 || len(b.filters.mirrors) > 0 {
-		body, ok := s.mirrorBody(out)
+		body, ok := bufferBody(out, maxMirrorBody) // retry.go: small bodies of known length
 		for _, m := range act.filters.mirrors {
 			s.mirror(out, body, ok, m)
 		}

@@ -109,7 +109,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	applyRequestFilters(out, fs, mp)
 	applyRequestFilters(out, &b.filters, mp)
 	if len(fs.mirrors) > 0 || len(b.filters.mirrors) > 0 {
-		body, ok := s.mirrorBody(out)
+		body, ok := bufferBody(out, maxMirrorBody) // retry.go: small bodies of known length
 		for _, m := range fs.mirrors {
 			s.mirror(out, body, ok, m)
 		}

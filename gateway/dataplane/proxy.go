@@ -254,13 +254,6 @@ const maxMirrorBody = 64 << 10
 // mirrorTimeout bounds one mirrored request.
 const mirrorTimeout = 30 * time.Second
 
-// mirrorBody buffers out's body for the mirrors when it is small and of
-// known length, and gives out a replayable copy. ok is false when the body
-// cannot be mirrored.
-func (s *Server) mirrorBody(out *http.Request) (body []byte, ok bool) {
-	return bufferBody(out, maxMirrorBody) // retry.go
-}
-
 // errReader returns err, or io.EOF when err is nil.
 type errReader struct{ err error }
 
