@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"testing"
 
@@ -98,15 +96,6 @@ func (c withCRDs) List(ctx context.Context, list client.ObjectList, opts ...clie
 	}
 	return nil
 }
-
-// errNoAPIServer is what a request to the in-process cluster's REST API
-// gets: there is none.
-var errNoAPIServer = errors.New("the in-process cluster has no Kubernetes REST API (pod logs, exec and the like); run this test against a cluster with --kubeconfig")
-
-// noAPIServer fails every request, with errNoAPIServer.
-type noAPIServer struct{}
-
-func (noAPIServer) RoundTrip(*http.Request) (*http.Response, error) { return nil, errNoAPIServer }
 
 // connect points the suite's options at the cluster a kubeconfig names:
 // a controller-runtime client and clientset with the Gateway API types,
