@@ -218,9 +218,9 @@ func buildVersion() string {
 // in-process target, put the in-process client back before they start.
 //
 // The upstream suite gives each test a client built from its RestConfig
-// (for a per-test user agent). The in-process cluster has no REST API, so
-// that client reaches nothing; the suite's RestConfig there fails every
-// request with a message that says so. A copy therefore applies the test's
+// (for a per-test user agent). The in-process cluster's REST API serves
+// only pod logs, so that client cannot read or write objects. A copy
+// therefore applies the test's
 // manifests itself (the suite would do it with that client) after setting
 // the suite's client back. A test marked Parallel does not set it: it runs
 // after Run has set it back once and for all, and setting it from there
