@@ -27,17 +27,38 @@ KWOK_VERSION=v0.8.0
 
 ldflags="-s -w"
 
-need() { # need NAME...: true when one of the binaries is missing or -f was given
+# The version the API server and controller-manager report (/version,
+# kubectl version): Kubernetes' own build stamps these with -X; a plain go
+# build leaves "v0.0.0-master+$Format:%H$", which kubectl cannot parse and
+# which implementations that check the server version refuse.
+kube_major="${KUBERNETES_VERSION#v}"; kube_major="${kube_major%%.*}"
+kube_minor="${KUBERNETES_VERSION#v*.}"; kube_minor="${kube_minor%%.*}"
+kube_ldflags="$ldflags"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	kube_ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$kube_major -X $pkg.gitMinor=$kube_minor"
+	kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+done
+
+need() { # need STAMP NAME...: true when a binary is missing, its stamp differs, or -f was given
 	[[ $force == 1 ]] && return 0
-	for n in "$@"; do [[ -x "$bin/$n" ]] || return 0; done
+	local want="$1"; shift
+	for n in "$@"; do
+		[[ -x "$bin/$n" ]] || return 0
+		[[ "$(cat "$bin/.$n.stamp" 2>/dev/null)" == "$want" ]] || return 0
+	done
 	return 1
+}
+stampbin() { # stampbin STAMP NAME...: records what each binary was built from
+	local want="$1"; shift
+	for n in "$@"; do printf '%s' "$want" >"$bin/.$n.stamp"; done
 }
 
 stamp() { date +%s; }
 
 # kube: kube-apiserver and kube-controller-manager from k8s.io/kubernetes, with
 # every staging module (replaced to ./staging upstream) pinned to its release.
-if need kube-apiserver kube-controller-manager; then
+kube_stamp="$KUBERNETES_VERSION $kube_ldflags"
+if need "$kube_stamp" kube-apiserver kube-controller-manager; then
 	t0=$(stamp)
 	dir="$root/localcp/build/kube"
 	mkdir -p "$dir"
@@ -51,13 +72,14 @@ if need kube-apiserver kube-controller-manager; then
 		done
 		"$GO" mod edit -require "k8s.io/kubernetes@$KUBERNETES_VERSION"
 	fi
-	"$GO" build -trimpath -ldflags "$ldflags" -o "$bin/" \
+	"$GO" build -trimpath -ldflags "$kube_ldflags" -o "$bin/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+	stampbin "$kube_stamp" kube-apiserver kube-controller-manager
 	echo "build.sh: kube-apiserver kube-controller-manager built in $(( $(stamp) - t0 ))s"
 fi
 
 # etcd: the server module's root package is the etcd main.
-if need etcd; then
+if need "$ETCD_VERSION" etcd; then
 	t0=$(stamp)
 	dir="$root/localcp/build/etcd"
 	mkdir -p "$dir"
@@ -67,11 +89,12 @@ if need etcd; then
 		"$GO" mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
 	fi
 	"$GO" build -trimpath -ldflags "$ldflags" -o "$bin/etcd" go.etcd.io/etcd/server/v3
+	stampbin "$ETCD_VERSION" etcd
 	echo "build.sh: etcd built in $(( $(stamp) - t0 ))s"
 fi
 
 # kwok: fakes kubelets; its stage configs make pods Running at once.
-if need kwok; then
+if need "$KWOK_VERSION" kwok; then
 	t0=$(stamp)
 	dir="$root/localcp/build/kwok"
 	mkdir -p "$dir"
@@ -81,6 +104,7 @@ if need kwok; then
 		"$GO" mod edit -require "sigs.k8s.io/kwok@$KWOK_VERSION"
 	fi
 	"$GO" build -trimpath -ldflags "$ldflags" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok
+	stampbin "$KWOK_VERSION" kwok
 	echo "build.sh: kwok built in $(( $(stamp) - t0 ))s"
 fi
 
