@@ -73,8 +73,9 @@ type Options struct {
 	// means a new temporary directory, removed by Close.
 	Dir string
 
-	// PodCIDR is where Pod IPs come from; it must not overlap an address
-	// in use on the host. The zero Prefix means DefaultPodCIDR.
+	// PodCIDR is where Pod IPs come from: an IPv4 prefix that CheckPodCIDR
+	// accepts and that no other interface of the host uses. The zero
+	// Prefix means DefaultPodCIDR.
 	PodCIDR netip.Prefix
 
 	// Log receives the components' output and the harness's progress; nil
@@ -127,14 +128,18 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if _, err := os.Stat(opts.EchoBackend); err != nil {
 		return nil, fmt.Errorf("localcp: Options.EchoBackend: %w", err)
 	}
-	if os.Geteuid() != 0 {
-		return nil, ErrNeedsRoot
-	}
 	if !opts.PodCIDR.IsValid() {
 		opts.PodCIDR = netip.MustParsePrefix(DefaultPodCIDR)
 	}
-	if !opts.PodCIDR.Addr().Is4() || opts.PodCIDR.Bits() > 30 {
-		return nil, fmt.Errorf("localcp: Options.PodCIDR %s: want an IPv4 prefix of /30 or wider, such as %s", opts.PodCIDR, DefaultPodCIDR)
+	if err := CheckPodCIDR(opts.PodCIDR); err != nil {
+		return nil, fmt.Errorf("localcp: Options.PodCIDR: %w", err)
+	}
+	if err := CheckPodCIDROnHost(opts.PodCIDR); err != nil {
+		return nil, fmt.Errorf("localcp: Options.PodCIDR: %w", err)
+	}
+	opts.PodCIDR = opts.PodCIDR.Masked()
+	if os.Geteuid() != 0 {
+		return nil, ErrNeedsRoot
 	}
 	log := opts.Log
 	if log == nil {
