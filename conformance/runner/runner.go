@@ -113,6 +113,9 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 		tgt, err = startInProcess(t, &opts, &co)
 	} else {
 		tgt, err = connect(opts.Kubeconfig, &co)
+		if err == nil {
+			err = waitForPreviousRun(t.Context(), &co, opts.Progress)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
