@@ -1,6 +1,7 @@
 package localcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,8 +22,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/localcp"
 )
@@ -178,4 +188,184 @@ func TestDeploymentServesAtPodIP(t *testing.T) {
 	if len(pods) != int(replicas) {
 		t.Errorf("answers came from pods %v; want %d distinct", pods, replicas)
 	}
+}
+
+// kubernetesVersion is the version hack/build.sh builds (KUBERNETES_VERSION)
+// and stamps into kube-apiserver and kube-controller-manager.
+const kubernetesVersion = "v1.36.3"
+
+// TestVersion checks that the API server and the controller manager
+// report the release they were built from, as kubectl and implementations
+// that check the server's version expect (a plain go build reports
+// v0.0.0-master+$Format:%H$, which neither can parse).
+func TestVersion(t *testing.T) {
+	cp := startControlPlane(t)
+	cs, err := kubernetes.NewForConfig(cp.RestConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := cs.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kube-apiserver /version: %s (major %q, minor %q, %s)", v.GitVersion, v.Major, v.Minor, v.Platform)
+	if v.GitVersion != kubernetesVersion || v.Major != "1" || v.Minor != "36" {
+		t.Errorf("kube-apiserver reports %s (major %q, minor %q); want %s (1, 36): rebuild with make localcp-build", v.GitVersion, v.Major, v.Minor, kubernetesVersion)
+	}
+	out, err := exec.Command(filepath.Join(binDir(t), "kube-controller-manager"), "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kube-controller-manager --version: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "Kubernetes "+kubernetesVersion {
+		t.Errorf("kube-controller-manager --version printed %q; want %q", got, "Kubernetes "+kubernetesVersion)
+	}
+}
+
+// envFakeImplementation, set in the environment of this test binary, makes
+// it a fake Gateway implementation (see fakeImplementation) instead of
+// running the tests.
+const envFakeImplementation = "LOCALCP_TEST_FAKE_IMPLEMENTATION"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envFakeImplementation); mode != "" {
+		os.Exit(fakeImplementation(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeImplementation is an implementation under test as
+// StartImplementation runs it: it reads the environment the harness gives
+// it and, depending on mode, accepts its GatewayClass and runs until
+// SIGINT ("accept"), never accepts it ("ignore"), or fails at once
+// ("exit").
+func fakeImplementation(mode string) int {
+	fmt.Printf("fake implementation %s: class %s, controller %s, addresses %s\n",
+		mode, os.Getenv(localcp.EnvGatewayClass), os.Getenv(localcp.EnvControllerName), os.Getenv(localcp.EnvGatewayAddresses))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	switch mode {
+	case "exit":
+		fmt.Println("fake implementation: cannot start: no licence")
+		return 3
+	case "ignore":
+		<-ctx.Done()
+		return 0
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	s := runtime.NewScheme()
+	if err := gwv1.Install(s); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	var gc gwv1.GatewayClass
+	if err := c.Get(ctx, client.ObjectKey{Name: os.Getenv(localcp.EnvGatewayClass)}, &gc); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	if string(gc.Spec.ControllerName) != os.Getenv(localcp.EnvControllerName) {
+		fmt.Printf("GatewayClass %s is for %s, not me\n", gc.Name, gc.Spec.ControllerName)
+		return 1
+	}
+	gc.Status.Conditions = []metav1.Condition{{
+		Type: string(gwv1.GatewayClassConditionStatusAccepted), Status: metav1.ConditionTrue, ObservedGeneration: gc.Generation,
+		Reason: string(gwv1.GatewayClassReasonAccepted), Message: "fake", LastTransitionTime: metav1.Now(),
+	}}
+	gc.Status.SupportedFeatures = []gwv1.SupportedFeature{{Name: "Gateway"}, {Name: "HTTPRoute"}}
+	if err := c.Status().Update(ctx, &gc); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	<-ctx.Done()
+	fmt.Println("fake implementation: stopped")
+	return 0
+}
+
+// TestStartImplementation runs this test binary as a fake implementation
+// through the harness: one that accepts its class and stops at SIGINT,
+// one that exits at once, and one that never accepts its class.
+func TestStartImplementation(t *testing.T) {
+	cp := startControlPlane(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := func(mode string) string { return fmt.Sprintf("%s=%s exec '%s'", envFakeImplementation, mode, self) }
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	t.Run("accepts", func(t *testing.T) {
+		var out safeBuffer
+		impl, err := cp.StartImplementation(ctx, localcp.ImplementationOptions{
+			Command: command("accept"), GatewayClass: "fake-accept", ControllerName: "example.com/fake", Output: &out,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []gwv1.FeatureName{"Gateway", "HTTPRoute"}; !slices.Equal(impl.SupportedFeatures, want) {
+			t.Errorf("SupportedFeatures %v; want %v, from the class's status", impl.SupportedFeatures, want)
+		}
+		if want := "class fake-accept, controller example.com/fake, addresses " + localcp.DefaultImplementationAddresses; !strings.Contains(out.String(), want) {
+			t.Errorf("the implementation printed %q; want its environment to give %q", out.String(), want)
+		}
+		if err := impl.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		select {
+		case <-impl.Exited():
+		default:
+			t.Error("Stop returned before the implementation exited")
+		}
+		if !strings.Contains(out.String(), "fake implementation: stopped") {
+			t.Errorf("the implementation printed %q; want it to have stopped on SIGINT", out.String())
+		}
+	})
+
+	t.Run("exits", func(t *testing.T) {
+		_, err := cp.StartImplementation(ctx, localcp.ImplementationOptions{
+			Command: command("exit"), GatewayClass: "fake-exit", ControllerName: "example.com/fake",
+		})
+		if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "no licence") {
+			t.Errorf("err = %v; want one with the exit status and the end of the output", err)
+		}
+	})
+
+	t.Run("never accepts", func(t *testing.T) {
+		start := time.Now()
+		_, err := cp.StartImplementation(ctx, localcp.ImplementationOptions{
+			Command: command("ignore"), GatewayClass: "fake-ignore", ControllerName: "example.com/fake", AcceptTimeout: 2 * time.Second,
+		})
+		if err == nil || !strings.Contains(err.Error(), `GatewayClass "fake-ignore" not accepted within 2s (Accepted=Unknown, reason Pending: Waiting for controller): is the implementation watching for controllerName "example.com/fake"?`) {
+			t.Errorf("err = %v; want one saying the class was not accepted in time", err)
+		}
+		if took := time.Since(start); took > 2*time.Second+15*time.Second {
+			t.Errorf("StartImplementation took %v with AcceptTimeout 2s; want it bounded", took)
+		}
+	})
+}
+
+// safeBuffer is a bytes.Buffer for one writer and one reader.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

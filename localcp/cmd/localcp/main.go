@@ -1,28 +1,40 @@
-// Command localcp starts the local control plane (package localcp) and the
-// reference gateway as a controller against it, runs one command with
-// KUBECONFIG naming the control plane, and tears everything down when the
-// command exits. Without a command it runs until SIGINT or SIGTERM.
+// Command localcp starts the local control plane (package localcp) and a
+// Gateway implementation against it, runs one command with KUBECONFIG
+// naming the control plane, and tears everything down when the command
+// exits. Without a command it runs until SIGINT or SIGTERM.
 //
-//	go run ./cmd/localcp -bin-dir ../.cache/localcp/bin -echo-backend ../.cache/localcp/bin/echo-backend \
-//	    -- go run ./cmd/gatecheck run --kubeconfig '$KUBECONFIG' --gateway-class gatecheck
+// The implementation is the reference gateway, in this process, serving
+// -gateway-class; or, with -impl, an implementation under test started as
+// a host process of its own (see localcp.ControlPlane.StartImplementation):
+//
+//	localcp -bin-dir DIR -echo-backend DIR/echo-backend \
+//	    -gateway-class acme -controller-name example.com/acme \
+//	    -impl 'acme-gateway --kubeconfig "$KUBECONFIG" --addresses "$GATEWAY_ADDRESSES"' \
+//	    -- gatecheck run --kubeconfig '$KUBECONFIG' --gateway-class acme
 //
 // An argument of the command that is exactly $KUBECONFIG is replaced by the
 // kubeconfig's path. It must run as root (Pod IPs go on the loopback
-// interface); otherwise it exits with status 3 and says why.
+// interface); otherwise it exits with status 3 and says why. Flags it
+// refuses (an unusable -pod-cidr, say) make it exit with status 2.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/discovery"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/conformance/runner"
@@ -40,48 +52,131 @@ func main() {
 	binDir := fs.String("bin-dir", "", "directory of the control plane's binaries (make localcp-build); required")
 	echo := fs.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
 	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
-	class := fs.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway creates and serves; empty runs no gateway")
-	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (added to lo); two control planes on one host need different ones")
-	gatewayAddrs := fs.String("gateway-addresses", standalone.DefaultAddresses, "the prefix Gateway addresses come from; two control planes on one host need different ones")
+	class := fs.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway (or, with -impl, the implementation) serves; created by localcp. Empty, without -impl: no gateway at all")
+	controllerName := fs.String("controller-name", "", "spec.controllerName of the GatewayClass: required with -impl; default for the reference gateway "+string(standalone.DefaultControllerName))
+	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (added to lo): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; two control planes on one host need different ones")
+	gatewayAddrs := fs.String("gateway-addresses", "", "the prefix Gateway addresses come from, one per Gateway (default "+standalone.DefaultAddresses+" for the reference gateway, "+localcp.DefaultImplementationAddresses+" for -impl, given to it as $"+localcp.EnvGatewayAddresses+"); two control planes on one host need different ones")
+	impl := fs.String("impl", "", "a shell command that starts the Gateway implementation under test on this host (its controller and data plane) instead of the reference gateway; it gets $KUBECONFIG, $"+localcp.EnvGatewayClass+", $"+localcp.EnvControllerName+" and $"+localcp.EnvGatewayAddresses+", and must run until SIGINT")
+	implLog := fs.String("impl-log", "", "file for the -impl command's output (default: stderr)")
+	implTimeout := fs.Duration("impl-timeout", 2*time.Minute, "how long -impl has to accept its GatewayClass")
 	verbose := fs.Bool("v", false, "copy the components' output to stderr")
 	_ = fs.Parse(os.Args[1:])
-	pods, err := netip.ParsePrefix(*podCIDR)
+	cfg, err := parseFlags(*podCIDR, *gatewayAddrs, *class, *controllerName, *impl)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "localcp: -pod-cidr %q: %v; want a prefix such as %s\n", *podCIDR, err, localcp.DefaultPodCIDR)
+		fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
 		os.Exit(2)
 	}
-	addrs, err := netip.ParsePrefix(*gatewayAddrs)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "localcp: -gateway-addresses %q: %v; want a prefix such as %s\n", *gatewayAddrs, err, standalone.DefaultAddresses)
-		os.Exit(2)
-	}
-	os.Exit(run(localcp.Options{BinDir: *binDir, EchoBackend: *echo, Dir: *dir, PodCIDR: pods}, addrs, *class, *verbose, fs.Args()))
+	cfg.opts = localcp.Options{BinDir: *binDir, EchoBackend: *echo, Dir: *dir, PodCIDR: cfg.podCIDR}
+	cfg.implLog, cfg.implTimeout, cfg.verbose = *implLog, *implTimeout, *verbose
+	os.Exit(run(cfg, fs.Args()))
 }
 
-func run(opts localcp.Options, addrs netip.Prefix, class string, verbose bool, command []string) int {
+// config is what the flags ask for.
+type config struct {
+	opts           localcp.Options
+	podCIDR        netip.Prefix
+	addresses      netip.Prefix
+	class          string
+	controllerName string
+	impl           string
+	implLog        string
+	implTimeout    time.Duration
+	verbose        bool
+}
+
+// parseFlags checks the flags that need more than parsing, before anything
+// starts: an unusable Pod CIDR, Gateway addresses that overlap it, and
+// -impl without the class it serves.
+func parseFlags(podCIDR, gatewayAddrs, class, controllerName, impl string) (*config, error) {
+	c := &config{class: class, controllerName: controllerName, impl: impl}
+	var err error
+	if c.podCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
+		return nil, fmt.Errorf("-pod-cidr %q: %v; want a prefix such as %s", podCIDR, err, localcp.DefaultPodCIDR)
+	}
+	if err := localcp.CheckPodCIDR(c.podCIDR); err != nil {
+		return nil, fmt.Errorf("-pod-cidr: %w", err)
+	}
+	if err := localcp.CheckPodCIDROnHost(c.podCIDR); err != nil {
+		return nil, fmt.Errorf("-pod-cidr: %w", err)
+	}
+	if gatewayAddrs == "" {
+		gatewayAddrs = standalone.DefaultAddresses
+		if impl != "" {
+			gatewayAddrs = localcp.DefaultImplementationAddresses
+		}
+	}
+	if c.addresses, err = netip.ParsePrefix(gatewayAddrs); err != nil {
+		return nil, fmt.Errorf("-gateway-addresses %q: %v; want a prefix such as %s", gatewayAddrs, err, localcp.DefaultImplementationAddresses)
+	}
+	if c.addresses.Overlaps(c.podCIDR) {
+		return nil, fmt.Errorf("-gateway-addresses %s overlaps -pod-cidr %s: a Gateway and a Pod could get one address; want a loopback range such as %s", c.addresses, c.podCIDR.Masked(), localcp.DefaultImplementationAddresses)
+	}
+	if impl != "" {
+		if class == "" {
+			return nil, errors.New("-impl needs -gateway-class: the GatewayClass localcp creates for the implementation and the suite uses")
+		}
+		if controllerName == "" {
+			return nil, errors.New("-impl needs -controller-name: the spec.controllerName the implementation watches for, such as example.com/gateway-controller")
+		}
+	} else if c.controllerName == "" {
+		c.controllerName = string(standalone.DefaultControllerName)
+	}
+	return c, nil
+}
+
+func run(cfg *config, command []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if verbose {
+	opts := cfg.opts
+	if cfg.verbose {
 		opts.Log = os.Stderr
 	}
 	t0 := time.Now()
 	cp, err := localcp.Start(ctx, opts)
 	if errors.Is(err, localcp.ErrNeedsRoot) {
-		fmt.Fprintf(os.Stderr, "localcp: skipped: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%v; skipped\n", err)
 		return exitNeedsRoot
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%v\n", err)
 		return 1
 	}
 	defer func() {
 		if err := cp.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "localcp: close: %v\n", err)
+			fmt.Fprintf(os.Stderr, "%v\n", err)
 		}
 	}()
-	fmt.Fprintf(os.Stderr, "localcp: control plane up in %v; kubeconfig %s\n", time.Since(t0).Round(time.Millisecond), cp.Kubeconfig())
+	version := "unknown version"
+	if dc, err := discovery.NewDiscoveryClientForConfig(cp.RestConfig()); err == nil {
+		if v, err := dc.ServerVersion(); err == nil {
+			version = v.GitVersion
+		}
+	}
+	fmt.Fprintf(os.Stderr, "localcp: control plane (Kubernetes %s) up in %v; kubeconfig %s\n", version, time.Since(t0).Round(time.Millisecond), cp.Kubeconfig())
 
-	if class != "" {
+	switch {
+	case cfg.impl != "":
+		impl, closeOutput, err := startImplementation(ctx, cp, cfg)
+		defer closeOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%v\n", err)
+			return 1
+		}
+		defer func() {
+			if err := impl.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "%v\n", err)
+			}
+		}()
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-impl.Exited():
+				fmt.Fprintf(os.Stderr, "localcp: the implementation exited while it was still needed (%v); the rest of the run has no gateway\n", impl.Err())
+			case <-done:
+			}
+		}()
+	case cfg.class != "":
 		c, err := standalone.NewClient(cp.RestConfig())
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
@@ -91,13 +186,14 @@ func run(opts localcp.Options, addrs netip.Prefix, class string, verbose bool, c
 		for _, f := range runner.ReferenceFeatures() {
 			supported = append(supported, gwv1.FeatureName(f))
 		}
-		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: class, Addresses: addrs, SupportedFeatures: supported})
+		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: cfg.class, ControllerName: gwv1.GatewayController(cfg.controllerName),
+			Addresses: cfg.addresses, SupportedFeatures: supported})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "localcp: reference gateway: %v\n", err)
 			return 1
 		}
 		defer gw.Close()
-		fmt.Fprintf(os.Stderr, "localcp: reference gateway serving GatewayClass %s\n", class)
+		fmt.Fprintf(os.Stderr, "localcp: reference gateway serving GatewayClass %s; Gateway addresses from %s\n", cfg.class, cfg.addresses)
 	}
 
 	if len(command) == 0 {
@@ -126,4 +222,79 @@ func run(opts localcp.Options, addrs netip.Prefix, class string, verbose bool, c
 		return 1
 	}
 	return 0
+}
+
+// startImplementation starts -impl and waits for it to accept its class.
+// closeOutput, to be called once the implementation has stopped, flushes
+// or closes where its output goes; it is never nil.
+func startImplementation(ctx context.Context, cp *localcp.ControlPlane, cfg *config) (_ *localcp.Implementation, closeOutput func(), _ error) {
+	p := &prefixed{w: os.Stderr, prefix: "impl: "}
+	var out io.Writer = p
+	closeOutput = p.Flush
+	if cfg.implLog != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.implLog), 0o755); err != nil {
+			return nil, func() {}, fmt.Errorf("localcp: -impl-log: %w", err)
+		}
+		f, err := os.Create(cfg.implLog)
+		if err != nil {
+			return nil, func() {}, fmt.Errorf("localcp: -impl-log: %w", err)
+		}
+		out, closeOutput = f, func() { f.Close() }
+		fmt.Fprintf(os.Stderr, "localcp: the implementation's output goes to %s\n", cfg.implLog)
+	}
+	impl, err := cp.StartImplementation(ctx, localcp.ImplementationOptions{
+		Command:        cfg.impl,
+		GatewayClass:   cfg.class,
+		ControllerName: cfg.controllerName,
+		Addresses:      cfg.addresses,
+		Output:         out,
+		AcceptTimeout:  cfg.implTimeout,
+		Progress:       os.Stderr,
+	})
+	if err != nil {
+		return nil, closeOutput, err
+	}
+	if n := len(impl.SupportedFeatures); n > 0 {
+		fmt.Fprintf(os.Stderr, "localcp: the implementation accepted GatewayClass %s and publishes %d supported features (the suite reads them unless it is given --supported-features); its Gateways get addresses from %s\n",
+			cfg.class, n, cfg.addresses)
+	} else {
+		fmt.Fprintf(os.Stderr, "localcp: the implementation accepted GatewayClass %s but publishes no status.supportedFeatures: give the suite --supported-features (SUPPORTED_FEATURES=...)\n", cfg.class)
+	}
+	return impl, closeOutput, nil
+}
+
+// prefixed writes the lines written to it to w, each behind prefix. A
+// line is written once it is complete; Flush writes a last partial one.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+
+	mu   sync.Mutex
+	part []byte
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.part = append(p.part, b...)
+	for {
+		i := bytes.IndexByte(p.part, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if _, err := fmt.Fprintf(p.w, "%s%s", p.prefix, p.part[:i+1]); err != nil {
+			return 0, err
+		}
+		p.part = p.part[i+1:]
+	}
+}
+
+// Flush writes a partial last line, if any.
+func (p *prefixed) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.part) > 0 {
+		fmt.Fprintf(p.w, "%s%s\n", p.prefix, p.part)
+		p.part = nil
+	}
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gatecheck/gatecheck/gateway/standalone"
+	"github.com/gatecheck/gatecheck/localcp"
+)
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name                                    string
+		podCIDR, addrs, class, controller, impl string
+		want                                    string // substring of the error; empty: accepted
+		wantAddrs, wantController               string
+	}{
+		{name: "reference defaults", podCIDR: localcp.DefaultPodCIDR, class: "gatecheck",
+			wantAddrs: standalone.DefaultAddresses, wantController: string(standalone.DefaultControllerName)},
+		{name: "impl defaults", podCIDR: localcp.DefaultPodCIDR, class: "acme", controller: "example.com/acme", impl: "acme",
+			wantAddrs: localcp.DefaultImplementationAddresses, wantController: "example.com/acme"},
+		{name: "loopback pod CIDR", podCIDR: "127.3.0.0/16", class: "gatecheck",
+			want: "-pod-cidr: pod CIDR 127.3.0.0/16 overlaps 127.0.0.0/8, which is loopback: the API server refuses loopback addresses in EndpointSlices"},
+		{name: "not a prefix", podCIDR: "10.244.0.0", class: "gatecheck", want: `-pod-cidr "10.244.0.0"`},
+		{name: "addresses in the pod CIDR", podCIDR: "10.244.0.0/16", addrs: "10.244.8.0/24", class: "gatecheck", want: "-gateway-addresses 10.244.8.0/24 overlaps -pod-cidr"},
+		{name: "bad addresses", podCIDR: localcp.DefaultPodCIDR, addrs: "127.20.0.0", class: "gatecheck", want: `-gateway-addresses "127.20.0.0"`},
+		{name: "impl without controller", podCIDR: localcp.DefaultPodCIDR, class: "acme", impl: "acme", want: "-impl needs -controller-name"},
+		{name: "impl without class", podCIDR: localcp.DefaultPodCIDR, controller: "example.com/acme", impl: "acme", want: "-impl needs -gateway-class"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseFlags(tc.podCIDR, tc.addrs, tc.class, tc.controller, tc.impl)
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err = %v; want one saying %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.addresses.String() != tc.wantAddrs || c.controllerName != tc.wantController {
+				t.Errorf("addresses %s, controller %q; want %s, %q", c.addresses, c.controllerName, tc.wantAddrs, tc.wantController)
+			}
+		})
+	}
+}
+
+func TestPrefixed(t *testing.T) {
+	var out bytes.Buffer
+	p := &prefixed{w: &out, prefix: "impl: "}
+	for _, s := range []string{"one\ntw", "o\n", "three\nfour"} {
+		if _, err := p.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := out.String(), "impl: one\nimpl: two\nimpl: three\n"; got != want {
+		t.Errorf("before Flush: %q; want %q (complete lines only)", got, want)
+	}
+	p.Flush()
+	if got, want := out.String(), "impl: one\nimpl: two\nimpl: three\nimpl: four\n"; got != want {
+		t.Errorf("after Flush: %q; want %q", got, want)
+	}
+}
