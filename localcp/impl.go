@@ -268,12 +268,17 @@ func createGatewayClass(ctx context.Context, c client.Client, name, controllerNa
 	return nil
 }
 
-// classPollInterval is how often waitClassAccepted reads the class.
-const classPollInterval = 200 * time.Millisecond
+// classPollInterval is how often waitClassAccepted reads the class, and
+// classReadTimeout bounds one read.
+const (
+	classPollInterval = 200 * time.Millisecond
+	classReadTimeout  = 10 * time.Second
+)
 
 // waitClassAccepted polls the GatewayClass name until it is Accepted=True
-// at its generation, exited is closed, or ctx ends, writing a line to
-// progress every few seconds. It returns the accepted class.
+// at its generation, exited is closed, or ctx ends (a read in flight may
+// take up to classReadTimeout longer), writing a line to progress every
+// few seconds. It returns the accepted class.
 func waitClassAccepted(ctx context.Context, c client.Client, name string, exited <-chan struct{}, progress io.Writer) (*gwv1.GatewayClass, error) {
 	if progress == nil {
 		progress = io.Discard
@@ -286,10 +291,13 @@ func waitClassAccepted(ctx context.Context, c client.Client, name string, exited
 	var state, controller string
 	for {
 		var gc gwv1.GatewayClass
-		err := c.Get(ctx, client.ObjectKey{Name: name}, &gc)
+		// A read of its own, bounded by classReadTimeout: one bounded by
+		// ctx fails as ctx's deadline nears (client-go's rate limiter
+		// refuses to wait past it), which would hide what the class said.
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), classReadTimeout)
+		err := c.Get(readCtx, client.ObjectKey{Name: name}, &gc)
+		cancel()
 		switch {
-		case err != nil && ctx.Err() != nil:
-			// The wait is over; keep what the last read said.
 		case err != nil:
 			state = "reading it failed: " + err.Error()
 		case classAccepted(&gc):

@@ -32,6 +32,10 @@ var (
 	namespaceProgressEvery = 5 * time.Second
 )
 
+// namespaceReadTimeout bounds one read of a namespace; a read in flight
+// may end that much after the wait's own timeout.
+const namespaceReadTimeout = 10 * time.Second
+
 // waitForPreviousRun waits until the namespaces of the suite's base
 // manifests (and its mesh manifests) that a previous run left being deleted
 // are gone, bounded by the suite's NamespacesMustBeReady timeout.
@@ -101,35 +105,33 @@ func waitForTerminatingNamespaces(ctx context.Context, c client.Reader, names []
 	var nextProgress time.Time
 	tick := time.NewTicker(namespacePollInterval)
 	defer tick.Stop()
-	var terminating []string
 	for {
-		var now []string
+		var terminating []string
 		for _, name := range names {
 			var ns corev1.Namespace
-			err := c.Get(ctx, client.ObjectKey{Name: name}, &ns)
-			if ctx.Err() != nil {
-				break
-			}
+			// A read of its own: one bounded by ctx fails as ctx's
+			// deadline nears (client-go's rate limiter refuses to wait
+			// past it), which would hide what the namespaces were doing.
+			readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), namespaceReadTimeout)
+			err := c.Get(readCtx, client.ObjectKey{Name: name}, &ns)
+			cancel()
 			switch {
 			case client.IgnoreNotFound(err) != nil:
 				return fmt.Errorf("reading namespace %s: %w", name, err)
 			case err == nil && ns.DeletionTimestamp != nil:
-				now = append(now, name)
+				terminating = append(terminating, name)
 			}
 		}
-		if ctx.Err() == nil {
-			terminating = now
-			if len(terminating) == 0 {
-				if !nextProgress.IsZero() {
-					fmt.Fprintf(progress, "namespaces of a previous run: gone after %v\n", time.Since(start).Round(100*time.Millisecond))
-				}
-				return nil
+		if len(terminating) == 0 {
+			if !nextProgress.IsZero() {
+				fmt.Fprintf(progress, "namespaces of a previous run: gone after %v\n", time.Since(start).Round(100*time.Millisecond))
 			}
-			if t := time.Now(); t.After(nextProgress) {
-				fmt.Fprintf(progress, "namespaces of a previous run are still being deleted: %s (waited %v of at most %v)\n",
-					strings.Join(terminating, ", "), t.Sub(start).Round(time.Second), timeout)
-				nextProgress = t.Add(namespaceProgressEvery)
-			}
+			return nil
+		}
+		if t := time.Now(); t.After(nextProgress) {
+			fmt.Fprintf(progress, "namespaces of a previous run are still being deleted: %s (waited %v of at most %v)\n",
+				strings.Join(terminating, ", "), t.Sub(start).Round(time.Second), timeout)
+			nextProgress = t.Add(namespaceProgressEvery)
 		}
 		select {
 		case <-ctx.Done():
