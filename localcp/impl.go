@@ -140,6 +140,9 @@ func (cp *ControlPlane) StartImplementation(ctx context.Context, opts Implementa
 	// A group of its own, so that Stop's signal reaches whatever the
 	// shell started, not only the shell.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A process that left the group and kept the output open must not
+	// keep Wait, and so Stop, from returning.
+	cmd.WaitDelay = stopGrace
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("localcp: starting the implementation (sh -c %q): %w", opts.Command, err)
 	}
@@ -309,6 +312,9 @@ func waitClassAccepted(ctx context.Context, c client.Client, name string, exited
 		case <-exited:
 			return nil, fmt.Errorf("GatewayClass %q not accepted (%s)", name, state)
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil, fmt.Errorf("the wait for GatewayClass %q to be accepted was cancelled after %v (%s)", name, time.Since(start).Round(time.Second), state)
+			}
 			return nil, fmt.Errorf("GatewayClass %q not accepted within %v (%s): is the implementation watching for controllerName %q?",
 				name, deadline.Sub(start).Round(time.Second), state, controller)
 		case now := <-tick.C:

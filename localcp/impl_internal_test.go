@@ -134,6 +134,16 @@ func TestWaitClassAccepted(t *testing.T) {
 		}
 	})
 
+	t.Run("cancelled", func(t *testing.T) {
+		c := fakeGatewayClient(t, gatewayClass("acme", 1, 0, ""))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		_, err := waitClassAccepted(ctx, c, "acme", never, nil)
+		if err == nil || !strings.Contains(err.Error(), "was cancelled") {
+			t.Errorf("err = %v; want one saying the wait was cancelled", err)
+		}
+	})
+
 	t.Run("implementation exits", func(t *testing.T) {
 		c := fakeGatewayClient(t, gatewayClass("acme", 1, 0, ""))
 		exited := make(chan struct{})
