@@ -190,16 +190,11 @@ func TestDeploymentServesAtPodIP(t *testing.T) {
 	}
 }
 
-// kubernetesVersion is the version hack/build.sh builds (KUBERNETES_VERSION)
-// and stamps into kube-apiserver and kube-controller-manager.
-const kubernetesVersion = "v1.36.3"
-
-// TestVersion checks that the API server and the controller manager
+// checkVersion checks that the API server and the controller manager
 // report the release they were built from, as kubectl and implementations
 // that check the server's version expect (a plain go build reports
 // v0.0.0-master+$Format:%H$, which neither can parse).
-func TestVersion(t *testing.T) {
-	cp := startControlPlane(t)
+func checkVersion(t *testing.T, cp *localcp.ControlPlane) {
 	cs, err := kubernetes.NewForConfig(cp.RestConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -289,11 +284,19 @@ func fakeImplementation(mode string) int {
 	return 0
 }
 
-// TestStartImplementation runs this test binary as a fake implementation
-// through the harness: one that accepts its class and stops at SIGINT,
-// one that exits at once, and one that never accepts its class.
-func TestStartImplementation(t *testing.T) {
+// kubernetesVersion is the version hack/build.sh builds (KUBERNETES_VERSION)
+// and stamps into kube-apiserver and kube-controller-manager.
+const kubernetesVersion = "v1.36.3"
+
+// TestImplementationOnTheHost checks what an implementation run on the
+// host meets (one control plane for all, to keep the test short): the
+// server version it may check, and the harness starting it. This test
+// binary plays the implementation (fakeImplementation): one that accepts
+// its class and stops at SIGINT, one that exits at once, and one that
+// never accepts its class.
+func TestImplementationOnTheHost(t *testing.T) {
 	cp := startControlPlane(t)
+	t.Run("version", func(t *testing.T) { checkVersion(t, cp) })
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
