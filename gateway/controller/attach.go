@@ -204,10 +204,14 @@ func (o *objects) namespaceAllowed(l *listenerState, gw *gwv1.Gateway, routeNS s
 // both be accepted; the older route (then the first by "namespace/name")
 // wins and the other is detached from that listener. A parent left with no
 // listener is Accepted=False with reason HostnameConflict.
+//
+// The routes kept so far are indexed by kind (hostIndex), so a listener
+// with n routes costs O(n log n) for the ordering and O(n) lookups, and a
+// listener with routes of one kind only costs nothing.
 func resolveKindConflicts(gateways []*gatewayState, routes []*routeState) {
 	for _, gs := range gateways {
 		for _, l := range gs.listeners {
-			if len(l.attachments) < 2 {
+			if !mixedKinds(l.attachments) {
 				continue
 			}
 			ordered := slices.Clone(l.attachments)
@@ -217,24 +221,32 @@ func resolveKindConflicts(gateways []*gatewayState, routes []*routeState) {
 				}
 				return cmp.Compare(a.route.key(), b.route.key())
 			})
-			var kept []*attachment
+			kept := map[gwv1.Kind]*hostIndex{}
+			lost := map[*attachment]bool{}
 			for _, a := range ordered {
-				loses := slices.ContainsFunc(kept, func(k *attachment) bool {
-					return k.route.kind != a.route.kind && hostnamesOverlap(k.hostnames, a.hostnames)
-				})
-				if !loses {
-					kept = append(kept, a)
+				loses := false
+				for kind, x := range kept {
+					if kind != a.route.kind && x.overlaps(a.hostnames) {
+						loses = true
+						break
+					}
 				}
+				if loses {
+					lost[a] = true
+					continue
+				}
+				if kept[a.route.kind] == nil {
+					kept[a.route.kind] = &hostIndex{}
+				}
+				kept[a.route.kind].add(a.hostnames)
 			}
-			if len(kept) == len(l.attachments) {
+			if len(lost) == 0 {
 				continue
 			}
-			l.attachments = slices.DeleteFunc(l.attachments, func(a *attachment) bool { return !slices.Contains(kept, a) })
-			for _, r := range routes {
-				for _, p := range r.parents {
-					p.attachments = slices.DeleteFunc(p.attachments, func(a *attachment) bool {
-						return a.listener == l && !slices.Contains(kept, a)
-					})
+			l.attachments = slices.DeleteFunc(l.attachments, func(a *attachment) bool { return lost[a] })
+			for a := range lost {
+				for _, p := range a.route.parents {
+					p.attachments = slices.DeleteFunc(p.attachments, func(pa *attachment) bool { return pa == a })
 				}
 			}
 		}
@@ -247,6 +259,16 @@ func resolveKindConflicts(gateways []*gatewayState, routes []*routeState) {
 			}
 		}
 	}
+}
+
+// mixedKinds reports whether attachments hold routes of more than one kind.
+func mixedKinds(attachments []*attachment) bool {
+	for _, a := range attachments {
+		if a.route.kind != attachments[0].route.kind {
+			return true
+		}
+	}
+	return false
 }
 
 // parentConditions returns the Accepted and ResolvedRefs conditions of a

@@ -63,3 +63,42 @@ func TestHostnamesOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestHostIndexAgreesWithOverlap checks hostIndex against hostnamesOverlap
+// on every pair drawn from hostnames built to hit the tricky cases: equal
+// names, wildcards over exact names and over narrower wildcards, a
+// wildcard's own domain (which it does not cover), and names that share a
+// suffix without a dot boundary.
+func TestHostIndexAgreesWithOverlap(t *testing.T) {
+	names := []string{
+		"example.com", "a.example.com", "b.a.example.com", "xexample.com",
+		"*.example.com", "*.a.example.com", "*.com", "*.xexample.com", "other.org", "*.org",
+	}
+	var lists [][]string
+	lists = append(lists, nil) // any host
+	for _, a := range names {
+		lists = append(lists, []string{a})
+		for _, b := range names {
+			if a < b {
+				lists = append(lists, []string{a, b})
+			}
+		}
+	}
+	for _, kept := range lists {
+		for _, kept2 := range lists[:12] {
+			var x hostIndex
+			x.add(kept)
+			x.add(kept2)
+			for _, q := range lists {
+				want := hostnamesOverlap(kept, q) || hostnamesOverlap(kept2, q)
+				if got := x.overlaps(q); got != want {
+					t.Fatalf("index of %q and %q overlaps(%q) = %v, want %v", kept, kept2, q, got, want)
+				}
+			}
+		}
+	}
+	var empty hostIndex
+	if empty.overlaps(nil) || empty.overlaps([]string{"a.com"}) {
+		t.Error("an empty index overlaps something")
+	}
+}
