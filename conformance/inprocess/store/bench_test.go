@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -36,5 +37,36 @@ func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		newStore(b)
+	}
+}
+
+// BenchmarkStatusUpdateHTTPRoute measures one write of an HTTPRoute's
+// status subresource (a controller accepting the route), with a typed Get
+// of the route before it.
+func BenchmarkStatusUpdateHTTPRoute(b *testing.B) {
+	s := newStore(b)
+	ctx := context.Background()
+	r := httpRoute("default", "r")
+	if err := s.Create(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := s.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
+			b.Fatal(err)
+		}
+		i++
+		r.Status.Parents = []gatewayv1.RouteParentStatus{{
+			ParentRef:      gatewayv1.ParentReference{Name: "gw"},
+			ControllerName: "example.com/gateway",
+			Conditions: []metav1.Condition{{
+				Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: 1,
+				Message: fmt.Sprint("write ", i), LastTransitionTime: metav1.Now(),
+			}},
+		}}
+		if err := s.Status().Update(ctx, r); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

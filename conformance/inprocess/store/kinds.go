@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -84,7 +85,11 @@ type versionSchema struct {
 	validator       apiextensionsvalidation.SchemaValidator
 	statusValidator apiextensionsvalidation.SchemaValidator // nil without status subresource
 	cel             *cel.Validator                          // nil without x-kubernetes-validations
-	preserveUnknown bool
+	// statusCEL and statusStructural check a write of the status
+	// subresource; see statusOnlyCEL.
+	statusCEL        *cel.Validator
+	statusStructural *structuralschema.Structural
+	preserveUnknown  bool
 }
 
 // builtinKinds lists the core kinds the store serves. The API server serves
@@ -259,5 +264,68 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		}
 	}
 	vs.cel = cel.NewValidator(s, true, celconfig.PerCallLimit)
+	vs.statusCEL, vs.statusStructural = vs.cel, s
+	if v.Subresources != nil && v.Subresources.Status != nil {
+		vs.statusCEL, vs.statusStructural = statusOnlyCEL(s, vs.cel)
+	}
 	return vs, nil
+}
+
+// statusOnlyCEL returns the CEL validator for writes of the status
+// subresource, and the schema to give it. Such a write copies every field
+// but status from the stored object, so every rule outside status sees an
+// unchanged value: the API server's ratcheting drops the errors of those
+// that evaluate to false, and those that fail to evaluate (a missing key)
+// failed the same way on the same value when the object was stored, which
+// the store then refused. Evaluating them cannot change the verdict, and
+// for an HTTPRoute it costs most of a write; the validator returned holds
+// the rules of the root and of status only.
+//
+// Two kinds of rule would see a difference, and when the schema has either,
+// full is returned instead: rules on the root itself (which may read spec),
+// and transition rules outside status (ratcheting does not drop their
+// errors: one that fails when a value does not change would fail every
+// status write on an API server). What remains different is the CEL cost
+// budget, which an API server charges for every rule of the object: a
+// status write over an object whose spec rules use most of it is accepted
+// here.
+func statusOnlyCEL(s *structuralschema.Structural, full *cel.Validator) (*cel.Validator, *structuralschema.Structural) {
+	if full == nil || len(s.XValidations) > 0 {
+		return full, s
+	}
+	for name, p := range s.Properties {
+		if name != "status" && usesOldSelf(&p) {
+			return full, s
+		}
+	}
+	trimmed := *s
+	trimmed.Properties = map[string]structuralschema.Structural{}
+	for name, p := range s.Properties {
+		switch name {
+		case "status", "metadata", "apiVersion", "kind":
+			trimmed.Properties[name] = p
+		}
+	}
+	return cel.NewValidator(&trimmed, true, celconfig.PerCallLimit), &trimmed
+}
+
+// usesOldSelf reports whether a rule in s or below it mentions oldSelf.
+func usesOldSelf(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	for _, r := range s.XValidations {
+		if strings.Contains(r.Rule, "oldSelf") {
+			return true
+		}
+	}
+	for _, p := range s.Properties {
+		if usesOldSelf(&p) {
+			return true
+		}
+	}
+	if s.AdditionalProperties != nil && usesOldSelf(s.AdditionalProperties.Structural) {
+		return true
+	}
+	return usesOldSelf(s.Items)
 }

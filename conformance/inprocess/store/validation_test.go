@@ -190,3 +190,26 @@ func TestValidationMetadataName(t *testing.T) {
 		t.Fatalf("bad name error = %v", err)
 	}
 }
+
+// TestStatusWriteRunsStatusRules checks that a write of the status
+// subresource is still held to the CEL rules of the status: a Gateway's
+// status.addresses[] rule rejects a Hostname address that is not one.
+func TestStatusWriteRunsStatusRules(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	gw := &gatewayv1.Gateway{}
+	gw.Namespace, gw.Name = "default", "gw"
+	gw.Spec.GatewayClassName = "gc"
+	gw.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	mustCreate(t, s, gw)
+	hostname := gatewayv1.HostnameAddressType
+	gw.Status.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &hostname, Value: "Not A Hostname!"}}
+	err := s.Status().Update(ctx, gw)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.addresses[0]: Invalid value") {
+		t.Fatalf("status write with a bad Hostname address: error = %v, want Invalid at status.addresses[0]", err)
+	}
+	gw.Status.Addresses[0].Value = "gw.example.com"
+	if err := s.Status().Update(ctx, gw); err != nil {
+		t.Fatalf("status write with a good Hostname address: %v", err)
+	}
+}

@@ -205,7 +205,7 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.validator)...)
 		errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, vs.structural, false)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
-		errs = appendCEL(ctx, errs, vs, u.Object, nil)
+		errs = appendCEL(ctx, errs, vs.cel, vs.structural, u.Object, nil)
 	} else {
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, info.nameFn, field.NewPath("metadata"))...)
 	}
@@ -220,8 +220,8 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 
 // appendCEL runs the CEL rules unless errs already holds an error that the
 // API server treats as blocking them.
-func appendCEL(ctx context.Context, errs field.ErrorList, vs *versionSchema, obj, old map[string]any, opts ...cel.Option) field.ErrorList {
-	if vs.cel == nil {
+func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts *structuralschema.Structural, obj, old map[string]any, opts ...cel.Option) field.ErrorList {
+	if v == nil {
 		return errs
 	}
 	for _, e := range errs {
@@ -234,7 +234,7 @@ func appendCEL(ctx context.Context, errs field.ErrorList, vs *versionSchema, obj
 	if old != nil {
 		oldObj = old
 	}
-	celErrs, _ := vs.cel.Validate(ctx, nil, vs.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	celErrs, _ := v.Validate(ctx, nil, sts, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return append(errs, celErrs...)
 }
 
@@ -375,7 +375,11 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 				errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
 			}
 		}
-		errs = appendCEL(ctx, errs, vs, u.Object, old.Object, cel.WithRatcheting(correlated))
+		v, sts := vs.cel, vs.structural
+		if status {
+			v, sts = vs.statusCEL, vs.statusStructural
+		}
+		errs = appendCEL(ctx, errs, v, sts, u.Object, old.Object, cel.WithRatcheting(correlated))
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(info.gk, u.GetName(), errs)
