@@ -6,9 +6,13 @@
 // and compiles
 // the routing snapshot (dataplane.Config) the data plane serves.
 //
-// Every change triggers one full recompute from a fresh list of all objects:
-// slower than incremental reconciliation, but simple enough to read as a
-// specification. The client may be an API server's or the in-memory store's.
+// The controller keeps informer caches of the objects it reads, and every
+// burst of changes triggers one recompute of everything from those caches:
+// simpler than reconciling object by object, so that it reads as a
+// specification, and linear in the number of objects. Updates that change
+// only the status of the objects whose status it writes (its own writes
+// among them) trigger nothing. The client may be an API server's or the
+// in-memory store's.
 package controller
 
 import (
@@ -69,6 +73,12 @@ type Controller struct {
 	mu        sync.Mutex
 	applied   *dataplane.Config // last snapshot Apply took without error
 	appliedOK bool
+
+	// Owned by the goroutine that recomputes (Run's, or a caller of sync
+	// outside Run).
+	informers *informers                     // nil outside Run: recomputes list
+	written   map[objectRef]writtenStatus    // see remember
+	grpcMemo  map[types.UID]decodedGRPCRoute // GRPCRoutes decoded, by uid
 }
 
 // New checks opts and returns a Controller.
@@ -86,15 +96,19 @@ func New(opts Options) (*Controller, error) {
 }
 
 // Run watches the objects and recomputes after every burst of changes until
-// ctx is done; it then waits for its watches to stop and returns nil.
-// Failed recomputes (a list or a status write failed) are retried with a
-// growing delay. Run must not be called more than once at a time.
+// ctx is done; it then waits for its watches to stop and returns nil. The
+// first recompute waits until every kind has been listed once. Failed
+// recomputes (a status write failed) are retried with a growing delay. Run
+// must not be called more than once at a time.
 func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for _, newList := range watchedKinds() {
-		wg.Go(func() { c.watchKind(ctx, newList) })
+	inf := c.startInformers(ctx, &wg)
+	if !inf.waitSynced(ctx) {
+		return nil
 	}
+	c.informers = inf
+	defer func() { c.informers = nil }()
 
 	c.poke()
 	delay := minRetry
@@ -142,8 +156,7 @@ type world struct {
 func (c *Controller) build(o *objects) *world {
 	w := &world{}
 	classes := map[string]*classState{}
-	for i := range o.classes {
-		gc := &o.classes[i]
+	for _, gc := range o.classes {
 		if gc.Spec.ControllerName != c.opts.ControllerName {
 			continue
 		}
@@ -153,8 +166,7 @@ func (c *Controller) build(o *objects) *world {
 	}
 
 	byName := map[types.NamespacedName]*gatewayState{}
-	for i := range o.gateways {
-		gw := &o.gateways[i]
+	for _, gw := range o.gateways {
 		class := classes[string(gw.Spec.GatewayClassName)]
 		if class == nil {
 			continue
@@ -168,20 +180,17 @@ func (c *Controller) build(o *objects) *world {
 		return cmp.Or(cmp.Compare(a.gw.Namespace, b.gw.Namespace), cmp.Compare(a.gw.Name, b.gw.Name))
 	})
 
-	for i := range o.httpRoutes {
-		r := &o.httpRoutes[i]
+	for _, r := range o.httpRoutes {
 		s := newRouteState(r, "HTTPRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
 		s.httpRules, s.unresolved, s.unsupported = o.compileHTTPRoute(r)
 		w.routes = append(w.routes, s)
 	}
-	for i := range o.grpcRoutes {
-		r := &o.grpcRoutes[i]
+	for _, r := range o.grpcRoutes {
 		s := newRouteState(r, "GRPCRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
 		s.grpcRules, s.unresolved, s.unsupported = o.compileGRPCRoute(r)
 		w.routes = append(w.routes, s)
 	}
-	for i := range o.tlsRoutes {
-		r := &o.tlsRoutes[i]
+	for _, r := range o.tlsRoutes {
 		s := newRouteState(r, "TLSRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
 		s.tlsBackends, s.unresolved = o.compileTLSRoute(r)
 		w.routes = append(w.routes, s)
@@ -213,10 +222,17 @@ func newRouteState(obj client.Object, kind gwv1.Kind, refs []gwv1.ParentReferenc
 	}
 }
 
-// sync runs one recompute: list, build, hand the snapshot to the data plane,
-// then write every status that changed.
+// sync runs one recompute: read the objects (from the caches in Run, from
+// fresh lists outside it), build, hand the snapshot to the data plane, then
+// write every status that changed.
 func (c *Controller) sync(ctx context.Context) error {
-	o, err := listObjects(ctx, c.opts.Client)
+	var o *objects
+	var err error
+	if c.informers != nil {
+		o, err = c.cachedObjects()
+	} else {
+		o, err = c.listObjects(ctx)
+	}
 	if err != nil {
 		return err
 	}

@@ -2,51 +2,46 @@ package controller
 
 // GRPCRoute timeouts (GEP-3139). No Gateway API release has
 // spec.rules[].timeouts on GRPCRoute, so gwv1.GRPCRoute cannot carry it:
-// GRPCRoutes are listed as unstructured objects and decoded twice, into the
+// GRPCRoutes are read as unstructured objects and decoded twice, into the
 // upstream type and into gateway/apis' partial view that keeps the
-// extension. One list serves both, so the two always describe the same
-// version of each object.
+// extension. One object serves both, so the two always describe the same
+// version of it.
 
 import (
-	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/apis"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
-// listGRPCRoutes lists every GRPCRoute and returns the typed objects and,
-// by namespace/name, the extension's view of each. A client that does not
-// serve GRPCRoutes yields none.
-func listGRPCRoutes(ctx context.Context, c client.Client) ([]gwv1.GRPCRoute, map[types.NamespacedName]*apis.GRPCRoute, error) {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gwv1.SchemeGroupVersion.WithKind("GRPCRouteList"))
-	if err := c.List(ctx, list); err != nil {
-		if isUnknownKind(err) {
-			return nil, nil, nil
-		}
-		return nil, nil, fmt.Errorf("listing GRPCRoutes: %w", err)
+// decodedGRPCRoute is one version of a GRPCRoute decoded both ways.
+type decodedGRPCRoute struct {
+	rv    string
+	route *gwv1.GRPCRoute
+	ext   *apis.GRPCRoute
+}
+
+// decodeGRPCRoute decodes an unstructured GRPCRoute into the upstream type
+// and the extension's view, or returns the last decoding of the same
+// resourceVersion.
+func (c *Controller) decodeGRPCRoute(u *unstructured.Unstructured) (decodedGRPCRoute, error) {
+	if d, ok := c.grpcMemo[u.GetUID()]; ok && d.rv == u.GetResourceVersion() {
+		return d, nil
 	}
-	routes := make([]gwv1.GRPCRoute, len(list.Items))
-	ext := make(map[types.NamespacedName]*apis.GRPCRoute, len(list.Items))
-	for i := range list.Items {
-		u := &list.Items[i]
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &routes[i]); err != nil {
-			return nil, nil, fmt.Errorf("decoding GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		view, err := apis.DecodeGRPCRoute(u.Object)
-		if err != nil {
-			return nil, nil, fmt.Errorf("GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
-		ext[types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}] = view
+	d := decodedGRPCRoute{rv: u.GetResourceVersion(), route: &gwv1.GRPCRoute{}}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d.route); err != nil {
+		return d, fmt.Errorf("decoding GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
-	return routes, ext, nil
+	view, err := apis.DecodeGRPCRoute(u.Object)
+	if err != nil {
+		return d, fmt.Errorf("GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	d.ext = view
+	return d, nil
 }
 
 // grpcTimeouts fills the GEP-3139 fields of rule i of a GRPCRoute from its

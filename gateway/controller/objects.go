@@ -1,13 +1,16 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,16 +20,17 @@ import (
 	"github.com/gatecheck/gatecheck/gateway/apis"
 )
 
-// objects is everything one recompute reads, listed afresh from the client.
-// The controller never mutates these objects: status is written on copies.
+// objects is everything one recompute reads: the informers' cached objects
+// (Run), or a fresh list of every kind (a recompute outside Run). The
+// controller never mutates these objects: status is written on copies.
 type objects struct {
-	classes    []gwv1.GatewayClass
-	gateways   []gwv1.Gateway
-	httpRoutes []gwv1.HTTPRoute
-	grpcRoutes []gwv1.GRPCRoute
-	tlsRoutes  []gwv1.TLSRoute
+	classes    []*gwv1.GatewayClass
+	gateways   []*gwv1.Gateway
+	httpRoutes []*gwv1.HTTPRoute
+	grpcRoutes []*gwv1.GRPCRoute
+	tlsRoutes  []*gwv1.TLSRoute
 	grpcExt    map[types.NamespacedName]*apis.GRPCRoute // GEP-3139 fields by route (grpctimeouts.go)
-	grants     []gwv1.ReferenceGrant
+	grants     []*gwv1.ReferenceGrant
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by owning Service
 	secrets    map[types.NamespacedName]*corev1.Secret
@@ -34,111 +38,167 @@ type objects struct {
 	configMaps map[types.NamespacedName]*corev1.ConfigMap // GatewayClass parameters (tuning.go)
 }
 
-// listObjects reads every kind the controller compiles from.
-//
-// ReferenceGrant is served as v1 and v1beta1 (same objects on an API server;
-// possibly distinct in simpler stores): both are read and merged by
-// namespace/name. A version the client does not know is skipped, so the
-// controller also runs against clusters with only one of them installed.
-func listObjects(ctx context.Context, c client.Client) (*objects, error) {
+// listObjects reads every kind the controller compiles from with one List
+// each. A kind the client does not serve (a CRD not installed) is empty, so
+// the controller also runs against clusters with only some of the Gateway
+// API kinds, or only one version of ReferenceGrant.
+func (c *Controller) listObjects(ctx context.Context) (*objects, error) {
+	return c.collect(func(k watchedKind) ([]any, error) {
+		list := k.newList()
+		if err := c.opts.Client.List(ctx, list); err != nil {
+			if isUnknownKind(err) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("listing %T: %w", list, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, fmt.Errorf("reading %T: %w", list, err)
+		}
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = it
+		}
+		return out, nil
+	})
+}
+
+// cachedObjects reads every kind from the informers' caches, with the
+// objects whose status this controller has written newer than the cache
+// (see remember).
+func (c *Controller) cachedObjects() (*objects, error) {
+	seen := map[objectRef]bool{}
+	o, err := c.collect(func(k watchedKind) ([]any, error) {
+		items := c.informers.list(k.name)
+		if !k.status {
+			return items, nil
+		}
+		for i, it := range items {
+			obj := it.(client.Object)
+			ref := objectRef{k.name, obj.GetNamespace(), obj.GetName()}
+			w, ok := c.written[ref]
+			if !ok {
+				continue
+			}
+			if w.base != obj.GetResourceVersion() {
+				delete(c.written, ref) // the cache has caught up, or moved on
+				continue
+			}
+			seen[ref] = true
+			items[i] = w.obj
+		}
+		return items, nil
+	})
+	for ref := range c.written {
+		if !seen[ref] {
+			delete(c.written, ref)
+		}
+	}
+	return o, err
+}
+
+// objectRef names an object of a watched kind.
+type objectRef struct{ kind, namespace, name string }
+
+// writtenStatus is an object as a status write of this controller returned
+// it, and the resourceVersion it was written over.
+type writtenStatus struct {
+	base string
+	obj  client.Object
+}
+
+// remember records that obj (now at a new resourceVersion) was written
+// over base. Until the informer's cache holds the write, recomputes use
+// obj instead of the cached object at base, so that a second write does
+// not fail with a conflict and no write is made twice.
+func (c *Controller) remember(kind, base string, obj client.Object) {
+	if c.written == nil {
+		c.written = map[objectRef]writtenStatus{}
+	}
+	c.written[objectRef{kind, obj.GetNamespace(), obj.GetName()}] = writtenStatus{base: base, obj: obj}
+}
+
+// collect builds the objects from each kind's items (pointers to typed
+// objects, or unstructured GRPCRoutes), sorted by namespace and name so
+// that every recompute over the same objects computes the same snapshot.
+func (c *Controller) collect(items func(watchedKind) ([]any, error)) (*objects, error) {
 	o := &objects{
+		grpcExt:    map[types.NamespacedName]*apis.GRPCRoute{},
 		services:   map[types.NamespacedName]*corev1.Service{},
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		secrets:    map[types.NamespacedName]*corev1.Secret{},
 		namespaces: map[string]*corev1.Namespace{},
 		configMaps: map[types.NamespacedName]*corev1.ConfigMap{},
 	}
-
-	var classes gwv1.GatewayClassList
-	var gateways gwv1.GatewayList
-	var httpRoutes gwv1.HTTPRouteList
-	var services corev1.ServiceList
-	var slices discoveryv1.EndpointSliceList
-	var secrets corev1.SecretList
-	var namespaces corev1.NamespaceList
-	var configMaps corev1.ConfigMapList
-	for _, l := range []client.ObjectList{&classes, &gateways, &httpRoutes, &services, &slices, &secrets, &namespaces, &configMaps} {
-		if err := c.List(ctx, l); err != nil {
-			return nil, fmt.Errorf("listing %T: %w", l, err)
+	memo := make(map[types.UID]decodedGRPCRoute, len(c.grpcMemo))
+	grantSeen := map[types.NamespacedName]bool{}
+	for _, k := range watchedKinds() {
+		list, err := items(k)
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(list, func(a, b any) int {
+			x, y := a.(client.Object), b.(client.Object)
+			return cmp.Or(cmp.Compare(x.GetNamespace(), y.GetNamespace()), cmp.Compare(x.GetName(), y.GetName()))
+		})
+		for _, it := range list {
+			switch obj := it.(type) {
+			case *gwv1.GatewayClass:
+				o.classes = append(o.classes, obj)
+			case *gwv1.Gateway:
+				o.gateways = append(o.gateways, obj)
+			case *gwv1.HTTPRoute:
+				o.httpRoutes = append(o.httpRoutes, obj)
+			case *gwv1.TLSRoute:
+				o.tlsRoutes = append(o.tlsRoutes, obj)
+			case *unstructured.Unstructured: // GRPCRoute
+				d, err := c.decodeGRPCRoute(obj)
+				if err != nil {
+					return nil, err
+				}
+				memo[obj.GetUID()] = d
+				o.grpcRoutes = append(o.grpcRoutes, d.route)
+				o.grpcExt[client.ObjectKeyFromObject(obj)] = d.ext
+			case *gwv1.GRPCRoute: // a status write's result (remember)
+				key := client.ObjectKeyFromObject(obj)
+				d, ok := c.grpcMemo[obj.UID]
+				if !ok {
+					return nil, fmt.Errorf("GRPCRoute %s: written status without the route it was written on", key)
+				}
+				memo[obj.UID] = d
+				o.grpcRoutes = append(o.grpcRoutes, obj)
+				o.grpcExt[key] = d.ext
+			case *gwv1.ReferenceGrant:
+				grantSeen[client.ObjectKeyFromObject(obj)] = true
+				o.grants = append(o.grants, obj)
+			case *gwv1beta1.ReferenceGrant:
+				// The same object as a v1 one on an API server; possibly
+				// distinct in simpler stores. v1 is read first.
+				if !grantSeen[client.ObjectKeyFromObject(obj)] {
+					o.grants = append(o.grants, (*gwv1.ReferenceGrant)(obj))
+				}
+			case *corev1.Service:
+				o.services[client.ObjectKeyFromObject(obj)] = obj
+			case *discoveryv1.EndpointSlice:
+				svc := obj.Labels[discoveryv1.LabelServiceName]
+				if svc == "" {
+					continue
+				}
+				key := types.NamespacedName{Namespace: obj.Namespace, Name: svc}
+				o.slices[key] = append(o.slices[key], obj)
+			case *corev1.Secret:
+				o.secrets[client.ObjectKeyFromObject(obj)] = obj
+			case *corev1.Namespace:
+				o.namespaces[obj.Name] = obj
+			case *corev1.ConfigMap:
+				o.configMaps[client.ObjectKeyFromObject(obj)] = obj
+			default:
+				return nil, fmt.Errorf("controller: unexpected %T in the %s items", it, k.name)
+			}
 		}
 	}
-	// GRPCRoute is optional in a cluster that only installed the HTTP CRDs.
-	grpcRoutes, grpcExt, err := listGRPCRoutes(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	// TLSRoute too (the experimental channel's).
-	var tlsRoutes gwv1.TLSRouteList
-	if err := c.List(ctx, &tlsRoutes); err != nil && !isUnknownKind(err) {
-		return nil, fmt.Errorf("listing TLSRoutes: %w", err)
-	}
-
-	o.classes = classes.Items
-	o.gateways = gateways.Items
-	o.httpRoutes = httpRoutes.Items
-	o.grpcRoutes = grpcRoutes
-	o.grpcExt = grpcExt
-	o.tlsRoutes = tlsRoutes.Items
-	for i := range services.Items {
-		s := &services.Items[i]
-		o.services[client.ObjectKeyFromObject(s)] = s
-	}
-	for i := range slices.Items {
-		s := &slices.Items[i]
-		svc := s.Labels[discoveryv1.LabelServiceName]
-		if svc == "" {
-			continue
-		}
-		key := types.NamespacedName{Namespace: s.Namespace, Name: svc}
-		o.slices[key] = append(o.slices[key], s)
-	}
-	for i := range secrets.Items {
-		s := &secrets.Items[i]
-		o.secrets[client.ObjectKeyFromObject(s)] = s
-	}
-	for i := range configMaps.Items {
-		cm := &configMaps.Items[i]
-		o.configMaps[client.ObjectKeyFromObject(cm)] = cm
-	}
-	for i := range namespaces.Items {
-		n := &namespaces.Items[i]
-		o.namespaces[n.Name] = n
-	}
-
-	grants, err := listReferenceGrants(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	o.grants = grants
+	c.grpcMemo = memo
 	return o, nil
-}
-
-func listReferenceGrants(ctx context.Context, c client.Client) ([]gwv1.ReferenceGrant, error) {
-	seen := map[types.NamespacedName]bool{}
-	var out []gwv1.ReferenceGrant
-
-	var v1 gwv1.ReferenceGrantList
-	errV1 := c.List(ctx, &v1)
-	if errV1 != nil && !isUnknownKind(errV1) {
-		return nil, fmt.Errorf("listing v1 ReferenceGrants: %w", errV1)
-	}
-	for _, g := range v1.Items {
-		seen[client.ObjectKeyFromObject(&g)] = true
-		out = append(out, g)
-	}
-
-	var beta gwv1beta1.ReferenceGrantList
-	errBeta := c.List(ctx, &beta)
-	if errBeta != nil && !isUnknownKind(errBeta) {
-		return nil, fmt.Errorf("listing v1beta1 ReferenceGrants: %w", errBeta)
-	}
-	for _, g := range beta.Items {
-		if seen[client.ObjectKeyFromObject(&g)] {
-			continue
-		}
-		out = append(out, gwv1.ReferenceGrant(g))
-	}
-	return out, nil
 }
 
 // isUnknownKind reports whether err says the kind is not served: no CRD or

@@ -76,6 +76,7 @@ func (c *Controller) writeClassStatus(ctx context.Context, s *classState, now me
 	if err := c.opts.Client.Status().Update(ctx, gc); err != nil {
 		return fmt.Errorf("updating status of GatewayClass %s: %w", gc.Name, err)
 	}
+	c.remember(kindGatewayClass, s.class.ResourceVersion, gc)
 	return nil
 }
 
@@ -160,6 +161,7 @@ func (c *Controller) writeGatewayStatus(ctx context.Context, s *gatewayState, no
 	if err := c.opts.Client.Status().Update(ctx, gw); err != nil {
 		return fmt.Errorf("updating status of Gateway %s/%s: %w", gw.Namespace, gw.Name, err)
 	}
+	c.remember(kindGateway, s.gw.ResourceVersion, gw)
 	return nil
 }
 
@@ -216,6 +218,7 @@ func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now me
 	if err := c.opts.Client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("updating status of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
+	c.remember(kind, r.obj.GetResourceVersion(), obj)
 	return nil
 }
 

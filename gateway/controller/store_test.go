@@ -123,7 +123,7 @@ func BenchmarkBuild(b *testing.B) {
 	cl := newFakeClient(b, testClass())
 	loadManifests(b, cl, "base/manifests.yaml", "tests/httproute-hostname-intersection.yaml", "tests/gateway-with-attached-routes.yaml")
 	c := newTestController(b, cl, &recorder{})
-	o, err := listObjects(context.Background(), cl)
+	o, err := c.listObjects(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
