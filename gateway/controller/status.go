@@ -194,27 +194,35 @@ func (c *Controller) routeParents(previous []gwv1.RouteParentStatus, r *routeSta
 func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now metav1.Time) error {
 	var (
 		kind    string
-		obj     client.Object
-		parents *[]gwv1.RouteParentStatus // in obj, a copy of r.obj
+		current []gwv1.RouteParentStatus
 	)
 	switch o := r.obj.(type) {
 	case *gwv1.HTTPRoute:
-		o = o.DeepCopy()
-		kind, obj, parents = "HTTPRoute", o, &o.Status.Parents
+		kind, current = "HTTPRoute", o.Status.Parents
 	case *gwv1.GRPCRoute:
-		o = o.DeepCopy()
-		kind, obj, parents = "GRPCRoute", o, &o.Status.Parents
+		kind, current = "GRPCRoute", o.Status.Parents
 	case *gwv1.TLSRoute:
-		o = o.DeepCopy()
-		kind, obj, parents = "TLSRoute", o, &o.Status.Parents
+		kind, current = "TLSRoute", o.Status.Parents
 	default:
 		return nil
 	}
-	want := c.routeParents(*parents, r, now)
-	if equality.Semantic.DeepEqual(want, *parents) {
+	want := c.routeParents(current, r, now)
+	if equality.Semantic.DeepEqual(want, current) {
 		return nil
 	}
-	*parents = want
+	// Copy only to write: most recomputes change the status of few routes.
+	var obj client.Object
+	switch o := r.obj.(type) {
+	case *gwv1.HTTPRoute:
+		o = o.DeepCopy()
+		o.Status.Parents, obj = want, o
+	case *gwv1.GRPCRoute:
+		o = o.DeepCopy()
+		o.Status.Parents, obj = want, o
+	case *gwv1.TLSRoute:
+		o = o.DeepCopy()
+		o.Status.Parents, obj = want, o
+	}
 	if err := c.opts.Client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("updating status of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
 	}
