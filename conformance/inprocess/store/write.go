@@ -53,11 +53,15 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 		u.SetName(generateName(u.GetGenerateName()))
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
+	// The namespace is checked first, as the API server's admission does;
+	// decoding, defaulting and validation need no lock, so writes of other
+	// clients go on meanwhile. The checks against the store's contents are
+	// made again under the lock that stores the object.
 	if info.namespaced && u.GetNamespace() != "" {
-		if err := s.namespaceAcceptsLocked(u.GetNamespace()); err != nil {
+		s.mu.Lock()
+		err := s.namespaceAcceptsLocked(u.GetNamespace())
+		s.mu.Unlock()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -81,18 +85,30 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 	if err := s.validateCreate(ctx, info, gvk, u); err != nil {
 		return nil, err
 	}
+	u.SetAPIVersion(schema.GroupVersion{Group: info.gk.Group, Version: info.storageVersion}.String())
 	key := objKey{u.GetNamespace(), u.GetName()}
+
+	s.mu.Lock()
+	if info.namespaced && key.namespace != "" {
+		if err := s.namespaceAcceptsLocked(key.namespace); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
 	if _, exists := s.objects[info.gk][key]; exists {
+		s.mu.Unlock()
 		return nil, apierrors.NewAlreadyExists(info.groupResource(), key.name)
 	}
 	if s.count >= s.maxObjects {
+		s.mu.Unlock()
 		return nil, apierrors.NewInternalError(fmt.Errorf("store: the store holds %d objects, the limit set by Options.MaxObjects", s.maxObjects))
 	}
 	if err := s.allocateLocked(info, u, nil, dryRun); err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
-	u.SetAPIVersion(schema.GroupVersion{Group: info.gk.Group, Version: info.storageVersion}.String())
 	if dryRun {
+		s.mu.Unlock()
 		return copyMap(u.Object), nil
 	}
 	s.rv++
@@ -104,7 +120,8 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 	s.count++
 	s.byUID[u.GetUID()] = objRef{info.gk, key}
 	s.emitLocked(info, eventAdded, nil, u.Object)
-	return copyMap(u.Object), nil
+	s.mu.Unlock()
+	return copyMap(u.Object), nil // stored maps are never changed: no lock needed
 }
 
 // namespaceAcceptsLocked checks that namespace ns exists and is not
@@ -242,42 +259,70 @@ func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts 
 // the main resource (status false) or the status subresource. If mutate is
 // not nil it computes the new object from a copy of the stored one (in the
 // request version) and m is ignored.
+//
+// As on the API server, the object is decoded, defaulted and validated
+// against a snapshot of the stored one without holding the store's lock;
+// if another write changed the object meanwhile, an update that named the
+// resourceVersion it read fails with a Conflict, and one that did not (or a
+// patch) is computed again from the new stored object (GuaranteedUpdate).
 func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error)) (map[string]any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	stored, ok := s.objects[info.gk][key]
-	if !ok {
-		return nil, apierrors.NewNotFound(info.groupResource(), key.name)
+	// Only a request without a resourceVersion can be retried; tryUpdate
+	// changes the map it is given, so such a request keeps the original.
+	keep := mutate == nil && (&unstructured.Unstructured{Object: m}).GetResourceVersion() == ""
+	for {
+		req := m
+		if keep {
+			req = copyMap(m)
+		}
+		out, retry, err := s.tryUpdate(ctx, info, gvk, key, req, status, dryRun, mutate)
+		if !retry {
+			return out, err
+		}
 	}
+}
+
+// tryUpdate is one attempt of update; retry reports that the stored object
+// changed while it was being validated and the request may be retried.
+func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error)) (out map[string]any, retry bool, err error) {
+	s.mu.Lock()
+	stored, ok := s.objects[info.gk][key]
+	s.mu.Unlock()
+	if !ok {
+		return nil, false, apierrors.NewNotFound(info.groupResource(), key.name)
+	}
+	storedRV := (&unstructured.Unstructured{Object: stored}).GetResourceVersion()
 	old := &unstructured.Unstructured{Object: copyMap(stored)}
 	old.SetAPIVersion(gvk.GroupVersion().String())
 	if mutate != nil {
-		var err error
 		if m, err = mutate(copyMap(old.Object)); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	u := &unstructured.Unstructured{Object: m}
 	u.SetAPIVersion(gvk.GroupVersion().String())
 	u.SetKind(gvk.Kind)
 	if u.GetName() != key.name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", u.GetName(), key.name))
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", u.GetName(), key.name))
 	}
 	if info.namespaced && u.GetNamespace() != key.namespace {
-		return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		return nil, false, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
 	if !info.namespaced {
 		u.SetNamespace("")
 	}
-	switch rv := u.GetResourceVersion(); {
+	rv := u.GetResourceVersion()
+	switch {
 	case rv == "" && info.schemas != nil:
-		return nil, apierrors.NewInvalid(info.gk, key.name, field.ErrorList{
+		return nil, false, apierrors.NewInvalid(info.gk, key.name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata", "resourceVersion"), rv, "must be specified for an update")})
 	case rv == "":
 		u.SetResourceVersion(old.GetResourceVersion())
 	case rv != old.GetResourceVersion():
-		return nil, apierrors.NewConflict(info.groupResource(), key.name, fmt.Errorf("%s", optimisticLockMsg))
+		return nil, false, apierrors.NewConflict(info.groupResource(), key.name, fmt.Errorf("%s", optimisticLockMsg))
 	}
+	// A request that named the version it read conflicts with any write
+	// made since; one that did not is retried on the new version.
+	retryable := rv == "" || mutate != nil
 
 	if status {
 		// The status subresource changes status only.
@@ -290,7 +335,7 @@ func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 		}
 	}
 	if err := s.prepare(info, u, old, status); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !status {
 		if info.hasStatus {
@@ -313,30 +358,55 @@ func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 		}
 	}
 	if err := s.validateUpdate(ctx, info, gvk, u, old, status); err != nil {
-		return nil, err
-	}
-	if err := s.allocateLocked(info, u, old, dryRun); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	u.SetAPIVersion(schema.GroupVersion{Group: info.gk.Group, Version: info.storageVersion}.String())
 	old.SetAPIVersion(u.GetAPIVersion())
-	if equality.Semantic.DeepEqual(u.Object, old.Object) {
+	noop := equality.Semantic.DeepEqual(u.Object, old.Object)
+
+	result, retry, err := s.storeUpdate(info, key, storedRV, retryable, u, old, noop, dryRun)
+	if result == nil {
+		return nil, retry, err
+	}
+	return copyMap(result), false, nil // stored maps are never changed: no lock needed
+}
+
+// storeUpdate stores u over the object at key if that is still at
+// storedRV, and returns the map to answer with (a copy of it under dry
+// run). When the object changed, a retryable request is retried, another
+// conflicts.
+func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryable bool, u, old *unstructured.Unstructured, noop, dryRun bool) (result map[string]any, retry bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored, ok := s.objects[info.gk][key]
+	if !ok {
+		return nil, false, apierrors.NewNotFound(info.groupResource(), key.name)
+	}
+	if (&unstructured.Unstructured{Object: stored}).GetResourceVersion() != storedRV {
+		if retryable {
+			return nil, true, nil
+		}
+		return nil, false, apierrors.NewConflict(info.groupResource(), key.name, fmt.Errorf("%s", optimisticLockMsg))
+	}
+	if err := s.allocateLocked(info, u, old, dryRun); err != nil {
+		return nil, false, err
+	}
+	switch {
+	case noop:
 		// A no-op update writes nothing and sends no event, as etcd3 storage.
-		return copyMap(stored), nil
-	}
-	if dryRun {
-		return copyMap(u.Object), nil
-	}
-	if u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) == 0 {
+		return stored, false, nil
+	case dryRun:
+		return u.Object, false, nil
+	case u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) == 0:
 		s.objects[info.gk][key] = u.Object
 		s.removeLocked(info, key, metav1.DeletePropagationBackground)
-		return copyMap(u.Object), nil
+		return u.Object, false, nil
 	}
 	s.rv++
 	u.SetResourceVersion(strconv.FormatUint(s.rv, 10))
 	s.objects[info.gk][key] = u.Object
 	s.emitLocked(info, eventModified, stored, u.Object)
-	return copyMap(u.Object), nil
+	return u.Object, false, nil
 }
 
 func withoutMetadata(m map[string]any) map[string]any {
