@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,9 +119,16 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		case <-c.trigger:
 		}
+		start := time.Now()
 		err := c.sync(ctx)
 		if err == nil {
 			delay = minRetry
+			// Under a stream of changes, recompute at most half the time:
+			// each recompute takes in every change made meanwhile, and the
+			// writers (a suite applying thousands of routes) keep a core.
+			if !watchloop.Wait(ctx, min(time.Since(start), maxPause)) {
+				return nil
+			}
 			continue
 		}
 		if ctx.Err() != nil {
@@ -134,6 +142,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.poke()
 	}
 }
+
+// maxPause bounds the pause after a recompute (see Run).
+const maxPause = time.Second
 
 // poke schedules a recompute; pokes while one is pending coalesce.
 func (c *Controller) poke() {

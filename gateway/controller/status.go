@@ -189,6 +189,45 @@ func (c *Controller) routeParents(previous []gwv1.RouteParentStatus, r *routeSta
 	return out
 }
 
+// routeStatusUnchanged reports, without building it, whether routeParents
+// would return current as it is: the other controllers' entries first,
+// then ours in the order of r.parents, each with the conditions
+// parentConditions gives at r's generation. Most routes are unchanged in
+// most recomputes, and building their status only to compare it was a
+// third of a recompute at 10,000 routes.
+func (c *Controller) routeStatusUnchanged(current []gwv1.RouteParentStatus, r *routeState) bool {
+	i := 0
+	for i < len(current) && current[i].ControllerName != c.opts.ControllerName {
+		i++
+	}
+	ours := current[i:]
+	if len(ours) != len(r.parents) {
+		return false
+	}
+	for j, p := range r.parents {
+		st := &ours[j]
+		if st.ControllerName != c.opts.ControllerName || !equality.Semantic.DeepEqual(st.ParentRef, p.echo) {
+			return false
+		}
+		want := r.parentConditions(p)
+		if len(st.Conditions) != len(want) {
+			return false
+		}
+		for k, d := range want {
+			got := &st.Conditions[k]
+			status := metav1.ConditionFalse
+			if d.Status {
+				status = metav1.ConditionTrue
+			}
+			if got.Type != d.Type || got.Status != status || got.Reason != d.Reason || got.Message != d.Message ||
+				got.ObservedGeneration != r.generation || got.LastTransitionTime.IsZero() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // writeRouteStatus writes an HTTPRoute's, GRPCRoute's or TLSRoute's status
 // when its parents changed. It returns without writing when nothing changed.
 func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now metav1.Time) error {
@@ -204,6 +243,9 @@ func (c *Controller) writeRouteStatus(ctx context.Context, r *routeState, now me
 	case *gwv1.TLSRoute:
 		kind, current = "TLSRoute", o.Status.Parents
 	default:
+		return nil
+	}
+	if c.routeStatusUnchanged(current, r) {
 		return nil
 	}
 	want := c.routeParents(current, r, now)
