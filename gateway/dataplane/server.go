@@ -262,7 +262,7 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 		if https {
 			err = ps.srv.ServeTLS(ln, "", "")
 		} else {
-			err = ps.srv.Serve(ln)
+			err = ps.srv.Serve(bufferedListener{ln}) // bufconn.go
 		}
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error(err, "serving stopped", "socket", key.String())
