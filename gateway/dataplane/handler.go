@@ -15,6 +15,7 @@ import (
 // serveHTTP is the request path of one socket: choose the listener by Host
 // (and check it against the TLS SNI), match a route, then run the rule.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) {
+	normalizePath(r) // pathnorm.go: routes match, and backends get, the path without dot-segments
 	grpcReq := isGRPC(r)
 	pt := s.snap.Load().ports[key]
 	if pt == nil {
