@@ -69,6 +69,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 	}
 
 	out := upstreamRequest(ctx, r)
+	out.Body = markClientErrors(out.Body) // handler.go
 	applyRequestFilters(out, &act.filters, matchedPath{})
 	applyRequestFilters(out, &b.filters, matchedPath{})
 	switch {
@@ -109,6 +110,10 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		case r.Context().Err() != nil:
 			// The client went away; nobody to answer.
 		default:
+			if status, msg, ok := clientFailure(err); ok {
+				s.fail(w, true, status, grpcInternal, msg)
+				return
+			}
 			s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
 			s.fail(w, true, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 		}

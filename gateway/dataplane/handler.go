@@ -2,10 +2,13 @@ package dataplane
 
 import (
 	"context"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -102,6 +105,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	}
 	out := upstreamRequest(ctx, r)
 	out.Body = clientBody(w, out.Body, connectionTimeouts(r.Context()).Client) // conntimeouts.go
+	out.Body = markClientErrors(out.Body)
 	if r.ProtoMajor == 1 && out.Body != nil {
 		// Keep reading the request body while the response streams (HTTP/2
 		// does this by design; HTTP/1.1 needs asking).
@@ -331,4 +335,50 @@ func writeGRPCStatus(w http.ResponseWriter, code int, msg string) {
 	h.Set("Grpc-Status", strconv.Itoa(code))
 	h.Set("Grpc-Message", url.PathEscape(msg))
 	w.WriteHeader(http.StatusOK)
+}
+
+// clientBodyError is an error reading the request body from the client: its
+// framing is broken (a bad chunk), it ended before its Content-Length, or
+// the client stopped sending in time. An upstream exchange that fails with
+// it failed by the client's fault, and is answered as such (clientFailure),
+// not with 502.
+type clientBodyError struct{ err error }
+
+func (e *clientBodyError) Error() string {
+	return "reading the request body from the client: " + e.err.Error()
+}
+func (e *clientBodyError) Unwrap() error { return e.err }
+
+// markClientErrors wraps a request body so that its read errors, other
+// than its end, are clientBodyErrors, which the upstream transport returns
+// as they are.
+func markClientErrors(body io.ReadCloser) io.ReadCloser {
+	if body == nil || body == http.NoBody {
+		return body
+	}
+	return clientErrBody{body}
+}
+
+type clientErrBody struct{ io.ReadCloser }
+
+func (b clientErrBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = &clientBodyError{err}
+	}
+	return n, err
+}
+
+// clientFailure says how to answer an upstream exchange that failed with
+// err because of the client's request body: 408 when the client did not
+// send it in time, else 400. ok is false when the body was not at fault.
+func clientFailure(err error) (status int, msg string, ok bool) {
+	var cbe *clientBodyError
+	if !errors.As(err, &cbe) {
+		return 0, "", false
+	}
+	if errors.Is(cbe.err, os.ErrDeadlineExceeded) {
+		return http.StatusRequestTimeout, "the client did not send the request body in time", true
+	}
+	return http.StatusBadRequest, "the request body is malformed or incomplete: " + cbe.err.Error(), true
 }

@@ -278,6 +278,10 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, at *attempt, act
 	case at.timedOut:
 		s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream request timeout")
 	default:
+		if status, msg, ok := clientFailure(at.err); ok { // handler.go: the client's body was at fault
+			s.fail(w, act.grpc, status, grpcInternal, msg)
+			return
+		}
 		s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", at.endpoint, "error", at.err.Error())
 		s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 	}
