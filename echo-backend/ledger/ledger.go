@@ -13,6 +13,12 @@
 // ledger never holds more than MaxIDs ids, eviction costs O(1), and when ids
 // hash unevenly an id may be evicted a little before MaxIDs ids are held.
 //
+// Bytes are bounded as well as counts, since what a request carries is the
+// client's choice: an attempt keeps at most MaxHeaderBytes of headers and
+// MaxPathBytes of request URI (and of method), cutting the rest and saying
+// so in Attempt.Truncated, and the ledger as a whole keeps about MaxBytes:
+// a shard over its share evicts its oldest ids, as a full shard does.
+//
 // A ledger holds up to MaxIDs ids for as long as the TTL, so what each one
 // costs the garbage collector counts: a new id is one allocation (its entry
 // with its first attempt inside), and the headers of an attempt are kept
@@ -22,6 +28,8 @@ package ledger
 
 import (
 	"encoding/binary"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +71,11 @@ type Attempt struct {
 	GRPCCode    string              `json:"grpcCode,omitempty"` // gRPC code sent
 	BodyBytes   int64               `json:"bodyBytes"`          // request body length read
 	BodySHA256  string              `json:"bodySha256,omitempty"`
+
+	// Truncated lists what the ledger cut to stay within its bounds, as
+	// "headers: 1048576 bytes not kept"; empty when the attempt is whole.
+	// Bodies are never kept, only their length and digest.
+	Truncated []string `json:"truncated,omitempty"`
 }
 
 // Entry is the ledger of one request id.
@@ -74,28 +87,47 @@ type Entry struct {
 
 // Options bound a Ledger. A zero or negative field takes its default.
 type Options struct {
-	TTL         time.Duration    // an id expires this long after its last attempt began (default 10m)
-	MaxIDs      int              // oldest ids are evicted past this (default 10000)
-	MaxAttempts int              // attempts stored per id; later ones are counted in Dropped (default 100)
-	Now         func() time.Time // clock; time.Now by default
+	TTL         time.Duration // an id expires this long after its last attempt began (default 10m)
+	MaxIDs      int           // oldest ids are evicted past this (default 10000)
+	MaxAttempts int           // attempts stored per id; later ones are counted in Dropped (default 100)
+	// MaxHeaderBytes bounds the headers kept per attempt (names and values);
+	// past it the rest is cut (default 32 KiB).
+	MaxHeaderBytes int
+	// MaxPathBytes bounds the request URI, and the method, kept per attempt
+	// (default 8 KiB).
+	MaxPathBytes int
+	// MaxBytes bounds what the whole ledger keeps, counted as the bytes of
+	// the attempts' headers, paths and methods plus a fixed cost per
+	// attempt; past it the oldest ids are evicted (default 64 MiB).
+	MaxBytes int64
+	Now      func() time.Time // clock; time.Now by default
 }
 
 // Defaults for Options.
 const (
-	DefaultTTL         = 10 * time.Minute
-	DefaultMaxIDs      = 10000
-	DefaultMaxAttempts = 100
+	DefaultTTL            = 10 * time.Minute
+	DefaultMaxIDs         = 10000
+	DefaultMaxAttempts    = 100
+	DefaultMaxHeaderBytes = 32 << 10
+	DefaultMaxPathBytes   = 8 << 10
+	DefaultMaxBytes       = 64 << 20
 )
+
+// attemptOverhead is what an attempt is counted for besides its headers,
+// path and method: the handle, the times and the short strings.
+const attemptOverhead = 512
 
 // maxShards is the number of shards of a ledger whose MaxIDs is at least that.
 const maxShards = 64
 
 // Ledger is safe for concurrent use.
 type Ledger struct {
-	ttl         time.Duration
-	maxAttempts int
-	now         func() time.Time
-	shards      []shard
+	ttl            time.Duration
+	maxAttempts    int
+	maxHeaderBytes int
+	maxPathBytes   int
+	now            func() time.Time
+	shards         []shard
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -109,6 +141,8 @@ type shard struct {
 	ids        map[string]*entry
 	head, tail *entry // oldest, newest
 	capacity   int
+	bytes      int64    // counted bytes of the ids held
+	budget     int64    // this shard's share of MaxBytes
 	_          [64]byte // keep neighbouring shards' mutexes off one cache line
 }
 
@@ -118,6 +152,7 @@ type entry struct {
 	id         string
 	prev, next *entry
 	last       time.Time // last Begin
+	bytes      int64     // counted bytes of its attempts, guarded by the shard's mutex
 
 	mu       sync.Mutex
 	number   int       // last attempt number given out
@@ -156,17 +191,28 @@ func newLedger(opts Options, period time.Duration, onSweep func()) *Ledger {
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = DefaultMaxAttempts
 	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if opts.MaxPathBytes <= 0 {
+		opts.MaxPathBytes = DefaultMaxPathBytes
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	n := min(opts.MaxIDs, maxShards)
 	l := &Ledger{
-		ttl:         opts.TTL,
-		maxAttempts: opts.MaxAttempts,
-		now:         opts.Now,
-		shards:      make([]shard, n),
-		stop:        make(chan struct{}),
-		done:        make(chan struct{}),
+		ttl:            opts.TTL,
+		maxAttempts:    opts.MaxAttempts,
+		maxHeaderBytes: opts.MaxHeaderBytes,
+		maxPathBytes:   opts.MaxPathBytes,
+		now:            opts.Now,
+		shards:         make([]shard, n),
+		stop:           make(chan struct{}),
+		done:           make(chan struct{}),
 	}
 	for i := range l.shards {
 		// Split MaxIDs exactly: the first MaxIDs%n shards take one more.
@@ -174,7 +220,7 @@ func newLedger(opts Options, period time.Duration, onSweep func()) *Ledger {
 		if i < opts.MaxIDs%n {
 			c++
 		}
-		l.shards[i] = shard{ids: make(map[string]*entry), capacity: c}
+		l.shards[i] = shard{ids: make(map[string]*entry), capacity: c, budget: max(opts.MaxBytes/int64(n), 1)}
 	}
 	go l.sweepLoop(period, onSweep)
 	return l
@@ -208,6 +254,9 @@ func (l *Ledger) Begin(id string, a Attempt) *Handle {
 	if id == "" {
 		return noID
 	}
+	headers, hasHeaders := l.bound(&a)
+	size := int64(attemptOverhead + len(headers) + len(a.Path) + len(a.Method) + len(id))
+
 	sh := l.shardOf(id)
 	sh.mu.Lock()
 	now := l.now()
@@ -229,14 +278,19 @@ func (l *Ledger) Begin(id string, a Attempt) *Handle {
 	}
 	e.last = now
 	sh.pushBack(e)
+	e.bytes += size
+	sh.bytes += size
+	// Over its share of MaxBytes, the shard evicts its oldest ids, never
+	// the one being recorded.
+	for sh.bytes > sh.budget && sh.head != e {
+		sh.remove(sh.head)
+	}
 	sh.mu.Unlock()
 
 	if a.Arrived.IsZero() {
 		a.Arrived = now
 	}
 	a.Outcome = InFlight
-	headers, hasHeaders := packHeaders(a.Headers), a.Headers != nil
-	a.Headers = nil // kept packed in the handle
 	var h *Handle
 	if fresh {
 		// Only the Begin that made e uses e.first; others see it once
@@ -355,6 +409,7 @@ func (l *Ledger) sweep() {
 func (sh *shard) remove(e *entry) {
 	delete(sh.ids, e.id)
 	sh.unlink(e)
+	sh.bytes -= e.bytes
 }
 
 func (sh *shard) unlink(e *entry) {
@@ -475,7 +530,33 @@ func (a Attempt) clone() Attempt {
 	c.HeadersSent = cloneTime(a.HeadersSent)
 	c.Ended = cloneTime(a.Ended)
 	c.CancelledAt = cloneTime(a.CancelledAt)
+	c.Truncated = slices.Clone(a.Truncated)
 	return c
+}
+
+// bound cuts a's path and method to MaxPathBytes and packs its headers
+// within MaxHeaderBytes, noting in a.Truncated what was cut. It returns the
+// packed headers and whether a had a header map, and leaves a.Headers nil.
+func (l *Ledger) bound(a *Attempt) (packed string, hasHeaders bool) {
+	a.Path = l.cut(a, "path", a.Path, l.maxPathBytes)
+	a.Method = l.cut(a, "method", a.Method, l.maxPathBytes)
+	hasHeaders = a.Headers != nil
+	var dropped int
+	packed, dropped = packHeaders(a.Headers, l.maxHeaderBytes)
+	if dropped > 0 {
+		a.Truncated = append(a.Truncated, fmt.Sprintf("headers: %d bytes not kept", dropped))
+	}
+	a.Headers = nil // kept packed in the handle
+	return packed, hasHeaders
+}
+
+// cut returns s cut to max bytes, noting the cut in a.Truncated.
+func (l *Ledger) cut(a *Attempt, field, s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	a.Truncated = append(a.Truncated, fmt.Sprintf("%s: %d bytes not kept", field, len(s)-max))
+	return strings.Clone(s[:max])
 }
 
 func cloneTime(t *time.Time) *time.Time {
@@ -490,9 +571,24 @@ func cloneTime(t *time.Time) *time.Time {
 // of names, the number of values, then for each name its length and bytes,
 // its number of values plus one (0 for a nil slice) and each value's
 // length and bytes. A nil or empty map packs to "".
-func packHeaders(h map[string][]string) string {
+//
+// Names and values are kept up to limit bytes in all (the packing's own
+// length prefixes aside); dropped says how many were not. Past the limit,
+// headers are kept in name order, the value that crosses it is cut, and
+// the headers after it are left out.
+func packHeaders(h map[string][]string, limit int) (packed string, dropped int) {
 	if len(h) == 0 {
-		return ""
+		return "", 0
+	}
+	total := 0
+	for k, vv := range h {
+		total += len(k)
+		for _, v := range vv {
+			total += len(v)
+		}
+	}
+	if total > limit {
+		h, dropped = boundHeaders(h, limit)
 	}
 	values, size := 0, 0
 	for k, vv := range h {
@@ -522,7 +618,50 @@ func packHeaders(h map[string][]string) string {
 			b.WriteString(v)
 		}
 	}
-	return b.String()
+	return b.String(), dropped
+}
+
+// boundHeaders returns the headers of h that fit in limit bytes of names
+// and values, in name order, with the value that crosses the limit cut,
+// and the number of bytes left out.
+func boundHeaders(h map[string][]string, limit int) (map[string][]string, int) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	out := make(map[string][]string, len(h))
+	room, dropped := limit, 0
+	for _, k := range names {
+		vv := h[k]
+		if len(k) > room {
+			dropped += len(k)
+			for _, v := range vv {
+				dropped += len(v)
+			}
+			room = 0
+			continue
+		}
+		room -= len(k)
+		var kept []string
+		if vv != nil {
+			kept = make([]string, 0, len(vv))
+		}
+		for _, v := range vv {
+			if len(v) > room {
+				dropped += len(v) - room
+				if room > 0 {
+					kept = append(kept, v[:room])
+				}
+				room = 0
+				continue
+			}
+			room -= len(v)
+			kept = append(kept, v)
+		}
+		out[k] = kept
+	}
+	return out, dropped
 }
 
 // unpackHeaders returns a new map of what packHeaders packed; the strings

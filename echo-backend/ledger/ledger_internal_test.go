@@ -148,9 +148,10 @@ func TestPackHeaders(t *testing.T) {
 		{long: {long, long + "y"}, "Bin": {"\x00\x80\xff\r\n"}},
 	}
 	for _, h := range tests {
-		got := unpackHeaders(packHeaders(h))
-		if !reflect.DeepEqual(got, h) {
-			t.Errorf("unpackHeaders(packHeaders(%q)) = %q", h, got)
+		packed, dropped := packHeaders(h, DefaultMaxHeaderBytes)
+		got := unpackHeaders(packed)
+		if !reflect.DeepEqual(got, h) || dropped != 0 {
+			t.Errorf("unpackHeaders(packHeaders(%q)) = %q, %d dropped", h, got, dropped)
 		}
 		for k, vv := range h { // nil and empty slices are not the same in JSON
 			if (vv == nil) != (got[k] == nil) {
@@ -158,12 +159,13 @@ func TestPackHeaders(t *testing.T) {
 			}
 		}
 	}
-	if p := packHeaders(nil); p != "" {
+	if p, _ := packHeaders(nil, DefaultMaxHeaderBytes); p != "" {
 		t.Errorf("packHeaders(nil) = %q, want \"\"", p)
 	}
 	// A slice unpacked is its own: appending to one does not overwrite the
 	// next name's values.
-	got := unpackHeaders(packHeaders(map[string][]string{"A": {"1"}, "B": {"2"}}))
+	packed, _ := packHeaders(map[string][]string{"A": {"1"}, "B": {"2"}}, DefaultMaxHeaderBytes)
+	got := unpackHeaders(packed)
 	_ = append(got["A"], "appended")
 	if got["B"][0] != "2" || got["A"][0] != "1" {
 		t.Errorf("append to one value slice changed another: %q", got)
@@ -179,17 +181,52 @@ func FuzzPackHeaders(f *testing.F) {
 		} else if n%3 == 2 {
 			h[k2] = []string{}
 		}
-		got := unpackHeaders(packHeaders(h))
-		if !reflect.DeepEqual(got, h) {
-			t.Errorf("round trip of %q gave %q", h, got)
+		packed, dropped := packHeaders(h, 1<<30)
+		got := unpackHeaders(packed)
+		if !reflect.DeepEqual(got, h) || dropped != 0 {
+			t.Errorf("round trip of %q gave %q, %d dropped", h, got, dropped)
+		}
+		// Bounded, the headers kept plus the bytes dropped are all there
+		// was, and what is kept fits.
+		limit := n % 64
+		if limit < 0 {
+			limit = -limit
+		}
+		packed, dropped = packHeaders(h, limit)
+		kept := headerBytes(unpackHeaders(packed))
+		if kept > limit || kept+dropped != headerBytes(h) {
+			t.Errorf("packHeaders(%q, %d) kept %d bytes and dropped %d of %d", h, limit, kept, dropped, headerBytes(h))
 		}
 	})
+}
+
+func headerBytes(h map[string][]string) int {
+	n := 0
+	for k, vv := range h {
+		n += len(k)
+		for _, v := range vv {
+			n += len(v)
+		}
+	}
+	return n
+}
+
+// TestPackHeadersBounded cuts headers in name order at the limit, the value
+// that crosses it included, and counts what was left out.
+func TestPackHeadersBounded(t *testing.T) {
+	h := map[string][]string{"B": {"0123456789"}, "A": {"abc"}, "C": {"zz"}}
+	packed, dropped := packHeaders(h, 8) // A(1)+abc(3)=4, then B(1)+3 of 10
+	got := unpackHeaders(packed)
+	want := map[string][]string{"A": {"abc"}, "B": {"012"}}
+	if !reflect.DeepEqual(got, want) || dropped != 7+1+2 {
+		t.Errorf("packHeaders(%q, 8) = %q, %d dropped; want %q, 10", h, got, dropped, want)
+	}
 }
 
 func BenchmarkPackHeaders(b *testing.B) {
 	h := map[string][]string{"User-Agent": {"fortio.org/fortio-1.68.2"}, "X-Gatecheck-Id": {"0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		packHeaders(h)
+		packHeaders(h, DefaultMaxHeaderBytes)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -433,4 +434,69 @@ func BenchmarkBeginEndSameID(b *testing.B) {
 			h.End(ledger.Answered, time.Time{})
 		}
 	})
+}
+
+// TestAttemptBytesBounded records an attempt with a header, a path and a
+// method far over the per-attempt bounds, and wants each cut, the cuts
+// named in Truncated, and an attempt within bounds left whole.
+func TestAttemptBytesBounded(t *testing.T) {
+	l := newLedger(t, ledger.Options{MaxHeaderBytes: 100, MaxPathBytes: 20})
+	big := strings.Repeat("h", 1<<20)
+	l.Begin("big", ledger.Attempt{
+		Method:  "GET",
+		Path:    "/" + strings.Repeat("p", 99),
+		Headers: map[string][]string{"X-Big": {big}, "A": {"kept"}},
+	})
+	e, _ := l.Get("big")
+	a := e.Attempts[0]
+	if got := a.Headers["A"]; !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("header A = %q, want it kept whole (it sorts first)", got)
+	}
+	if v := a.Headers["X-Big"]; len(v) != 1 || len(v[0]) != 100-len("A")-len("kept")-len("X-Big") {
+		t.Errorf("X-Big kept %d bytes, want the rest of the 100-byte bound", len(strings.Join(v, "")))
+	}
+	if len(a.Path) != 20 {
+		t.Errorf("path kept %d bytes, want 20", len(a.Path))
+	}
+	want := []string{
+		"path: 80 bytes not kept",
+		fmt.Sprintf("headers: %d bytes not kept", len("X-Big")+len(big)+len("A")+len("kept")-100),
+	}
+	if !slices.Equal(a.Truncated, want) {
+		t.Errorf("truncated = %q, want %q", a.Truncated, want)
+	}
+
+	l.Begin("small", ledger.Attempt{Method: "GET", Path: "/a", Headers: map[string][]string{"A": {"1"}}})
+	if e, _ := l.Get("small"); e.Attempts[0].Truncated != nil || e.Attempts[0].Path != "/a" {
+		t.Errorf("an attempt within bounds: %+v", e.Attempts[0])
+	}
+}
+
+// TestMaxBytes fills a ledger with attempts of large headers and wants it
+// to keep only about MaxBytes of them, evicting the oldest ids first.
+func TestMaxBytes(t *testing.T) {
+	const headerBytes = 10 << 10
+	l := newLedger(t, ledger.Options{MaxIDs: 64 * 100, MaxHeaderBytes: headerBytes, MaxBytes: 64 * 4 * (headerBytes + 1024)})
+	h := map[string][]string{"X": {strings.Repeat("x", headerBytes)}}
+	const ids = 64 * 40
+	for i := range ids {
+		l.Begin(fmt.Sprint("id-", i), ledger.Attempt{Headers: h})
+	}
+	// Each of the 64 shards has room for about 4 such attempts.
+	if n := l.Len(); n > 64*4 || n < 64*2 {
+		t.Errorf("%d ids held after %d attempts of %d header bytes; want about %d", n, ids, headerBytes, 64*4)
+	}
+	if _, ok := l.Get(fmt.Sprint("id-", ids-1)); !ok {
+		t.Error("the newest id was evicted")
+	}
+	if _, ok := l.Get("id-0"); ok {
+		t.Error("the oldest id was kept")
+	}
+	// An id's own attempts never evict it, even over its shard's share.
+	for range 20 {
+		l.Begin("heavy", ledger.Attempt{Headers: h})
+	}
+	if e, ok := l.Get("heavy"); !ok || len(e.Attempts) != 20 {
+		t.Errorf("an id whose attempts outgrow its shard's share: found %v with %d attempts, want 20", ok, len(e.Attempts))
+	}
 }
