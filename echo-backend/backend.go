@@ -71,6 +71,15 @@ type Config struct {
 	Limits fault.Limits
 	Ledger ledger.Options
 
+	// Timeouts bound slow and silent clients on the HTTP ports (and, for
+	// ReadHeader and Idle, the gRPC ports); zero fields take their
+	// defaults (httpecho.Timeouts).
+	Timeouts httpecho.Timeouts
+	// ErrorLog gets the HTTP servers' own errors, such as a line per
+	// connection that broke the protocol; nil leaves net/http's default
+	// (standard error), io.Discard silences them.
+	ErrorLog io.Writer
+
 	// Log gets echo-basic's line for every echoed HTTP request (see
 	// httpecho.Options.Log), from every HTTP port at once, so it must be
 	// safe for concurrent use. Nil logs nothing. cmd/echo-backend sets it to
@@ -97,6 +106,11 @@ const (
 	EnvLedgerTTL     = "GATECHECK_LEDGER_TTL"
 	EnvLedgerIDs     = "GATECHECK_LEDGER_MAX_IDS"
 	EnvLedgerEntries = "GATECHECK_LEDGER_MAX_ATTEMPTS"
+	EnvLedgerBytes   = "GATECHECK_LEDGER_MAX_BYTES"
+	EnvReadHeader    = "GATECHECK_READ_HEADER_TIMEOUT"
+	EnvRead          = "GATECHECK_READ_TIMEOUT"
+	EnvWrite         = "GATECHECK_WRITE_TIMEOUT"
+	EnvIdle          = "GATECHECK_IDLE_TIMEOUT"
 )
 
 // ConfigFromEnv reads the configuration the way echo-basic does, plus our
@@ -175,6 +189,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg.Ledger.TTL = duration(EnvLedgerTTL)
 	cfg.Ledger.MaxIDs = count(EnvLedgerIDs)
 	cfg.Ledger.MaxAttempts = count(EnvLedgerEntries)
+	cfg.Ledger.MaxBytes = int64(count(EnvLedgerBytes))
+	cfg.Timeouts.ReadHeader = duration(EnvReadHeader)
+	cfg.Timeouts.Read = duration(EnvRead)
+	cfg.Timeouts.Write = duration(EnvWrite)
+	cfg.Timeouts.Idle = duration(EnvIdle)
 	return cfg, errors.Join(errs...)
 }
 
@@ -314,6 +333,8 @@ func (b *Backend) serveHTTP(cfg Config, name, port string, tlsCfg *tls.Config) e
 		Listener:   name,
 		RequireH2C: name == ListenerH2C,
 		Log:        cfg.Log,
+		Timeouts:   cfg.Timeouts,
+		ErrorLog:   cfg.ErrorLog,
 	})
 	b.closer = append(b.closer, srv.Close)
 	serve := func() error { return srv.Serve(ln) }
@@ -340,6 +361,9 @@ func (b *Backend) serveGRPC(cfg Config, name, port string, tlsCfg *tls.Config) e
 		Limits:   cfg.Limits,
 		TLS:      tlsCfg,
 		Listener: name,
+
+		HandshakeTimeout: cfg.Timeouts.ReadHeader,
+		IdleTimeout:      cfg.Timeouts.Idle,
 	})
 	b.closer = append(b.closer, func() error { srv.Stop(); return nil })
 	go func() { b.report(name, srv.Serve(ln)) }()

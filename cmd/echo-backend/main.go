@@ -76,6 +76,11 @@ func config(args []string, getenv func(string) string) (echobackend.Config, erro
 	ttl := fs.Duration("ledger-ttl", 0, "how long a request id's ledger is kept after its last attempt (default 10m)")
 	maxIDs := fs.Int("ledger-max-ids", 0, "request ids kept; the oldest are evicted past this (default 10000)")
 	maxAttempts := fs.Int("ledger-max-attempts", 0, "attempts stored per request id (default 100)")
+	maxBytes := fs.Int64("ledger-max-bytes", 0, "bytes of headers, paths and methods the ledger keeps; the oldest ids are evicted past this (default 64 MiB)")
+	readHeader := fs.Duration("read-header-timeout", 0, "time a client has to send the request headers (default 10s)")
+	read := fs.Duration("read-timeout", 0, "time a client has to send the request body, from the request's arrival (default 1m)")
+	write := fs.Duration("write-timeout", 0, "time the answer may take to write, from the end of the request headers (default max-delay + 1m)")
+	idle := fs.Duration("idle-timeout", 0, "time a kept-alive connection may wait for its next request (default 5m)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fs.SetOutput(os.Stderr)
@@ -114,16 +119,19 @@ func config(args []string, getenv func(string) string) (echobackend.Config, erro
 		// One small write per request; an *os.File is safe for concurrent
 		// use and unbuffered, so the line is in the log when the answer is.
 		cfg.Log = os.Stdout
+	} else {
+		cfg.ErrorLog = io.Discard
 	}
 	badName := ""
 	fs.Visit(func(f *flag.Flag) {
 		bad := false
 		switch f.Name {
 		case "quiet":
+			// Quiet also silences the servers' line per broken connection.
 			if *quiet {
-				cfg.Log = nil
+				cfg.Log, cfg.ErrorLog = nil, io.Discard
 			} else {
-				cfg.Log = os.Stdout
+				cfg.Log, cfg.ErrorLog = os.Stdout, nil
 			}
 		case "host":
 			cfg.Host = *host
@@ -147,6 +155,21 @@ func config(args []string, getenv func(string) string) (echobackend.Config, erro
 		case "ledger-max-attempts":
 			cfg.Ledger.MaxAttempts = *maxAttempts
 			bad = bad || *maxAttempts <= 0
+		case "ledger-max-bytes":
+			cfg.Ledger.MaxBytes = *maxBytes
+			bad = bad || *maxBytes <= 0
+		case "read-header-timeout":
+			cfg.Timeouts.ReadHeader = *readHeader
+			bad = bad || *readHeader <= 0
+		case "read-timeout":
+			cfg.Timeouts.Read = *read
+			bad = bad || *read <= 0
+		case "write-timeout":
+			cfg.Timeouts.Write = *write
+			bad = bad || *write <= 0
+		case "idle-timeout":
+			cfg.Timeouts.Idle = *idle
+			bad = bad || *idle <= 0
 		}
 		if bad && badName == "" {
 			badName = f.Name

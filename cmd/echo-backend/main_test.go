@@ -1,11 +1,13 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -50,6 +52,22 @@ func TestLimitsFromFlags(t *testing.T) {
 	}
 }
 
+func TestTimeoutsAndLedgerBytes(t *testing.T) {
+	got, err := config([]string{"-read-timeout=2s", "-idle-timeout=3m", "-ledger-max-bytes=1000"},
+		envOf(map[string]string{"GATECHECK_WRITE_TIMEOUT": "7m", "GATECHECK_READ_HEADER_TIMEOUT": "4s", "GATECHECK_READ_TIMEOUT": "9s"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := httpecho.Timeouts{ReadHeader: 4 * time.Second, Read: 2 * time.Second, Write: 7 * time.Minute, Idle: 3 * time.Minute}
+	if got.Timeouts != want || got.Ledger.MaxBytes != 1000 {
+		t.Fatalf("timeouts %+v, ledger %+v; want %+v and MaxBytes 1000", got.Timeouts, got.Ledger, want)
+	}
+	if _, err := config(nil, envOf(map[string]string{"GATECHECK_IDLE_TIMEOUT": "never"})); err == nil ||
+		!strings.Contains(err.Error(), `GATECHECK_IDLE_TIMEOUT="never": accepted: a positive Go duration`) {
+		t.Errorf("GATECHECK_IDLE_TIMEOUT=never: %v, want an error naming the variable", err)
+	}
+}
+
 func TestBadFlagsNameTheFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -58,6 +76,8 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		{[]string{"-mode", "udp"}, `-mode="udp": accepted: http, grpc or tcp`},
 		{[]string{"-max-delay", "0s"}, "-max-delay: accepted: a value above zero"},
 		{[]string{"-ledger-max-attempts", "-3"}, "-ledger-max-attempts: accepted: a value above zero"},
+		{[]string{"-write-timeout", "0s"}, "-write-timeout: accepted: a value above zero"},
+		{[]string{"-ledger-max-bytes", "0"}, "-ledger-max-bytes: accepted: a value above zero"},
 		{[]string{"-max-delay", "soon"}, `invalid value "soon" for flag -max-delay`},
 	} {
 		if _, err := config(tc.args, envOf(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -83,6 +103,10 @@ func TestRequestLogIsOnUnlessQuiet(t *testing.T) {
 		}
 		if got := cfg.Log != nil; got != tc.log {
 			t.Errorf("config(%q, %v): request log %v, want %v", tc.args, tc.env, got, tc.log)
+		}
+		// Quiet also silences the servers' line per broken connection.
+		if quietErrors := cfg.ErrorLog == io.Discard; quietErrors == tc.log {
+			t.Errorf("config(%q, %v): error log silenced %v, want %v", tc.args, tc.env, quietErrors, !tc.log)
 		}
 	}
 	if _, err := config(nil, envOf(map[string]string{"GATECHECK_QUIET": "maybe"})); err == nil || !strings.Contains(err.Error(), `GATECHECK_QUIET="maybe": accepted: true or false`) {

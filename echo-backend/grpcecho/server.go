@@ -88,6 +88,14 @@ type Options struct {
 	Limits   fault.Limits      // bounds on fault specs; zero fields take fault.DefaultLimits
 	TLS      *tls.Config       // nil: plaintext
 	Listener string            // ledger name of this port: "grpc" or "grpcs"
+
+	// HandshakeTimeout bounds a new connection's TLS handshake and HTTP/2
+	// preface (grpc.ConnectionTimeout); zero means 10s.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes, with a GOAWAY, a connection that has had no
+	// call for this long (keepalive.ServerParameters.MaxConnectionIdle);
+	// zero means 5m, as httpecho's Timeouts.Idle.
+	IdleTimeout time.Duration
 }
 
 // server holds what every service of one grpc.Server shares.
@@ -111,8 +119,16 @@ func NewServer(opts Options) *grpc.Server {
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)
 	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = 10 * time.Second
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = 5 * time.Minute
+	}
 	s := &server{opts: opts}
 	gs := grpc.NewServer(
+		grpc.ConnectionTimeout(opts.HandshakeTimeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
 		grpc.Creds(h2tap.Credentials(creds)),
 		grpc.StatsHandler(connCounter{}),
 		grpc.MaxHeaderListSize(maxHeaderListSize),

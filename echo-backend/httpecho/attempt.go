@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"sync"
@@ -93,16 +95,38 @@ func specText(r *http.Request) string {
 }
 
 // readBody reads the whole request body, up to MaxBodyBytes; tooBig
-// reports a larger body (of which only the first bytes were read).
-func readBody(r *http.Request) (body []byte, tooBig bool, err error) {
+// reports a larger body (of which only the first bytes were read). The body
+// must have arrived by deadline: the connection's (or HTTP/2 stream's) read
+// deadline is set to it for the read, and cleared once the body is read, so
+// that it does not cut the connection while a delayed answer is pending.
+func readBody(r *http.Request, rc *http.ResponseController, deadline time.Time) (body []byte, tooBig bool, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, false, nil
 	}
+	deadlineSet := rc.SetReadDeadline(deadline) == nil
 	body, err = io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if deadlineSet && err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	if len(body) > MaxBodyBytes {
 		return body[:MaxBodyBytes], true, nil
 	}
 	return body, false, err
+}
+
+// bodyError says how to answer a request whose body could not be read:
+// 408 when it did not arrive in time, 400 when its framing is broken (a
+// malformed chunk). ok is false when the client went away (closed the
+// connection or reset the stream), leaving nobody to answer.
+func bodyError(r *http.Request, err error, timeout time.Duration) (code int, msg string, ok bool) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusRequestTimeout, fmt.Sprintf("request body: not received within the read timeout (%v)", timeout), true
+	case r.Context().Err() != nil, errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed), errors.As(err, &ne):
+		return 0, "", false
+	}
+	return http.StatusBadRequest, fmt.Sprintf("request body: %v", err), true
 }
 
 // route is what a route answers when the fault spec says nothing else.
@@ -141,7 +165,7 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 	if d := queryGet(r.URL.RawQuery, "delay"); d != "" {
 		legacyDelay, delayErr = parseDelay("delay", d, h.opts.Limits)
 	}
-	body, tooBig, bodyErr := readBody(r)
+	body, tooBig, bodyErr := readBody(r, &a.rc, arrived.Add(h.opts.Timeouts.Read))
 
 	rec := ledger.Attempt{
 		Arrived:   arrived,
@@ -185,7 +209,14 @@ func (h *handler) serveAttempt(w http.ResponseWriter, r *http.Request, rt route)
 		a.reject(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body: larger than the %d bytes accepted", MaxBodyBytes))
 		return
 	case bodyErr != nil:
-		// The client went away (or broke framing) while sending the body.
+		if code, msg, ok := bodyError(r, bodyErr, h.opts.Timeouts.Read); ok {
+			// The connection cannot serve another request after a body
+			// it could not read; say so.
+			a.w.Header().Set("Connection", "close")
+			a.reject(code, msg)
+			return
+		}
+		// The client went away while sending the body.
 		a.ledger.Cancelled(time.Time{})
 		return
 	}

@@ -40,7 +40,10 @@ type env struct {
 	httpURL, h2cURL, httpsURL string
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { t.Helper(); return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with every port's options changed by mod.
+func newEnvWith(t testing.TB, mod func(*httpecho.Options)) *env {
 	t.Helper()
 	e := &env{ledger: ledger.New(ledger.Options{}), controls: control.New()}
 	t.Cleanup(e.ledger.Close)
@@ -59,6 +62,9 @@ func newEnv(t testing.TB) *env {
 		}
 		o := opts(listener)
 		o.RequireH2C = listener == "h2c"
+		if mod != nil {
+			mod(&o)
+		}
 		srv := httpecho.NewServer(o)
 		if listener == "https" {
 			srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}

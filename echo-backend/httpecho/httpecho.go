@@ -84,6 +84,14 @@ type Options struct {
 	// pod's log. It must be safe for concurrent use (an *os.File is). Nil
 	// logs nothing.
 	Log io.Writer
+
+	// Timeouts bound slow and silent clients; zero fields take their
+	// defaults (Timeouts.WithDefaults). The handler applies Read; NewServer
+	// the others.
+	Timeouts Timeouts
+	// ErrorLog gets the server's own errors (NewServer): io.Discard
+	// silences them; nil leaves net/http's default, the standard logger.
+	ErrorLog io.Writer
 }
 
 // handler serves one port.
@@ -101,6 +109,7 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Controls == nil {
 		opts.Controls = control.New()
 	}
+	opts.Timeouts = opts.Timeouts.WithDefaults(opts.Limits)
 	h := &handler{opts: opts, mux: http.NewServeMux()}
 	h.retry = retrySim{h: h}
 
