@@ -27,12 +27,18 @@ const maxGRPCConns = 32
 // over plaintext HTTP/2, with one difference that sharing one client across
 // tests needs: connections are kept per (address, authority), not one for
 // the client's life, so a request with another :authority gets it. It is
-// safe for concurrent SendRPC calls. The caller closes it.
+// safe for concurrent SendRPC calls. The caller may close it; Close of the
+// cluster closes it too, so that a runner that forgets leaves no
+// connections (and their goroutines) behind.
 func (c *Cluster) GRPCClient() grpcutil.Client {
-	return &grpcClient{
+	g := &grpcClient{
 		dial:  func(ctx context.Context, addr string) (net.Conn, error) { return c.DialContext(ctx, "tcp", addr) },
 		conns: map[grpcTarget]*grpcConn{},
 	}
+	c.clientsMu.Lock()
+	c.grpcClients = append(c.grpcClients, g)
+	c.clientsMu.Unlock()
+	return g
 }
 
 type grpcTarget struct{ address, authority string }

@@ -83,6 +83,9 @@ type Cluster struct {
 	restConfig *rest.Config // never handed out: RestConfig returns copies
 	clientset  kubernetes.Interface
 
+	clientsMu   sync.Mutex
+	grpcClients []*grpcClient // closed by Close
+
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 	errMu  sync.Mutex
@@ -247,12 +250,17 @@ func (c *Cluster) RestConfig() *rest.Config { return rest.CopyConfig(c.restConfi
 // DataPlane is the reference gateway's data plane.
 func (c *Cluster) DataPlane() *dataplane.Server { return c.dp }
 
-// Close stops the REST API, the controller and the pod runner (and with it
-// every backend), closes the data plane and waits for all of their
-// goroutines. It returns what the components reported; later calls return
+// Close closes the gRPC clients handed out, stops the REST API, the
+// controller and the pod runner (and with it every backend), closes the
+// data plane and waits for all of their goroutines. It returns what the components reported; later calls return
 // the same.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() {
+		c.clientsMu.Lock()
+		for _, g := range c.grpcClients {
+			g.Close()
+		}
+		c.clientsMu.Unlock()
 		c.record("pod log API", c.api.close())
 		c.cancel()
 		c.done.Wait()

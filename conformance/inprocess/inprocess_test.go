@@ -307,6 +307,12 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
 		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 200}, Backend: "web", Namespace: "leak",
 	})
+	// A gRPC client the caller never closes (as the runner did not): the
+	// cluster's Close must close its connections.
+	gc := c.GRPCClient()
+	if _, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: &pb.EchoRequest{}}, 5*time.Second); err != nil {
+		t.Fatalf("SendRPC: %v", err)
+	}
 	if runtime.NumGoroutine() <= before {
 		t.Fatalf("%d goroutines with the cluster running, %d before: the count cannot show a leak", runtime.NumGoroutine(), before)
 	}
