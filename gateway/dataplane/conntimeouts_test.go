@@ -97,8 +97,10 @@ func TestClientTimeout(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			conn := dialGateway(t, addr)
+			// The gateway's timer starts when it accepts the connection,
+			// which may be before the dial returns here: start before it.
 			start := time.Now()
+			conn := dialGateway(t, addr)
 			if _, err := io.WriteString(conn, c.send); err != nil {
 				t.Fatal(err)
 			}
