@@ -493,10 +493,11 @@ func TestBuiltinDefaultsAndNames(t *testing.T) {
 	}
 }
 
-// TestConcurrentWrites checks optimistic concurrency now that validation
-// runs outside the store's lock: of updates that name the same
-// resourceVersion exactly one wins and the others conflict, and patches
-// (which name none) are all applied, each on the result of the others.
+// TestConcurrentWrites checks optimistic concurrency now that status
+// writes and patches are validated outside the store's lock: of writes
+// that name the same resourceVersion (of the main resource or of status)
+// exactly one wins and the others conflict, and patches (which name none)
+// are all applied, each on the result of the others.
 func TestConcurrentWrites(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
@@ -504,27 +505,40 @@ func TestConcurrentWrites(t *testing.T) {
 	mustCreate(t, s, r)
 	const writers = 8
 	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for i := range writers {
-		mine := r.DeepCopy()
-		mine.Labels = map[string]string{"writer": fmt.Sprint(i)}
-		wg.Go(func() { errs <- s.Update(ctx, mine) })
-	}
-	wg.Wait()
-	close(errs)
-	won, conflicts := 0, 0
-	for err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case apierrors.IsConflict(err):
-			conflicts++
-		default:
-			t.Errorf("update: %v", err)
+	for _, status := range []bool{false, true} {
+		errs := make(chan error, writers)
+		if err := s.Get(ctx, client.ObjectKeyFromObject(r), r); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if won != 1 || conflicts != writers-1 {
-		t.Errorf("updates naming one resourceVersion: %d won, %d conflicted; want 1 and %d", won, conflicts, writers-1)
+		for i := range writers {
+			mine := r.DeepCopy()
+			if status {
+				mine.Status.Parents = []gatewayv1.RouteParentStatus{{ParentRef: gatewayv1.ParentReference{Name: "gw"},
+					ControllerName: gatewayv1.GatewayController(fmt.Sprintf("example.com/c%d", i)),
+					Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted",
+						LastTransitionTime: metav1.Now()}}}}
+				wg.Go(func() { errs <- s.Status().Update(ctx, mine) })
+				continue
+			}
+			mine.Labels = map[string]string{"writer": fmt.Sprint(i)}
+			wg.Go(func() { errs <- s.Update(ctx, mine) })
+		}
+		wg.Wait()
+		close(errs)
+		won, conflicts := 0, 0
+		for err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case apierrors.IsConflict(err):
+				conflicts++
+			default:
+				t.Errorf("update (status %v): %v", status, err)
+			}
+		}
+		if won != 1 || conflicts != writers-1 {
+			t.Errorf("updates (status %v) naming one resourceVersion: %d won, %d conflicted; want 1 and %d", status, won, conflicts, writers-1)
+		}
 	}
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cm"}}

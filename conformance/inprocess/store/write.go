@@ -260,21 +260,33 @@ func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts 
 // not nil it computes the new object from a copy of the stored one (in the
 // request version) and m is ignored.
 //
-// As on the API server, the object is decoded, defaulted and validated
-// against a snapshot of the stored one without holding the store's lock;
-// if another write changed the object meanwhile, an update that named the
-// resourceVersion it read fails with a Conflict, and one that did not (or a
-// patch) is computed again from the new stored object (GuaranteedUpdate).
+// A write of the status subresource and a patch are decoded, defaulted and
+// validated against a snapshot of the stored object without holding the
+// store's lock, as on the API server: if another write changed the object
+// meanwhile, a status write that named the resourceVersion it read fails
+// with a Conflict, and a patch (or a write that named none) is computed
+// again from the new stored object (GuaranteedUpdate). An update of the
+// main resource holds the lock throughout, as every write once did: a
+// client that reads an object and updates it (upstream's applier does, for
+// objects that exist) then conflicts only with writes made between its
+// read and its update, not with the controllers' status writes during its
+// validation, which would conflict on an API server too but far less often
+// than in an in-memory store on a busy machine.
 func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error)) (map[string]any, error) {
+	held := !status && mutate == nil
+	if held {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
 	// Only a request without a resourceVersion can be retried; tryUpdate
 	// changes the map it is given, so such a request keeps the original.
-	keep := mutate == nil && (&unstructured.Unstructured{Object: m}).GetResourceVersion() == ""
+	keep := !held && mutate == nil && (&unstructured.Unstructured{Object: m}).GetResourceVersion() == ""
 	for {
 		req := m
 		if keep {
 			req = copyMap(m)
 		}
-		out, retry, err := s.tryUpdate(ctx, info, gvk, key, req, status, dryRun, mutate)
+		out, retry, err := s.tryUpdate(ctx, info, gvk, key, req, status, dryRun, mutate, held)
 		if !retry {
 			return out, err
 		}
@@ -283,10 +295,15 @@ func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 
 // tryUpdate is one attempt of update; retry reports that the stored object
 // changed while it was being validated and the request may be retried.
-func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error)) (out map[string]any, retry bool, err error) {
-	s.mu.Lock()
+// held says the caller holds the store's lock.
+func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error), held bool) (out map[string]any, retry bool, err error) {
+	if !held {
+		s.mu.Lock()
+	}
 	stored, ok := s.objects[info.gk][key]
-	s.mu.Unlock()
+	if !held {
+		s.mu.Unlock()
+	}
 	if !ok {
 		return nil, false, apierrors.NewNotFound(info.groupResource(), key.name)
 	}
@@ -364,7 +381,7 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 	old.SetAPIVersion(u.GetAPIVersion())
 	noop := equality.Semantic.DeepEqual(u.Object, old.Object)
 
-	result, retry, err := s.storeUpdate(info, key, storedRV, retryable, u, old, noop, dryRun)
+	result, retry, err := s.storeUpdate(info, key, storedRV, retryable, u, old, noop, dryRun, held)
 	if result == nil {
 		return nil, retry, err
 	}
@@ -374,10 +391,12 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 // storeUpdate stores u over the object at key if that is still at
 // storedRV, and returns the map to answer with (a copy of it under dry
 // run). When the object changed, a retryable request is retried, another
-// conflicts.
-func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryable bool, u, old *unstructured.Unstructured, noop, dryRun bool) (result map[string]any, retry bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// conflicts. held says the caller holds the store's lock.
+func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryable bool, u, old *unstructured.Unstructured, noop, dryRun, held bool) (result map[string]any, retry bool, err error) {
+	if !held {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
 	stored, ok := s.objects[info.gk][key]
 	if !ok {
 		return nil, false, apierrors.NewNotFound(info.groupResource(), key.name)
