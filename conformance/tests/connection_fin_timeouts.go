@@ -11,8 +11,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -42,7 +41,7 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 		g := newConnGateway(t, s)
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
-		_, conn, _ := g.openWebSocket(t, "/ws?"+httpecho.WSModeQuery+"=halfclose&gatecheck-id="+url.QueryEscape(id))
+		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
 		// The backend's FIN must come through; then the client stays
 		// idle and open.
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -80,7 +79,7 @@ var ConnectionServerFinTimeout = suite.ConformanceTest{
 		g := newConnGateway(t, s)
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
-		_, conn, _ := g.openWebSocket(t, "/ws?"+httpecho.WSModeQuery+"=hold&gatecheck-id="+url.QueryEscape(id))
+		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
 		hc, ok := conn.(interface{ CloseWrite() error })
 		if !ok {
 			t.Fatalf("the connection to the Gateway (%T) cannot half-close", conn)
@@ -105,7 +104,7 @@ var ConnectionServerFinTimeout = suite.ConformanceTest{
 
 // endedWSAttempt polls the backend's ledger until the controlled WebSocket
 // of id has ended, and returns its attempt; it fails t after giveUp.
-func endedWSAttempt(t *testing.T, g *connTarget, id string, giveUp time.Duration) ledger.Attempt {
+func endedWSAttempt(t *testing.T, g *connTarget, id string, giveUp time.Duration) echowire.Attempt {
 	t.Helper()
 	deadline := time.Now().Add(giveUp)
 	var last error
@@ -115,7 +114,7 @@ func endedWSAttempt(t *testing.T, g *connTarget, id string, giveUp time.Duration
 		if ok && len(e.Attempts) == 1 {
 			a := e.Attempts[0]
 			if a.Ended != nil && a.HeadersSent != nil {
-				if a.Outcome != ledger.Answered {
+				if a.Outcome != echowire.Answered {
 					t.Fatalf("the backend's WebSocket %s ended %s, want answered: %+v", id, a.Outcome, a)
 				}
 				return a

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -60,7 +60,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	t.Run("before-headers/unary", func(t *testing.T) {
 		t.Parallel()
 		r := g.rawCall(t, grpcGiveUpAfter(limit), host, "Unary", "",
-			fault.IDMetadataName, grpcRequestID(t), fault.MetadataName, grpcOutlastFault["unary"])
+			echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, grpcOutlastFault["unary"])
 		r.record(t)
 		r.wantCut(t, limit)
 		if r.gaveUp {
@@ -88,7 +88,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	t.Run("after-headers/server-stream", func(t *testing.T) {
 		t.Parallel()
 		r := g.rawCall(t, grpcGiveUpAfter(limit), host, "ServerStream", "",
-			fault.IDMetadataName, grpcRequestID(t), fault.MetadataName, grpcOutlastFault["server-stream"])
+			echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, grpcOutlastFault["server-stream"])
 		r.record(t)
 		r.wantCut(t, limit)
 		if r.gaveUp {

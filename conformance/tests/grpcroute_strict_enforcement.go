@@ -9,7 +9,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -89,7 +89,7 @@ func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite)
 				end = between
 			}
 			r := g.rawCall(t, grpcGiveUpAfter(max(end, long)), tc.authority, "Unary", header,
-				fault.IDMetadataName, grpcRequestID(t), fault.MetadataName, tc.fault)
+				echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, tc.fault)
 			r.record(t)
 			if tc.bound != 0 {
 				r.wantCut(t, tc.bound)

@@ -8,7 +8,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -73,7 +73,7 @@ func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite
 			t.Parallel()
 			id := grpcRequestID(t)
 			observe.Record(t, "client-grpc-timeout", tc.client)
-			r := g.rawCall(t, grpcGiveUpAfter(0), tc.authority, "Unary", tc.client, fault.IDMetadataName, id)
+			r := g.rawCall(t, grpcGiveUpAfter(0), tc.authority, "Unary", tc.client, echowire.IDMetadata, id)
 			r.record(t)
 			if !r.ok() {
 				t.Fatalf("HTTP %d, grpc-status %s %q (body: %v); want OK from a call the backend answers at once",

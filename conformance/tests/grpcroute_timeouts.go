@@ -38,8 +38,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
 )
 
 // grpcEchoService is the full name of the echo-backend's echo service,
@@ -213,9 +213,9 @@ var grpcCallKinds = []string{"unary", "server-stream", "client-stream", "bidi-st
 // up after giveUp.
 func grpcRunKind(t *testing.T, cc *grpc.ClientConn, kind, id, faultSpec string, giveUp time.Duration) grpcKindResult {
 	t.Helper()
-	md := []string{fault.IDMetadataName, id}
+	md := []string{echowire.IDMetadata, id}
 	if faultSpec != "" {
-		md = append(md, fault.MetadataName, faultSpec)
+		md = append(md, echowire.FaultMetadata, faultSpec)
 	}
 	ctx := grpcCallContext(t, giveUp, md...)
 	client := echopb.NewEchoClient(cc)

@@ -24,8 +24,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 )
 
 // infraNamespace is the namespace of the upstream base manifests, where
@@ -184,9 +183,9 @@ func (c *routeClient) do(req httpRequest) httpExchange {
 		c.t.Fatalf("building the request %s %s: %v", req.Method, req.Path, err)
 	}
 	hr.Host = c.host
-	hr.Header.Set(fault.IDHeaderName, x.ID)
+	hr.Header.Set(echowire.IDHeader, x.ID)
 	if req.Fault != "" {
-		hr.Header.Set(fault.HeaderName, req.Fault)
+		hr.Header.Set(echowire.FaultHeader, req.Fault)
 	}
 	start := time.Now()
 	resp, err := c.client.Do(hr)
@@ -203,10 +202,10 @@ func (c *routeClient) do(req httpRequest) httpExchange {
 
 // ledgerEntry reads the ledger of id from the backend behind the route's
 // /_gatecheck/ path. ok is false when the backend has no attempt of id.
-func (c *routeClient) ledgerEntry(id string) (e ledger.Entry, ok bool, err error) {
+func (c *routeClient) ledgerEntry(id string) (e echowire.Entry, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	u := url.URL{Scheme: "http", Host: c.gwAddr, Path: "/_gatecheck/ledger/" + id}
+	u := url.URL{Scheme: "http", Host: c.gwAddr, Path: echowire.LedgerPath + id}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return e, false, fmt.Errorf("building the ledger request: %w", err)
@@ -239,7 +238,7 @@ func (c *routeClient) ledgerEntry(id string) (e ledger.Entry, ok bool, err error
 // after the gateway sees it, so the ledger read right after a response may
 // still show the last attempt in flight. It fails t if the ledger does not
 // settle within 5s plus the timing tolerance.
-func (c *routeClient) settledLedger(id string) ledger.Entry {
+func (c *routeClient) settledLedger(id string) echowire.Entry {
 	c.t.Helper()
 	deadline := time.Now().Add(5*time.Second + TimingTolerance())
 	for {
@@ -261,9 +260,9 @@ func (c *routeClient) settledLedger(id string) ledger.Entry {
 }
 
 // settled reports whether every attempt of e has ended.
-func ledgerSettled(e ledger.Entry) bool {
+func ledgerSettled(e echowire.Entry) bool {
 	for _, a := range e.Attempts {
-		if a.Outcome == ledger.InFlight || a.Ended == nil {
+		if a.Outcome == echowire.InFlight || a.Ended == nil {
 			return false
 		}
 	}
@@ -272,7 +271,7 @@ func ledgerSettled(e ledger.Entry) bool {
 
 // attemptSummary describes the attempts of e for failure messages and
 // observations: "1:503/answered 2:200/answered".
-func attemptSummary(e ledger.Entry) string {
+func attemptSummary(e echowire.Entry) string {
 	var b strings.Builder
 	for i, a := range e.Attempts {
 		if i > 0 {
@@ -289,7 +288,7 @@ func attemptSummary(e ledger.Entry) string {
 // gaps returns, for each attempt after the first, the time from the end of
 // the attempt before it to its arrival, by the backend's clock. An attempt
 // whose predecessor has no end time gets an error.
-func attemptGaps(e ledger.Entry) ([]time.Duration, error) {
+func attemptGaps(e echowire.Entry) ([]time.Duration, error) {
 	var out []time.Duration
 	for i := 1; i < len(e.Attempts); i++ {
 		prev := e.Attempts[i-1]

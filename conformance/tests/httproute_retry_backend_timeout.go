@@ -9,7 +9,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -64,7 +64,7 @@ func testRetryBackendTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 		t.Fatalf("the backend saw %s; want 2 attempts: the stalled one, cancelled, and its retry", attemptSummary(e))
 	}
 	first, retry := e.Attempts[0], e.Attempts[1]
-	if first.Outcome != ledger.Cancelled || first.CancelledAt == nil {
+	if first.Outcome != echowire.Cancelled || first.CancelledAt == nil {
 		t.Fatalf("attempt 1 ended %s; want it cancelled by the gateway at timeouts.backendRequest (%v)", first.Outcome, retryTimeoutBackendRequest)
 	}
 	cancelAfter := first.CancelledAt.Sub(first.Arrived)

@@ -13,7 +13,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -53,10 +53,10 @@ func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 
 	for _, tc := range []struct {
 		name, fault string
-		outcome     ledger.Outcome
+		outcome     echowire.Outcome
 	}{
-		{"reset_before_headers", "script=reset|ok", ledger.Reset},
-		{"closed_before_headers", "script=close|ok", ledger.Closed},
+		{"reset_before_headers", "script=reset|ok", echowire.Reset},
+		{"closed_before_headers", "script=close|ok", echowire.Closed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -9,7 +9,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -71,7 +71,7 @@ func testRetryRequestTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 			t.Fatalf("the backend saw %s; want 2 attempts: the 503 and the stalled retry", attemptSummary(e))
 		}
 		first, retry := e.Attempts[0], e.Attempts[1]
-		if retry.Outcome != ledger.Cancelled || retry.CancelledAt == nil {
+		if retry.Outcome != echowire.Cancelled || retry.CancelledAt == nil {
 			t.Fatalf("the retry in flight at the deadline ended %s; want it cancelled", retry.Outcome)
 		}
 		// The request timer starts before attempt 1 arrives, so the

@@ -9,7 +9,7 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
 )
 
@@ -72,7 +72,7 @@ func testTimeouts(t *testing.T, s *suite.ConformanceTestSuite) {
 				t.Fatalf("the backend saw %s; want exactly 1 attempt (no retry stanza)", attemptSummary(e))
 			}
 			a := e.Attempts[0]
-			if a.Outcome != ledger.Cancelled || a.CancelledAt == nil {
+			if a.Outcome != echowire.Cancelled || a.CancelledAt == nil {
 				t.Fatalf("the attempt ended %s; want it cancelled at the timeout", a.Outcome)
 			}
 			at := a.CancelledAt.Sub(a.Arrived)

@@ -67,17 +67,20 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/gatecheck/gatecheck/contract/echowire"
 )
 
-// Names of the carriers of a fault spec and of the request id.
+// Names of the carriers of a fault spec and of the request id: the
+// backend's wire contract, in contract/echowire.
 const (
-	HeaderName   = "X-Gatecheck-Fault" // HTTP request header
-	QueryName    = "gatecheck-fault"   // HTTP query parameter
-	MetadataName = "x-gatecheck-fault" // gRPC metadata key
+	HeaderName   = echowire.FaultHeader   // HTTP request header
+	QueryName    = echowire.FaultQuery    // HTTP query parameter
+	MetadataName = echowire.FaultMetadata // gRPC metadata key
 
-	IDHeaderName   = "X-Gatecheck-Id" // HTTP request header
-	IDQueryName    = "gatecheck-id"   // HTTP query parameter
-	IDMetadataName = "x-gatecheck-id" // gRPC metadata key
+	IDHeaderName   = echowire.IDHeader   // HTTP request header
+	IDQueryName    = echowire.IDQuery    // HTTP query parameter
+	IDMetadataName = echowire.IDMetadata // gRPC metadata key
 )
 
 // ResetPoint says where in an exchange the backend aborts it.

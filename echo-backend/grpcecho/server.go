@@ -63,6 +63,7 @@ import (
 	"google.golang.org/grpc/stats"
 	upstreampb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
@@ -73,7 +74,7 @@ import (
 
 // AttemptTrailer is the trailing metadata key that carries the call's
 // attempt number on every echo call.
-const AttemptTrailer = "x-gatecheck-attempt"
+const AttemptTrailer = echowire.AttemptTrailer
 
 // maxHeaderListSize bounds the request metadata the server accepts (and so
 // what one ledger attempt copies): four times the 60 KiB that proxies such

@@ -9,12 +9,13 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 )
 
 const (
 	gatecheckPrefix = "/_gatecheck/"
-	ledgerPrefix    = gatecheckPrefix + "ledger/"
+	ledgerPrefix    = echowire.LedgerPath
 )
 
 // State is the answer of GET /_gatecheck/admin/state and of every admin

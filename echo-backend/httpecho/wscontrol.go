@@ -27,11 +27,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 )
 
-// WSModeQuery is the query parameter that selects a WebSocket control mode.
-const WSModeQuery = "gatecheck-ws"
+// WSModeQuery is the query parameter that selects a WebSocket control mode
+// (echowire.WSHalfClose or echowire.WSHold).
+const WSModeQuery = echowire.WSModeQuery
 
 // wsHoldLimit bounds how long a controlled WebSocket connection lives, and
 // wsHoldAfterFin how long hold keeps it after the peer's half-close.
@@ -45,8 +47,8 @@ const wsGUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 // serveWSControl serves a /ws request with a control mode.
 func (h *handler) serveWSControl(w http.ResponseWriter, r *http.Request, mode string) {
-	if mode != "halfclose" && mode != "hold" {
-		http.Error(w, fmt.Sprintf("%s=%q: accepted: halfclose or hold", WSModeQuery, mode), http.StatusBadRequest)
+	if mode != echowire.WSHalfClose && mode != echowire.WSHold {
+		http.Error(w, fmt.Sprintf("%s=%q: accepted: %s or %s", WSModeQuery, mode, echowire.WSHalfClose, echowire.WSHold), http.StatusBadRequest)
 		return
 	}
 	key := r.Header.Get("Sec-WebSocket-Key")
@@ -79,7 +81,7 @@ func (h *handler) serveWSControl(w http.ResponseWriter, r *http.Request, mode st
 		rec.End(ledger.Cancelled, time.Now())
 		return
 	}
-	if mode == "halfclose" {
+	if mode == echowire.WSHalfClose {
 		hc, ok := conn.(interface{ CloseWrite() error })
 		if !ok || hc.CloseWrite() != nil {
 			rec.End(ledger.Closed, time.Now())
@@ -89,7 +91,7 @@ func (h *handler) serveWSControl(w http.ResponseWriter, r *http.Request, mode st
 	rec.HeadersSent(time.Now())
 	_, _ = io.Copy(io.Discard, brw.Reader)
 	rec.End(ledger.Answered, time.Now())
-	if mode == "hold" {
+	if mode == echowire.WSHold {
 		// Stay open and silent: this is the behaviour under test, not a
 		// wait for something to happen.
 		t := time.NewTimer(wsHoldAfterFin)

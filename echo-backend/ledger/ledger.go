@@ -33,57 +33,32 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gatecheck/gatecheck/contract/echowire"
 )
 
-// Outcome says how an attempt ended.
-type Outcome string
+// The ledger's JSON types are the echo-backend's wire contract, in
+// contract/echowire, so that clients decode them without importing the
+// ledger. These aliases keep the server's code in the ledger's own terms.
+type (
+	// Outcome says how an attempt ended.
+	Outcome = echowire.Outcome
+	// Attempt is one attempt of a request id.
+	Attempt = echowire.Attempt
+	// Entry is the ledger of one request id.
+	Entry = echowire.Entry
+)
 
 // Outcomes.
 const (
-	InFlight  Outcome = "in-flight" // not ended yet
-	Answered  Outcome = "answered"  // a complete response was sent
-	Reset     Outcome = "reset"     // the backend reset the stream or connection (fault)
-	Closed    Outcome = "closed"    // the backend closed the connection without a response (fault)
-	GoAway    Outcome = "goaway"    // the backend sent GOAWAY (fault)
-	Cancelled Outcome = "cancelled" // the client or proxy went away first
-	Rejected  Outcome = "rejected"  // the request was invalid (bad fault spec)
+	InFlight  = echowire.InFlight  // not ended yet
+	Answered  = echowire.Answered  // a complete response was sent
+	Reset     = echowire.Reset     // the backend reset the stream or connection (fault)
+	Closed    = echowire.Closed    // the backend closed the connection without a response (fault)
+	GoAway    = echowire.GoAway    // the backend sent GOAWAY (fault)
+	Cancelled = echowire.Cancelled // the client or proxy went away first
+	Rejected  = echowire.Rejected  // the request was invalid (bad fault spec)
 )
-
-// Attempt is one attempt of a request id.
-type Attempt struct {
-	Number      int        `json:"attempt"`
-	Arrived     time.Time  `json:"arrived"`
-	HeadersSent *time.Time `json:"headersSent,omitempty"`
-	Ended       *time.Time `json:"ended,omitempty"`
-	Outcome     Outcome    `json:"outcome"`
-	CancelledAt *time.Time `json:"cancelledAt,omitempty"`
-
-	Listener    string              `json:"listener"`           // "http", "h2c", "https", "grpc", "grpcs", "tcp"
-	Protocol    string              `json:"protocol"`           // "HTTP/1.1", "HTTP/2.0", ...
-	Conn        string              `json:"conn"`               // connection id and peer, e.g. "c12 127.0.0.1:40112"
-	Stream      uint32              `json:"stream,omitempty"`   // HTTP/2 stream id (0 on HTTP/1.1)
-	ConnRequest int                 `json:"connRequest"`        // n-th request seen on that connection
-	Method      string              `json:"method"`             // HTTP method or gRPC full method
-	Path        string              `json:"path"`               // request URI
-	Headers     map[string][]string `json:"headers"`            // as received (incl. grpc-timeout)
-	Fault       string              `json:"fault,omitempty"`    // the action applied, in spec syntax
-	Status      int                 `json:"status,omitempty"`   // HTTP status sent
-	GRPCCode    string              `json:"grpcCode,omitempty"` // gRPC code sent
-	BodyBytes   int64               `json:"bodyBytes"`          // request body length read
-	BodySHA256  string              `json:"bodySha256,omitempty"`
-
-	// Truncated lists what the ledger cut to stay within its bounds, as
-	// "headers: 1048576 bytes not kept"; empty when the attempt is whole.
-	// Bodies are never kept, only their length and digest.
-	Truncated []string `json:"truncated,omitempty"`
-}
-
-// Entry is the ledger of one request id.
-type Entry struct {
-	ID       string    `json:"id"`
-	Attempts []Attempt `json:"attempts"`
-	Dropped  int       `json:"dropped"` // attempts counted but not stored (over MaxAttempts)
-}
 
 // Options bound a Ledger. A zero or negative field takes its default.
 type Options struct {
@@ -336,7 +311,7 @@ func (l *Ledger) Get(id string) (Entry, bool) {
 	defer e.mu.Unlock()
 	out := Entry{ID: e.id, Attempts: make([]Attempt, len(e.attempts)), Dropped: e.dropped}
 	for i, h := range e.attempts {
-		out.Attempts[i] = h.a.clone()
+		out.Attempts[i] = cloneAttempt(h.a)
 		if h.hasHeaders {
 			out.Attempts[i].Headers = unpackHeaders(h.headers)
 		}
@@ -524,8 +499,8 @@ func (h *Handle) orNow(t time.Time) time.Time {
 	return t
 }
 
-// clone copies a with its own times. Its Headers are nil in a handle.
-func (a Attempt) clone() Attempt {
+// cloneAttempt copies a with its own times. Its Headers are nil in a handle.
+func cloneAttempt(a Attempt) Attempt {
 	c := a
 	c.HeadersSent = cloneTime(a.HeadersSent)
 	c.Ended = cloneTime(a.Ended)

@@ -1,0 +1,53 @@
+// Package echowire is the echo-backend's wire contract: what a client puts
+// on a request to steer the backend (the fault spec and the request id, as
+// HTTP headers, query parameters or gRPC metadata), the paths and modes of
+// its control endpoints, and the JSON of the ledger it reads back.
+//
+// The conformance tests and the backend's servers both import this package
+// and nothing else of each other, as a gRPC client and server share only
+// their .proto: the suite an implementer links carries no server code, and
+// a test can only depend on what travels on the wire. The fault vocabulary
+// itself (the spec's syntax) is documented and parsed in
+// echo-backend/fault; a test only writes specs as text.
+package echowire
+
+// The carriers of a fault spec ("delay=2s;status=503") and of the request
+// id that keys the backend's fault state and ledger.
+const (
+	FaultHeader   = "X-Gatecheck-Fault" // HTTP request header
+	FaultQuery    = "gatecheck-fault"   // HTTP query parameter
+	FaultMetadata = "x-gatecheck-fault" // gRPC metadata key
+
+	IDHeader   = "X-Gatecheck-Id" // HTTP request header
+	IDQuery    = "gatecheck-id"   // HTTP query parameter
+	IDMetadata = "x-gatecheck-id" // gRPC metadata key
+)
+
+// AttemptTrailer is the gRPC trailing metadata key that carries a call's
+// attempt number (decimal, from 1) on every echo call, including upstream's
+// GrpcEcho, whose response has no field for it.
+const AttemptTrailer = "x-gatecheck-attempt"
+
+// LedgerPath is the HTTP path prefix of the ledger: GET LedgerPath+id
+// answers the id's Entry as JSON (404 when the backend has none), DELETE
+// forgets it. The gRPC Admin service reads the same ledger.
+const LedgerPath = "/_gatecheck/ledger/"
+
+// WebSocket control modes. A WebSocket upgrade of /ws with the query
+// parameter WSModeQuery set to one of them is answered by the backend itself
+// (not echoed), so that it holds the TCP connection, and is recorded in the
+// ledger under its request id (IDQuery).
+const (
+	// WSModeQuery is the query parameter that selects the mode.
+	WSModeQuery = "gatecheck-ws"
+
+	// WSHalfClose: right after the 101 the backend shuts its writes (TCP
+	// FIN) and waits for its peer to close. The attempt's HeadersSent is
+	// the moment of the half-close, Ended the moment the peer closed.
+	WSHalfClose = "halfclose"
+
+	// WSHold: the backend reads and drops what arrives and, after its peer
+	// half-closes, keeps the connection open without writing. Ended is the
+	// peer's half-close.
+	WSHold = "hold"
+)
