@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/gateway/controller"
+	"github.com/gatecheck/gatecheck/contract/conntimeouts"
 )
 
 // ConnectionTimeouts are the connection-level timeouts the connection
@@ -116,7 +116,7 @@ func ParseConnectionTimeouts(base ConnectionTimeouts, kv map[string]string) (Con
 		if i < 0 {
 			return base, fmt.Errorf("connection timeouts: key %q is not known; accepted keys: %s", k, strings.Join(accepted, ", "))
 		}
-		d, _, err := controller.ParseTimeout(v)
+		d, _, err := conntimeouts.ParseTimeout(v)
 		if err != nil {
 			return base, fmt.Errorf("connection timeouts: %s: %w", k, err)
 		}
@@ -133,12 +133,12 @@ type timeoutField struct {
 
 func (c *ConnectionTimeouts) fields() []timeoutField {
 	return []timeoutField{
-		{controller.KeyClientTimeout, &c.Client},
-		{controller.KeyClientFinTimeout, &c.ClientFin},
-		{controller.KeyServerTimeout, &c.Server},
-		{controller.KeyServerFinTimeout, &c.ServerFin},
-		{controller.KeyTunnelTimeout, &c.Tunnel},
-		{controller.KeyTLSInspectDelay, &c.TLSInspectDelay},
+		{conntimeouts.KeyClientTimeout, &c.Client},
+		{conntimeouts.KeyClientFinTimeout, &c.ClientFin},
+		{conntimeouts.KeyServerTimeout, &c.Server},
+		{conntimeouts.KeyServerFinTimeout, &c.ServerFin},
+		{conntimeouts.KeyTunnelTimeout, &c.Tunnel},
+		{conntimeouts.KeyTLSInspectDelay, &c.TLSInspectDelay},
 	}
 }
 

@@ -2,14 +2,12 @@ package controller
 
 // A GatewayClass's parametersRef: a ConfigMap holding the connection-level
 // timeouts of every Gateway of the class (dataplane.ConnectionTimeouts),
-// under the key names of OpenShift's ingress spec.tuningOptions.
+// under the keys and in the value forms of contract/conntimeouts.
 
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,17 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatecheck/gatecheck/contract/conntimeouts"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
-)
-
-// The ConfigMap keys of the connection timeouts.
-const (
-	KeyClientTimeout    = "clientTimeout"
-	KeyClientFinTimeout = "clientFinTimeout"
-	KeyServerTimeout    = "serverTimeout"
-	KeyServerFinTimeout = "serverFinTimeout"
-	KeyTunnelTimeout    = "tunnelTimeout"
-	KeyTLSInspectDelay  = "tlsInspectDelay"
 )
 
 // tuningKey is one ConfigMap key and the field it sets.
@@ -38,72 +27,13 @@ type tuningKey struct {
 
 // tuningKeys lists the keys in the order of their fields.
 var tuningKeys = []tuningKey{
-	{KeyClientTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Client }},
-	{KeyClientFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ClientFin }},
-	{KeyServerTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Server }},
-	{KeyServerFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ServerFin }},
-	{KeyTunnelTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Tunnel }},
-	{KeyTLSInspectDelay, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.TLSInspectDelay }},
+	{conntimeouts.KeyClientTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Client }},
+	{conntimeouts.KeyClientFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ClientFin }},
+	{conntimeouts.KeyServerTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Server }},
+	{conntimeouts.KeyServerFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ServerFin }},
+	{conntimeouts.KeyTunnelTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Tunnel }},
+	{conntimeouts.KeyTLSInspectDelay, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.TLSInspectDelay }},
 }
-
-// MaxTimeout is the largest timeout a parameter may set, HAProxy's limit of
-// 2147483647ms; larger values are clamped to it.
-const MaxTimeout = 2147483647 * time.Millisecond
-
-// maxTimeoutLen bounds the length of a timeout value.
-const maxTimeoutLen = 64
-
-// TimeoutForm describes the accepted forms of a timeout value, for error
-// messages.
-const TimeoutForm = `HAProxy's form [0-9]+(us|ms|s|m|h|d)? (no unit means milliseconds), ` +
-	`or a Go duration such as 1m30s; 0 disables the timeout`
-
-// haproxyTimeout is HAProxy's timeout syntax.
-var haproxyTimeout = regexp.MustCompile(`^([0-9]+)(us|ms|s|m|h|d)?$`)
-
-// haproxyUnits are the units of haproxyTimeout.
-var haproxyUnits = map[string]time.Duration{
-	"us": time.Microsecond, "": time.Millisecond, "ms": time.Millisecond,
-	"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
-}
-
-// ParseTimeout parses a connection timeout value: HAProxy's form
-// [0-9]+(us|ms|s|m|h|d)?, where no unit means milliseconds, or a Go
-// duration (time.ParseDuration) that is not negative. A value above
-// MaxTimeout is clamped to it and clamped is true; 0 means disabled.
-func ParseTimeout(s string) (d time.Duration, clamped bool, err error) {
-	if len(s) > maxTimeoutLen {
-		return 0, false, fmt.Errorf("value of %d bytes is too long (at most %d); accepted: %s", len(s), maxTimeoutLen, TimeoutForm)
-	}
-	if m := haproxyTimeout.FindStringSubmatch(s); m != nil {
-		unit := haproxyUnits[m[2]]
-		n, err := strconv.ParseUint(m[1], 10, 64)
-		if err != nil || n > uint64(MaxTimeout/unit) {
-			// Too many digits for any unit: far above the limit.
-			return MaxTimeout, true, nil
-		}
-		return time.Duration(n) * unit, false, nil
-	}
-	v, err := time.ParseDuration(s)
-	switch {
-	case err != nil && strings.Contains(err.Error(), "invalid duration") && goDurationShape(s):
-		// Well formed but too large for a time.Duration.
-		return MaxTimeout, true, nil
-	case err != nil:
-		return 0, false, fmt.Errorf("%q is not a timeout; accepted: %s", s, TimeoutForm)
-	case v < 0:
-		return 0, false, fmt.Errorf("%q is negative; accepted: %s", s, TimeoutForm)
-	case v > MaxTimeout:
-		return MaxTimeout, true, nil
-	}
-	return v, false, nil
-}
-
-// goDuration is the shape of a positive Go duration, used to tell an
-// overflow from a syntax error.
-var goDuration = regexp.MustCompile(`^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))*$`)
-
-func goDurationShape(s string) bool { return goDuration.MatchString(s) }
 
 // classParameters reads a GatewayClass's parametersRef. It returns the
 // timeouts, notes on clamped values for the Accepted message, and an error
@@ -145,12 +75,12 @@ func parseTuning(cm *corev1.ConfigMap) (t dataplane.ConnectionTimeouts, notes []
 		if i < 0 {
 			return dataplane.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %q is not a parameter; accepted keys: %s", where, k, strings.Join(accepted, ", "))
 		}
-		d, clamped, err := ParseTimeout(strings.TrimSpace(cm.Data[k]))
+		d, clamped, err := conntimeouts.ParseTimeout(strings.TrimSpace(cm.Data[k]))
 		if err != nil {
 			return dataplane.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %s: %w", where, k, err)
 		}
 		if clamped {
-			notes = append(notes, fmt.Sprintf("%s: %s %q is above the maximum and is clamped to %dms", where, k, cm.Data[k], MaxTimeout.Milliseconds()))
+			notes = append(notes, fmt.Sprintf("%s: %s %q is above the maximum and is clamped to %dms", where, k, cm.Data[k], conntimeouts.MaxTimeout.Milliseconds()))
 		}
 		*tuningKeys[i].field(&t) = d
 	}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,83 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatecheck/gatecheck/contract/conntimeouts"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
-
-func TestParseTimeout(t *testing.T) {
-	for _, c := range []struct {
-		in      string
-		want    time.Duration
-		clamped bool
-	}{
-		{"0", 0, false},
-		{"1500", 1500 * time.Millisecond, false},
-		{"250us", 250 * time.Microsecond, false},
-		{"2ms", 2 * time.Millisecond, false},
-		{"30s", 30 * time.Second, false},
-		{"5m", 5 * time.Minute, false},
-		{"1h", time.Hour, false},
-		{"1d", 24 * time.Hour, false},
-		{"1m30s", 90 * time.Second, false},
-		{"1.5s", 1500 * time.Millisecond, false},
-		{"0s", 0, false},
-		{"2147483647", MaxTimeout, false},
-		{"2147483647ms", MaxTimeout, false},
-		{"2147483648", MaxTimeout, true},
-		{"25d", MaxTimeout, true},
-		{"99999999999999999999999999h", MaxTimeout, true},
-		{"1000h", MaxTimeout, true},
-		{"9999999999h", MaxTimeout, true}, // beyond time.Duration
-	} {
-		got, clamped, err := ParseTimeout(c.in)
-		if err != nil || got != c.want || clamped != c.clamped {
-			t.Errorf("ParseTimeout(%q) = %v, %v, %v; want %v, %v, nil", c.in, got, clamped, err, c.want, c.clamped)
-		}
-	}
-	for _, in := range []string{"", "s", "-1s", "-5", "1.5", "10 s", "1w", "ten", "1s ", "0x10", strings.Repeat("1", 65)} {
-		_, _, err := ParseTimeout(in)
-		if err == nil || !strings.Contains(err.Error(), "accepted") {
-			t.Errorf("ParseTimeout(%q) error = %v, want one stating the accepted form", in, err)
-		}
-	}
-}
-
-// FuzzParseTimeout checks that any input either fails with the accepted
-// form named, or gives a duration in [0, MaxTimeout], clamped only at the
-// maximum, that HAProxy's millisecond form reads back the same.
-func FuzzParseTimeout(f *testing.F) {
-	for _, s := range []string{"0", "1500", "10s", "1m30s", "2147483648", "25d", "-1s", "1.5", "µs", "1e9s", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, clamped, err := ParseTimeout(s)
-		if err != nil {
-			if !strings.Contains(err.Error(), "accepted") {
-				t.Fatalf("ParseTimeout(%q) error %q does not state the accepted form", s, err)
-			}
-			if d != 0 || clamped {
-				t.Fatalf("ParseTimeout(%q) = %v, %v with an error", s, d, clamped)
-			}
-			return
-		}
-		if d < 0 || d > MaxTimeout {
-			t.Fatalf("ParseTimeout(%q) = %v, outside [0, %v]", s, d, MaxTimeout)
-		}
-		if clamped && d != MaxTimeout {
-			t.Fatalf("ParseTimeout(%q) clamped to %v, not to the maximum", s, d)
-		}
-		if d%time.Millisecond == 0 {
-			ms := strconvMs(d)
-			back, _, err := ParseTimeout(ms)
-			if err != nil || back != d {
-				t.Fatalf("ParseTimeout(%q) = %v, but %q reads back as %v, %v", s, d, ms, back, err)
-			}
-		}
-	})
-}
-
-// strconvMs writes d in HAProxy's unitless form: whole milliseconds.
-func strconvMs(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
 // tuningClass returns the test class with a parametersRef to ConfigMap
 // ns/name.
@@ -125,8 +50,8 @@ func classAccepted(t *testing.T, objs ...client.Object) (*metav1.Condition, *dat
 // become the Gateway's ConnectionTimeouts, and the class is Accepted.
 func TestClassParametersReachTheDataPlane(t *testing.T) {
 	cm := tuningConfigMap(ns, "tuning", map[string]string{
-		KeyClientTimeout: "3s", KeyClientFinTimeout: "1000", KeyServerTimeout: "2s",
-		KeyServerFinTimeout: "1500ms", KeyTunnelTimeout: "1m", KeyTLSInspectDelay: "0",
+		conntimeouts.KeyClientTimeout: "3s", conntimeouts.KeyClientFinTimeout: "1000", conntimeouts.KeyServerTimeout: "2s",
+		conntimeouts.KeyServerFinTimeout: "1500ms", conntimeouts.KeyTunnelTimeout: "1m", conntimeouts.KeyTLSInspectDelay: "0",
 	})
 	cond, cfg := classAccepted(t, tuningClass(ns, "tuning"), cm, namespace(ns, nil),
 		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")))
@@ -146,14 +71,14 @@ func TestClassParametersReachTheDataPlane(t *testing.T) {
 // TestClassParametersClamped: a value above the maximum is clamped, and
 // the Accepted message says so.
 func TestClassParametersClamped(t *testing.T) {
-	cm := tuningConfigMap(ns, "tuning", map[string]string{KeyTunnelTimeout: "30d"})
+	cm := tuningConfigMap(ns, "tuning", map[string]string{conntimeouts.KeyTunnelTimeout: "30d"})
 	cond, cfg := classAccepted(t, tuningClass(ns, "tuning"), cm, namespace(ns, nil),
 		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")))
 	if cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, "tunnelTimeout") || !strings.Contains(cond.Message, "clamped to 2147483647ms") {
 		t.Errorf("Accepted = %s %q, want True with a message on the clamped tunnelTimeout", cond.Status, cond.Message)
 	}
-	if cfg == nil || len(cfg.Gateways) != 1 || cfg.Gateways[0].Timeouts.Tunnel != MaxTimeout {
-		t.Errorf("snapshot %+v, want one Gateway with Tunnel %v", cfg, MaxTimeout)
+	if cfg == nil || len(cfg.Gateways) != 1 || cfg.Gateways[0].Timeouts.Tunnel != conntimeouts.MaxTimeout {
+		t.Errorf("snapshot %+v, want one Gateway with Tunnel %v", cfg, conntimeouts.MaxTimeout)
 	}
 }
 
@@ -167,9 +92,9 @@ func TestClassParametersInvalid(t *testing.T) {
 		cm    *corev1.ConfigMap
 		want  []string
 	}{
-		{"malformed value", tuningClass(ns, "tuning"), tuningConfigMap(ns, "tuning", map[string]string{KeyServerTimeout: "ten seconds"}),
+		{"malformed value", tuningClass(ns, "tuning"), tuningConfigMap(ns, "tuning", map[string]string{conntimeouts.KeyServerTimeout: "ten seconds"}),
 			[]string{"serverTimeout", "[0-9]+(us|ms|s|m|h|d)?"}},
-		{"negative value", tuningClass(ns, "tuning"), tuningConfigMap(ns, "tuning", map[string]string{KeyClientTimeout: "-1s"}),
+		{"negative value", tuningClass(ns, "tuning"), tuningConfigMap(ns, "tuning", map[string]string{conntimeouts.KeyClientTimeout: "-1s"}),
 			[]string{"clientTimeout", "negative"}},
 		{"unknown key", tuningClass(ns, "tuning"), tuningConfigMap(ns, "tuning", map[string]string{"connectTimeout": "1s"}),
 			[]string{`"connectTimeout"`, "accepted keys: clientTimeout, clientFinTimeout"}},
