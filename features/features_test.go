@@ -49,8 +49,8 @@ func TestUpstreamLevelsAndDependencies(t *testing.T) {
 		{gwfeatures.SupportTCPRoute, LevelExtended, nil, 2644},
 		{gwfeatures.SupportUDPRoute, LevelExtended, nil, 2645},
 		{gwfeatures.SupportHTTPRouteRequestTimeout, LevelExtended, []FeatureName{gwfeatures.SupportHTTPRoute}, 1742},
-		{gwfeatures.SupportHTTPRouteRetryBackendTimeout, LevelExtended,
-			[]FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout}, 1731},
+		{SupportHTTPRouteRetryBackendTimeout, LevelExtended,
+			[]FeatureName{gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout}, 1731},
 		{gwfeatures.SupportGatewayPort8080, LevelExtended, []FeatureName{gwfeatures.SupportGateway}, 0},
 		{gwfeatures.SupportMeshConsumerRoute, LevelExtended, []FeatureName{gwfeatures.SupportMesh}, 0},
 	}
@@ -97,7 +97,7 @@ func TestGatecheckFeatures(t *testing.T) {
 		}
 	}
 	// Upstream features that gatecheck's profile adds list it too.
-	f, _ := Lookup(gwfeatures.SupportHTTPRouteRetry)
+	f, _ := Lookup(SupportHTTPRouteRetry)
 	if want := []string{ProfileHTTPResilience, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
 		t.Errorf("HTTPRouteRetry: Profiles = %v, want %v", f.Profiles, want)
 	}
@@ -359,7 +359,7 @@ func TestDefaultProfiles(t *testing.T) {
 		t.Errorf("Profiles() = %v, want %v", names, want)
 	}
 	up, _ := LookupProfile("GATEWAY-HTTP")
-	if !up.Upstream || !slices.Contains(up.Extended, gwfeatures.SupportHTTPRouteRetry) || slices.Contains(up.Extended, SupportHTTPRouteRetryCodes) {
+	if !up.Upstream || !slices.Contains(up.Extended, SupportHTTPRouteRetry) || slices.Contains(up.Extended, SupportHTTPRouteRetryCodes) {
 		t.Errorf("GATEWAY-HTTP = %+v, want upstream's profile, without gatecheck's features", up)
 	}
 	grpc, _ := LookupProfile(ProfileGRPCDeadlines)

@@ -6,13 +6,15 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 )
 
-// gatecheck's own features. Where upstream v1.6.3 already names a behaviour
-// (HTTPRouteRetry, HTTPRouteRetryBackendTimeout,
-// HTTPRouteRetryConnectionError, HTTPRouteRequestTimeout, ...), gatecheck
-// uses the upstream name and does not define its own.
+// gatecheck's own features. Where upstream already names a behaviour
+// (HTTPRouteRetry, HTTPRouteRetryConnectionError, HTTPRouteRequestTimeout,
+// ...), gatecheck uses the upstream name and does not define its own; where
+// the two supported releases differ, see releases.go.
 const (
 	// SupportHTTPRouteRetryCodes: a rule's retry.codes is honoured exactly;
-	// listed codes are retried and other codes are not.
+	// listed codes are retried and other codes are not. gatecheck's own
+	// feature in v1.6; from v1.7 upstream's, which names retries on status
+	// codes so.
 	SupportHTTPRouteRetryCodes FeatureName = "HTTPRouteRetryCodes"
 	// SupportHTTPRouteRetryBackoff: consecutive attempts are at least
 	// retry.backoff apart, as measured by the backend.
@@ -66,34 +68,53 @@ func init() {
 		panic(fmt.Sprintf("features: deriving the upstream features: %v", err))
 	}
 
+	// The profile's upstream extended features; in v1.7 HTTPRouteRetry is
+	// HTTPRouteRetryCodes, and HTTPRouteRetryBackendTimeout is gatecheck's
+	// own, registered below (releases.go).
+	resilience := []FeatureName{
+		gwfeatures.SupportHTTPRouteRequestTimeout,
+		gwfeatures.SupportHTTPRouteBackendTimeout,
+		SupportHTTPRouteRetry,
+		gwfeatures.SupportHTTPRouteRetryConnectionError,
+	}
+	if upstreamHas(SupportHTTPRouteRetryBackendTimeout) {
+		resilience = append(resilience, SupportHTTPRouteRetryBackendTimeout)
+	}
 	RegisterProfile(ProfileHTTPResilience,
 		[]FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
-		[]FeatureName{
-			gwfeatures.SupportHTTPRouteRequestTimeout,
-			gwfeatures.SupportHTTPRouteBackendTimeout,
-			gwfeatures.SupportHTTPRouteRetry,
-			gwfeatures.SupportHTTPRouteRetryBackendTimeout,
-			gwfeatures.SupportHTTPRouteRetryConnectionError,
-		})
+		resilience)
 	RegisterProfile(ProfileGRPCDeadlines,
 		[]FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute},
 		nil)
 
-	Register(Feature{
-		Name:        SupportHTTPRouteRetryCodes,
-		Channel:     ChannelExperimental,
-		Level:       LevelExtended,
-		GEP:         1731,
-		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRetry},
-		Profiles:    []string{ProfileHTTPResilience},
-		Description: "Retries exactly the HTTP status codes listed in retry.codes and no others.",
-	})
+	if !upstreamHas(SupportHTTPRouteRetryCodes) { // v1.6; v1.7 names the feature itself
+		Register(Feature{
+			Name:        SupportHTTPRouteRetryCodes,
+			Channel:     ChannelExperimental,
+			Level:       LevelExtended,
+			GEP:         1731,
+			DependsOn:   []FeatureName{SupportHTTPRouteRetry},
+			Profiles:    []string{ProfileHTTPResilience},
+			Description: "Retries exactly the HTTP status codes listed in retry.codes and no others.",
+		})
+	}
+	if !upstreamHas(SupportHTTPRouteRetryBackendTimeout) { // v1.7 dropped it
+		Register(Feature{
+			Name:        SupportHTTPRouteRetryBackendTimeout,
+			Channel:     ChannelExperimental,
+			Level:       LevelExtended,
+			GEP:         1731,
+			DependsOn:   []FeatureName{gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout},
+			Profiles:    []string{ProfileHTTPResilience},
+			Description: "Retries an attempt that timeouts.backendRequest cut, like a failed one.",
+		})
+	}
 	Register(Feature{
 		Name:        SupportHTTPRouteRetryBackoff,
 		Channel:     ChannelExperimental,
 		Level:       LevelExtended,
 		GEP:         1731,
-		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRetry},
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Profiles:    []string{ProfileHTTPResilience},
 		Description: "Waits at least retry.backoff between attempts, as the backend sees them.",
 	})
@@ -102,7 +123,7 @@ func init() {
 		Channel:     ChannelExperimental,
 		Level:       LevelExtended,
 		GEP:         1731,
-		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRequestTimeout},
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRequestTimeout},
 		Profiles:    []string{ProfileHTTPResilience},
 		Description: "Ends a retried request when timeouts.request expires, whatever attempt is in flight.",
 	})

@@ -22,7 +22,7 @@ func init() {
 		Channel:     ChannelExperimental,
 		Level:       LevelImplementationSpecific,
 		GEP:         1731,
-		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRetry},
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Profiles:    []string{ProfileHTTPResilience},
 		Description: "After the last allowed attempt failed with a status, relays the backend's own last response rather than an error of the gateway's.",
 	})

@@ -44,17 +44,18 @@ var upstreamSets = []struct {
 // upstreamDependsOn adds dependencies between extended features that the
 // upstream tests state by listing both features (e.g. the multiple-mirrors
 // test also requires HTTPRouteRequestMirror), and the retry-on-* features,
-// which refine HTTPRouteRetry.
+// which refine the release's retry feature (see releases.go).
 var upstreamDependsOn = map[FeatureName][]FeatureName{
 	gwfeatures.SupportHTTPRouteRequestMultipleMirrors:                            {gwfeatures.SupportHTTPRouteRequestMirror},
-	gwfeatures.SupportHTTPRouteRetryBackendTimeout:                               {gwfeatures.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout},
-	gwfeatures.SupportHTTPRouteRetryConnectionError:                              {gwfeatures.SupportHTTPRouteRetry},
+	SupportHTTPRouteRetryBackendTimeout:                                          {SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout},
+	gwfeatures.SupportHTTPRouteRetryConnectionError:                              {SupportHTTPRouteRetry},
 	gwfeatures.SupportGatewayFrontendClientCertificateValidationInsecureFallback: {gwfeatures.SupportGatewayFrontendClientCertificateValidation},
 	gwfeatures.SupportTLSRouteModeMixed:                                          {gwfeatures.SupportTLSRouteModeTerminate},
 }
 
 // upstreamGEPs maps upstream features to the GEP that defines them, as
-// listed in the geps/ directory of gateway-api v1.6.3. Features missing
+// listed in the geps/ directory of gateway-api v1.6.3 (and v1.7.0's
+// HTTPRouteRetryCodes). Features missing
 // here predate the GEP process or have no single defining GEP.
 var upstreamGEPs = map[FeatureName]int{
 	gwfeatures.SupportReferenceGrant:                                             709,
@@ -69,8 +70,9 @@ var upstreamGEPs = map[FeatureName]int{
 	gwfeatures.SupportHTTPRouteResponseHeaderModification:                        1323,
 	gwfeatures.SupportMesh:                                                       1324,
 	gwfeatures.SupportListenerSet:                                                1713,
-	gwfeatures.SupportHTTPRouteRetry:                                             1731,
-	gwfeatures.SupportHTTPRouteRetryBackendTimeout:                               1731,
+	upstreamHTTPRouteRetryV16:                                                    1731,
+	SupportHTTPRouteRetryCodes:                                                   1731,
+	SupportHTTPRouteRetryBackendTimeout:                                          1731,
 	gwfeatures.SupportHTTPRouteRetryConnectionError:                              1731,
 	gwfeatures.SupportHTTPRouteRequestTimeout:                                    1742,
 	gwfeatures.SupportHTTPRouteBackendTimeout:                                    1742,

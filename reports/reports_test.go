@@ -57,7 +57,7 @@ func goldenRun() *Run {
 			{
 				ShortName:   "HTTPRouteRetryCodes",
 				Description: "Retries exactly the codes in retry.codes",
-				Features:    append(http[:2:2], gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes),
+				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes),
 				Result:      Pass,
 				Duration:    3*time.Second + 4*time.Millisecond,
 				Observations: []observe.Observation{
@@ -69,7 +69,7 @@ func goldenRun() *Run {
 			{
 				ShortName:   "HTTPRouteRetryBackoff",
 				Description: "Waits at least retry.backoff between attempts",
-				Features:    append(http[:2:2], gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryBackoff),
+				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryBackoff),
 				Result:      Fail,
 				Duration:    2500 * time.Millisecond,
 				Message: "gap between attempts 1 and 2 is 12ms; want at least 100ms\n" +
@@ -212,7 +212,7 @@ func upstreamReport(t *testing.T) *confv1.ConformanceReport {
 			Implementation:      testImplementation,
 			Mode:                "default",
 			ConformanceProfiles: []suite.ConformanceProfileName{suite.GatewayHTTPConformanceProfileName, features.ProfileHTTPResilience},
-			SupportedFeatures:   []gwfeatures.FeatureName{gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes},
+			SupportedFeatures:   []gwfeatures.FeatureName{features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes},
 			SkipTests:           []string{"SkippedCore"},
 		},
 	})
@@ -224,9 +224,9 @@ func upstreamReport(t *testing.T) *confv1.ConformanceReport {
 	tests := []suite.ConformanceTest{
 		{ShortName: "PassingCore", Features: core, Test: pass},
 		{ShortName: "SkippedCore", Features: core, Test: pass},
-		{ShortName: "PassingRetry", Features: append(core[:2:2], gwfeatures.SupportHTTPRouteRetry), Test: pass},
-		{ShortName: "PassingRetryCodes", Features: append(core[:2:2], gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Test: pass},
-		{ShortName: "SkipsItself", Features: append(core[:2:2], gwfeatures.SupportHTTPRouteRetry), Test: func(t *testing.T, _ *suite.ConformanceTestSuite) {
+		{ShortName: "PassingRetry", Features: append(core[:2:2], features.SupportHTTPRouteRetry), Test: pass},
+		{ShortName: "PassingRetryCodes", Features: append(core[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Test: pass},
+		{ShortName: "SkipsItself", Features: append(core[:2:2], features.SupportHTTPRouteRetry), Test: func(t *testing.T, _ *suite.ConformanceTestSuite) {
 			t.Skip("needs something this run lacks")
 		}},
 		{ShortName: "Unsupported", Features: append(core[:2:2], gwfeatures.SupportHTTPRouteCORS), Test: pass},

@@ -41,8 +41,8 @@ var referenceExtended = []features.FeatureName{
 	gwfeatures.SupportHTTPRouteRequestPercentageMirror,  // filters.go: percent and fraction
 	gwfeatures.SupportHTTPRouteRequestTimeout,           // GEP-1742 timeouts.request
 	gwfeatures.SupportHTTPRouteBackendTimeout,           // GEP-1742 timeouts.backendRequest
-	gwfeatures.SupportHTTPRouteRetry,                    // GEP-1731 retry.go
-	gwfeatures.SupportHTTPRouteRetryBackendTimeout,      // retry.go: timed-out attempts retried
+	features.SupportHTTPRouteRetry,                      // GEP-1731 retry.go
+	features.SupportHTTPRouteRetryBackendTimeout,        // retry.go: timed-out attempts retried
 	gwfeatures.SupportHTTPRouteRetryConnectionError,     // retry.go: connection errors retried
 	features.SupportHTTPRouteRetryCodes,                 // retry.go: retriesStatus
 	features.SupportHTTPRouteRetryBackoff,               // retry.go: wait

@@ -88,7 +88,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		{ShortName: "SkipsItself", Description: "skips", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			t.Skip("not today")
 		}},
-		{ShortName: "NeedsRetry", Description: "unsupported", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteRetry},
+		{ShortName: "NeedsRetry", Description: "unsupported", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, features.SupportHTTPRouteRetry},
 			Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 				t.Error("ran a test whose feature is not supported")
 			}},

@@ -37,9 +37,9 @@ var HTTPRouteRetryBackendTimeoutCancels = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		gwfeatures.SupportHTTPRouteBackendTimeout,
-		gwfeatures.SupportHTTPRouteRetryBackendTimeout,
+		features.SupportHTTPRouteRetryBackendTimeout,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-backend-timeout.yaml"},
 	Parallel:  true,

@@ -37,7 +37,7 @@ var HTTPRouteRetryBackoffGaps = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryBackoff,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-backoff.yaml"},

@@ -29,7 +29,7 @@ var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-body.yaml"},
 	Parallel:  true,

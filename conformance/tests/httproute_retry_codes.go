@@ -31,7 +31,7 @@ var HTTPRouteRetryCodesAndAttempts = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryCodes,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-codes.yaml"},

@@ -38,7 +38,7 @@ var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		gwfeatures.SupportHTTPRouteRetryConnectionError,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-connection.yaml"},

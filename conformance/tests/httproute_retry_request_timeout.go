@@ -41,7 +41,7 @@ var HTTPRouteRetryRequestTimeoutBudget = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		gwfeatures.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteRetryWithRequestTimeout,
 	},
