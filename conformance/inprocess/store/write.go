@@ -220,7 +220,7 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 		vs := info.schemas[gvk.Version]
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, validation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.validator)...)
-		errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, vs.structural, false)...)
+		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
 		errs = appendCEL(ctx, errs, vs.cel, vs.structural, u.Object, nil)
 	} else {
@@ -459,7 +459,7 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 		} else {
 			errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, u.Object, old.Object, vs.validator,
 				apiextensionsvalidation.WithRatcheting(correlated))...)
-			errs = append(errs, schemaobjectmeta.Validate(nil, u.Object, vs.structural, false)...)
+			errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
 			if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, old.Object); len(oldErrs) == 0 {
 				errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
 			}
