@@ -30,13 +30,13 @@ fmt-check:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
 
-## proto: regenerate echo-backend/echopb from proto/ with pinned tools (built into bin/)
+## proto: regenerate echo-backend/echopb and echo-backend/grpcechopb from proto/ with pinned tools (built into bin/)
 proto:
 	hack/gen-proto.sh
 
 ## proto-check: fail if the generated code differs from what proto/ produces
 proto-check: proto
-	git diff --exit-code -- echo-backend/echopb
+	git diff --exit-code -- echo-backend/echopb echo-backend/grpcechopb
 
 ## perf: the side-by-side load run of the echo servers (see docs/performance.md)
 perf:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates echo-backend/echopb from proto/ with pinned tools.
+# Regenerates the Go packages of proto/ (echo-backend/echopb and
+# echo-backend/grpcechopb) with pinned tools.
 #
 # The tools are built from the Go module proxy into ./bin (gitignored):
 #   buf                 the compiler (no protoc needed), pinned below
@@ -8,7 +9,7 @@
 # A tool already in ./bin at the right version is reused. The output only
 # depends on these versions and on proto/, so running the script twice gives
 # identical files; CI checks that with
-#   hack/gen-proto.sh && git diff --exit-code echo-backend/echopb
+#   hack/gen-proto.sh && git diff --exit-code echo-backend/echopb echo-backend/grpcechopb
 set -euo pipefail
 
 BUF_VERSION=v1.70.0
@@ -52,8 +53,9 @@ trap 'rm -rf "$out"' EXIT
 BUF_CACHE_DIR="$root/.cache/buf" PATH="$bin:$PATH" \
 	"$bin/buf" generate proto --template proto/buf.gen.yaml --output "$out"
 
-dest=echo-backend/echopb
-mkdir -p "$dest"
-rm -f "$dest"/*.pb.go
-cp "$out/$dest"/*.pb.go "$dest"/
-echo "gen-proto: wrote $(ls "$dest"/*.pb.go | tr '\n' ' ')"
+for dest in echo-backend/echopb echo-backend/grpcechopb; do
+	mkdir -p "$dest"
+	rm -f "$dest"/*.pb.go
+	cp "$out/$dest"/*.pb.go "$dest"/
+	echo "gen-proto: wrote $(ls "$dest"/*.pb.go | tr '\n' ' ')"
+done

@@ -59,14 +59,13 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/stats"
-	upstreampb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 
 	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	upstreampb "github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
@@ -140,11 +139,11 @@ func NewServer(opts Options) *grpc.Server {
 			PermitWithoutStream: true,
 		}),
 	)
-	upstreampb.RegisterGrpcEchoServer(gs, &upstreamService{s: s})
+	upstreampb.RegisterUpstreamGrpcEchoServer(gs, &upstreamService{s: s})
 	echopb.RegisterEchoServer(gs, &echoService{s: s})
 	echopb.RegisterAdminServer(gs, &adminService{s: s})
 	healthpb.RegisterHealthServer(gs, opts.Controls.GRPCHealth)
-	reflection.Register(gs)
+	registerReflection(gs)
 	return gs
 }
 

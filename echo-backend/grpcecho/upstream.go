@@ -3,12 +3,12 @@ package grpcecho
 import (
 	"context"
 
-	upstreampb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
-
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	upstreampb "github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
 )
 
-// upstreamService serves upstream's GrpcEcho with echo-basic's contract.
+// upstreamService serves upstream's GrpcEcho with echo-basic's contract,
+// under echo-basic's service name (grpcechopb.UpstreamServiceName).
 // Its calls are recorded and faulted like our Echo's; the attempt number
 // reaches the client only in the x-gatecheck-attempt trailer, since
 // upstream's response has no field for it. EchoThree stays unimplemented.

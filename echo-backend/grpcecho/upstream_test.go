@@ -5,14 +5,21 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	upstreampb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
+	"google.golang.org/grpc/status"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamgrpc "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
+	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 )
+
+// newOf returns a new T for a *T of upstream's generated code, which this
+// test does not import: its path differs between Gateway API releases
+// (conformance/echo-basic up to v1.6, gateway-api-conformance-images from
+// v1.7), while upstream's client package, which names it, is the same.
+func newOf[T any](*T) *T { return new(T) }
 
 // TestUpstreamClient runs upstream's conformance gRPC client, unchanged,
 // against the server.
@@ -32,12 +39,12 @@ func TestUpstreamClient(t *testing.T) {
 				Backend:   "echo-7f9c",
 				Namespace: testPod.Namespace,
 			}
-			want := upstreampb.GrpcEcho_Echo_FullMethodName
+			want := grpcechopb.UpstreamEchoMethod
 			if method == "Echo" {
-				exp.EchoRequest = &upstreampb.EchoRequest{}
+				exp.EchoRequest = newOf(exp.EchoRequest)
 			} else {
-				exp.EchoTwoRequest = &upstreampb.EchoRequest{}
-				want = upstreampb.GrpcEcho_EchoTwo_FullMethodName
+				exp.EchoTwoRequest = newOf(exp.EchoTwoRequest)
+				want = grpcechopb.UpstreamEchoTwoMethod
 			}
 			// Upstream's own convergence check: method, namespace and pod.
 			upstreamgrpc.MakeRequestAndExpectEventuallyConsistentResponse(t, client, config.DefaultTimeoutConfig(), b.addr, exp)
@@ -73,7 +80,7 @@ func TestUpstreamClient(t *testing.T) {
 	}
 
 	t.Run("EchoThree", func(t *testing.T) {
-		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{EchoThreeRequest: &upstreampb.EchoRequest{}}, 30*time.Second)
+		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{EchoThreeRequest: newOf(upstreamgrpc.ExpectedResponse{}.EchoThreeRequest)}, 30*time.Second)
 		if err != nil || resp.Code != codes.Unimplemented {
 			t.Fatalf("SendRPC(EchoThree): %v, code %v; want UNIMPLEMENTED", err, resp.Code)
 		}
@@ -81,7 +88,7 @@ func TestUpstreamClient(t *testing.T) {
 
 	t.Run("fault through upstream metadata", func(t *testing.T) {
 		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{
-			EchoRequest: &upstreampb.EchoRequest{},
+			EchoRequest: newOf(upstreamgrpc.ExpectedResponse{}.EchoRequest),
 			RequestMetadata: &upstreamgrpc.RequestMetadata{Metadata: map[string]string{
 				fault.IDMetadataName: "up-fault", fault.MetadataName: "grpc-status=UNAVAILABLE",
 			}},
@@ -90,4 +97,30 @@ func TestUpstreamClient(t *testing.T) {
 			t.Fatalf("SendRPC: %v, code %v; want UNAVAILABLE", err, resp.Code)
 		}
 	})
+}
+
+// TestOwnUpstreamClient calls the server with grpcechopb's client of
+// upstream's GrpcEcho, and checks that the service is served under
+// echo-basic's name only: the generated client's own name is not served.
+func TestOwnUpstreamClient(t *testing.T) {
+	b := startBackend(t, false)
+	ctx := withFault(timeout(t, 30*time.Second), "own-up", "")
+	resp, err := grpcechopb.NewUpstreamGrpcEchoClient(b.conn).EchoTwo(ctx, &grpcechopb.EchoRequest{})
+	if err != nil {
+		t.Fatalf("EchoTwo: %v", err)
+	}
+	if got := resp.GetAssertions().GetFullyQualifiedMethod(); got != grpcechopb.UpstreamEchoTwoMethod {
+		t.Errorf("fully qualified method %q, want %q", got, grpcechopb.UpstreamEchoTwoMethod)
+	}
+	if got := resp.GetAssertions().GetContext().GetPod(); got != testPod.Pod {
+		t.Errorf("pod %q, want %q", got, testPod.Pod)
+	}
+	_, err = grpcechopb.NewUpstreamGrpcEchoClient(b.conn).EchoThree(ctx, &grpcechopb.EchoRequest{})
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("EchoThree: %v; want UNIMPLEMENTED", err)
+	}
+	_, err = grpcechopb.NewGrpcEchoClient(b.conn).Echo(ctx, &grpcechopb.EchoRequest{})
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("Echo under %s: %v; want UNIMPLEMENTED (only %s is served)", grpcechopb.GrpcEcho_ServiceDesc.ServiceName, err, grpcechopb.UpstreamServiceName)
+	}
 }
