@@ -13,9 +13,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 	grpcutil "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 	"sigs.k8s.io/gateway-api/conformance/utils/tlog"
+
+	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
 )
 
 // maxGRPCConns bounds the connections a GRPCClient keeps open; past it the
@@ -126,18 +127,27 @@ func (g *grpcClient) SendRPC(t *testing.T, address string, expected grpcutil.Exp
 	if md := expected.RequestMetadata; md != nil && len(md.Metadata) > 0 {
 		ctx = metadata.NewOutgoingContext(ctx, metadata.New(md.Metadata))
 	}
-	stub := pb.NewGrpcEchoClient(cc)
-	callOpts := []grpc.CallOption{grpc.Header(resp.Headers), grpc.Trailer(resp.Trailers)}
-	tlog.Logf(t, "Sending RPC to %s (authority %q)", address, target.authority)
+	// The call goes through Invoke with upstream's request and response
+	// types, taken from the fields of grpcutil's types rather than named:
+	// their package moved between Gateway API releases (conformance/
+	// echo-basic in v1.6, gateway-api-conformance-images from v1.7).
+	var method string
+	var req any
 	switch {
 	case expected.EchoRequest != nil:
-		resp.Response, err = stub.Echo(ctx, expected.EchoRequest, callOpts...)
+		method, req = grpcechopb.UpstreamEchoMethod, expected.EchoRequest
 	case expected.EchoTwoRequest != nil:
-		resp.Response, err = stub.EchoTwo(ctx, expected.EchoTwoRequest, callOpts...)
+		method, req = grpcechopb.UpstreamEchoTwoMethod, expected.EchoTwoRequest
 	case expected.EchoThreeRequest != nil:
-		resp.Response, err = stub.EchoThree(ctx, expected.EchoThreeRequest, callOpts...)
+		method, req = grpcechopb.UpstreamEchoThreeMethod, expected.EchoThreeRequest
 	default:
 		return resp, errors.New("inprocess: ExpectedResponse has no request: set one of EchoRequest, EchoTwoRequest or EchoThreeRequest")
+	}
+	reply := newOf(resp.Response)
+	tlog.Logf(t, "Sending RPC %s to %s (authority %q)", method, address, target.authority)
+	err = cc.Invoke(ctx, method, req, reply, grpc.Header(resp.Headers), grpc.Trailer(resp.Trailers))
+	if err == nil {
+		resp.Response = reply
 	}
 	if err != nil {
 		resp.Code = status.Code(err)
@@ -162,3 +172,6 @@ func (g *grpcClient) Close() {
 		delete(g.conns, t)
 	}
 }
+
+// newOf returns a new T for a field of type *T.
+func newOf[T any](*T) *T { return new(T) }

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance"
-	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	grpcutil "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 	httputil "sigs.k8s.io/gateway-api/conformance/utils/http"
@@ -170,15 +169,15 @@ func TestUpstreamBase(t *testing.T) {
 		gc := c.GRPCClient()
 		defer gc.Close()
 		for _, tc := range []grpcutil.ExpectedResponse{
-			{EchoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v1", Namespace: infraNS},
-			{EchoTwoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v2", Namespace: infraNS},
-			{EchoRequest: &pb.EchoRequest{}, Backend: "grpc-infra-backend-v1", Namespace: infraNS,
+			{EchoRequest: newOf(grpcutil.ExpectedResponse{}.EchoRequest), Backend: "grpc-infra-backend-v1", Namespace: infraNS},
+			{EchoTwoRequest: newOf(grpcutil.ExpectedResponse{}.EchoTwoRequest), Backend: "grpc-infra-backend-v2", Namespace: infraNS},
+			{EchoRequest: newOf(grpcutil.ExpectedResponse{}.EchoRequest), Backend: "grpc-infra-backend-v1", Namespace: infraNS,
 				RequestMetadata: &grpcutil.RequestMetadata{Authority: "other.example.com", Metadata: map[string]string{"x-test": "1"}}},
 		} {
 			grpcutil.MakeRequestAndExpectEventuallyConsistentResponse(t, gc, timeouts, gwAddr, tc)
 		}
 		// The :authority of a request reaches the backend.
-		resp, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: &pb.EchoRequest{},
+		resp, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: newOf(grpcutil.ExpectedResponse{}.EchoRequest),
 			RequestMetadata: &grpcutil.RequestMetadata{Authority: "authority.example.com"}}, 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -522,3 +521,8 @@ func BenchmarkResolve(b *testing.B) {
 		}
 	}
 }
+
+// newOf returns a new T for a field of type *T: upstream's gRPC request
+// type, which moved between Gateway API releases, named through the field
+// of upstream's client package that holds it.
+func newOf[T any](*T) *T { return new(T) }

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	upstreamtcp "sigs.k8s.io/gateway-api/conformance/echo-basic/tcpserver"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamutil "sigs.k8s.io/gateway-api/conformance/utils/tcp"
 
 	"github.com/gatecheck/gatecheck/echo-backend/control"
@@ -27,6 +27,39 @@ import (
 )
 
 var _ control.Switch = (*tcpecho.Server)(nil)
+
+// echoBasicAssertions is the JSON that echo-basic's TCP server answers to
+// TEST, written here from its wire form (not from tcpecho's types), so the
+// tests decode our answers as an echo-basic client would.
+type echoBasicAssertions struct {
+	Context struct {
+		Namespace string `json:"namespace"`
+		Ingress   string `json:"ingress"`
+		Service   string `json:"service"`
+		Pod       string `json:"pod"`
+		TCPPort   string `json:"tcpport"`
+		TLSPort   string `json:"tlsport"`
+	} `json:"-"`
+	IsTLS bool `json:"isTLS"`
+	TLS   *struct {
+		Version            string `json:"version"`
+		ServerName         string `json:"serverName"`
+		NegotiatedProtocol string `json:"negotiatedProtocol"`
+		Curves             string `json:"curves"`
+		CipherSuite        string `json:"cipherSuite"`
+	} `json:"tls"`
+}
+
+// decodeEchoBasic decodes a TEST answer: the context fields sit at the top
+// level of the object, as echo-basic inlines them.
+func decodeEchoBasic(line string) (echoBasicAssertions, error) {
+	var a echoBasicAssertions
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		return a, err
+	}
+	err := json.Unmarshal([]byte(line), &a.Context)
+	return a, err
+}
 
 var pod = podinfo.Info{Namespace: "ns1", Ingress: "ing1", Service: "svc1", Pod: "backend-abc"}
 
@@ -104,17 +137,17 @@ func TestCommands(t *testing.T) {
 		t.Errorf("empty line -> %q, want an empty line", got)
 	}
 
-	// TEST answers echo-basic's JSON: decode it with upstream's own type.
-	var a upstreamtcp.TCPAssertions
+	// TEST answers echo-basic's JSON.
 	line := c.ask("TEST")
-	if err := json.Unmarshal([]byte(line), &a); err != nil {
+	a, err := decodeEchoBasic(line)
+	if err != nil {
 		t.Fatalf("TEST -> %q: %v", line, err)
 	}
-	want := upstreamtcp.TCPAssertions{Context: upstreamtcp.Context{
-		Namespace: "ns1", Ingress: "ing1", Service: "svc1", Pod: "backend-abc", TCPPort: "3000", TLSPort: "8443",
-	}}
-	if a.Context != want.Context || a.IsTLS || a.TLSAssertion != nil {
-		t.Errorf("TEST -> %+v, want %+v", a, want)
+	var want echoBasicAssertions
+	want.Context.Namespace, want.Context.Ingress, want.Context.Service, want.Context.Pod = "ns1", "ing1", "svc1", "backend-abc"
+	want.Context.TCPPort, want.Context.TLSPort = "3000", "8443"
+	if a.Context != want.Context || a.IsTLS || a.TLS != nil {
+		t.Errorf("TEST -> %q, want %+v", line, want)
 	}
 }
 
@@ -176,6 +209,22 @@ func TestUpstreamHelper(t *testing.T) {
 	if got != pod.Pod {
 		t.Errorf("upstream EchoSendOnce pod = %q, want %q", got, pod.Pod)
 	}
+}
+
+// TestUpstreamValidResponse runs upstream's TCPRoute check, which decodes
+// TEST with echo-basic's own type, over plaintext and TLS.
+func TestUpstreamValidResponse(t *testing.T) {
+	cert := testcert.New(t, "echo.example.com")
+	plain := start(t, tcpecho.Options{Pod: pod, TCPPort: "3000"})
+	secure := start(t, tcpecho.Options{Pod: pod, TCPPort: "3000", TLSPort: "8443",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: []string{"echo"}}})
+	timeouts := config.DefaultTimeoutConfig()
+	timeouts.MaxTimeToConsistency = 10 * time.Second
+	backend := strings.TrimSuffix(pod.Pod, "-abc")
+	upstreamutil.MakeTCPRequestAndExpectEventuallyValidResponse(t, timeouts, plain.Addr(), nil, "", false,
+		upstreamutil.ExpectedResponse{Backend: backend, Namespace: pod.Namespace})
+	upstreamutil.MakeTCPRequestAndExpectEventuallyValidResponse(t, timeouts, secure.Addr(), cert.CertPEM, "echo.example.com", true,
+		upstreamutil.ExpectedResponse{BackendIsTLS: true, Backend: backend, Namespace: pod.Namespace, Hostname: "echo.example.com"})
 }
 
 func TestLongLineClosesConnection(t *testing.T) {
@@ -316,21 +365,20 @@ func TestTLS(t *testing.T) {
 	if got := c.ask("IS_TLS"); got != "true\n" {
 		t.Errorf("IS_TLS -> %q, want true", got)
 	}
-	var a upstreamtcp.TCPAssertions
 	line := c.ask("TEST")
-	if err := json.Unmarshal([]byte(line), &a); err != nil {
+	a, err := decodeEchoBasic(line)
+	if err != nil {
 		t.Fatalf("TEST -> %q: %v", line, err)
 	}
-	if !a.IsTLS || a.TLSAssertion == nil {
+	if !a.IsTLS || a.TLS == nil {
 		t.Fatalf("TEST -> %q, want TLS details", line)
 	}
 	st := conn.ConnectionState()
-	want := upstreamtcp.TLSAssertions{
-		Version: tls.VersionName(st.Version), ServerName: "echo.example.com", NegotiatedProtocol: "echo",
-		Curves: st.CurveID.String(), CipherSuite: tls.CipherSuiteName(st.CipherSuite),
-	}
-	if *a.TLSAssertion != want {
-		t.Errorf("TLS details = %+v, want %+v", *a.TLSAssertion, want)
+	want := *a.TLS
+	want.Version, want.ServerName, want.NegotiatedProtocol = tls.VersionName(st.Version), "echo.example.com", "echo"
+	want.Curves, want.CipherSuite = st.CurveID.String(), tls.CipherSuiteName(st.CipherSuite)
+	if *a.TLS != want {
+		t.Errorf("TLS details = %+v, want %+v", *a.TLS, want)
 	}
 }
 
