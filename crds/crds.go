@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/gateway-api/pkg/consts"
 )
 
 // FS holds the upstream CRD files at its root and the overlays under
@@ -39,12 +41,33 @@ var (
 	loadErr  error
 )
 
-// Load returns the embedded CRDs, sorted by name, with the embedded overlays
-// applied. The files are decoded once per process; every call returns fresh
-// deep copies that the caller may modify.
+// DirEnv names the environment variable that, when set, makes Load read
+// the CRDs from that directory instead of the embedded ones. The directory
+// is laid out as this package's: a Gateway API release's experimental CRDs
+// at its root (as hack/sync-crds.sh copies them) and gatecheck's overlays
+// of them in overlays/ (as hack/gen-crd-overlays writes them). It is how a
+// program linked against another Gateway API release than go.mod's (make
+// test-gwapi-v1.7) serves that release's CRDs in-process.
+const DirEnv = "GATECHECK_CRD_DIR"
+
+// Load returns the embedded CRDs (or those of DirEnv), sorted by name, with
+// the embedded overlays applied. The files are decoded once per process;
+// every call returns fresh deep copies that the caller may modify.
+//
+// The CRDs must be those of the linked Gateway API release (their
+// bundle-version annotation equal to consts.BundleVersion), since the
+// upstream suite refuses to run against others: Load returns an error
+// naming DirEnv when they are not.
 func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	loadOnce.Do(func() {
-		loaded, loadErr = loadFS(FS)
+		fsys := fs.FS(FS)
+		if dir := os.Getenv(DirEnv); dir != "" {
+			fsys = os.DirFS(dir)
+		}
+		loaded, loadErr = loadFS(fsys)
+		if loadErr == nil {
+			loadErr = checkBundleVersion(loaded, consts.BundleVersion)
+		}
 	})
 	if loadErr != nil {
 		return nil, loadErr
@@ -56,8 +79,10 @@ func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
+// loadFS reads the upstream CRDs at the root of fsys and applies the
+// overlays under OverlayDir.
 func loadFS(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	base, err := ParseDir(fsys, ".")
+	upstream, err := ParseDir(fsys, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +90,39 @@ func loadFS(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Overlay(base, overlays), nil
+	return Overlay(upstream, overlays), nil
+}
+
+// BundleVersionAnnotation is the annotation of every upstream CRD that
+// names its Gateway API release.
+const BundleVersionAnnotation = "gateway.networking.k8s.io/bundle-version"
+
+// checkBundleVersion checks that every upstream CRD of list (those with a
+// bundle-version annotation) is of release want.
+func checkBundleVersion(list []*apiextensionsv1.CustomResourceDefinition, want string) error {
+	for _, c := range list {
+		got, ok := c.Annotations[BundleVersionAnnotation]
+		if !ok || got == want {
+			continue
+		}
+		src := "the embedded CRDs are"
+		if dir := os.Getenv(DirEnv); dir != "" {
+			src = fmt.Sprintf("the CRDs in %s=%s are", DirEnv, dir)
+		}
+		return fmt.Errorf("crds: %s Gateway API %s (%s), but the linked sigs.k8s.io/gateway-api is %s; "+
+			"set %s to a directory holding that release's experimental CRDs "+
+			"($(go env GOMODCACHE)/sigs.k8s.io/gateway-api@%s/config/crd/experimental) and gatecheck's overlays of them in overlays/ "+
+			"(go run ./hack/gen-crd-overlays -crds DIR), as make test-gwapi-v1.7 does",
+			src, got, c.Name, want, DirEnv, want)
+	}
+	return nil
 }
 
 // ParseDir decodes every *.yaml file directly inside dir of fsys, in name
-// order. Other files and subdirectories are ignored.
+// order. Other files and subdirectories are ignored, and so are the files
+// of a release's config/crd/experimental that are not CRDs
+// (kustomization.yaml and the ValidatingAdmissionPolicy *_vap_*.yaml; see
+// README.md).
 func ParseDir(fsys fs.FS, dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -77,7 +130,8 @@ func ParseDir(fsys fs.FS, dir string) ([]*apiextensionsv1.CustomResourceDefiniti
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") ||
+			e.Name() == "kustomization.yaml" || strings.Contains(e.Name(), "_vap_") {
 			continue
 		}
 		name := path.Join(dir, e.Name())
