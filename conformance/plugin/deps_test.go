@@ -1,0 +1,133 @@
+package plugin_test
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gatecheck is the module path of this repository.
+const gatecheck = "github.com/gatecheck/gatecheck"
+
+// suitePackages are the packages an implementer links to run gatecheck's
+// tests: the plug-in and the tests themselves.
+var suitePackages = []string{gatecheck + "/conformance/plugin", gatecheck + "/conformance/tests"}
+
+// forbiddenInSuite says why a package must not be linked into the suite:
+// the suite talks to the implementation it certifies and to the
+// echo-backend only over the wire, through the contract packages
+// (contract/..., echo-backend/echopb and grpcechopb), as a gRPC client and
+// server share only their .proto. "" means the package may be linked.
+func forbiddenInSuite(pkg string) string {
+	switch {
+	case pkg == gatecheck+"/gateway" || strings.HasPrefix(pkg, gatecheck+"/gateway/"):
+		return "the reference gateway, the implementation the suite certifies"
+	case slices.Contains([]string{gatecheck + "/echo-backend/httpecho", gatecheck + "/echo-backend/grpcecho", gatecheck + "/echo-backend/h2tap"}, pkg):
+		return "a server of the echo-backend"
+	case isEchoBasic(pkg) && !strings.HasSuffix(pkg, "/echo-basic/grpcechoserver"):
+		return "upstream's echo-basic servers"
+	}
+	return ""
+}
+
+// isEchoBasic reports whether pkg is one of upstream echo-basic's packages:
+// under sigs.k8s.io/gateway-api/conformance/echo-basic up to v1.6, under
+// sigs.k8s.io/gateway-api-conformance-images/echo-basic from v1.7.
+func isEchoBasic(pkg string) bool {
+	return strings.HasPrefix(pkg, "sigs.k8s.io/gateway-api/conformance/echo-basic") ||
+		strings.HasPrefix(pkg, "sigs.k8s.io/gateway-api-conformance-images/")
+}
+
+// TestSuiteLinksNoImplementation lists, with the go command, every package
+// the plug-in and the tests depend on (tests excluded: a test binary of
+// this repository may start the reference gateway), and fails on any
+// package forbiddenInSuite names, printing the chain of imports that
+// brings it in. Upstream's generated GrpcEcho stubs
+// (echo-basic/grpcechoserver) come in through upstream's own
+// conformance/utils/grpc, which utils/suite imports; no gatecheck package
+// may import any echo-basic package itself.
+//
+// The go command runs in this package's directory, so it sees this
+// repository's go.mod; GATECHECK_GOLIST_DIR makes it run in another module
+// that requires gatecheck, as make test-gwapi-v1.7 does for Gateway API
+// v1.7.0.
+func TestSuiteLinksNoImplementation(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH (go test puts it there): %v", err)
+	}
+	cmd := exec.Command(goCmd, append([]string{"list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, suitePackages...)...)
+	cmd.Dir = os.Getenv("GATECHECK_GOLIST_DIR")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", strings.Join(suitePackages, " "), err, stderr.Bytes())
+	}
+	imports := map[string][]string{}
+	var order []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		imports[f[0]] = f[1:]
+		order = append(order, f[0])
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range suitePackages {
+		if _, ok := imports[p]; !ok {
+			t.Fatalf("go list -deps did not list %s itself; output:\n%s", p, out)
+		}
+	}
+
+	for _, pkg := range order {
+		if why := forbiddenInSuite(pkg); why != "" {
+			t.Errorf("the suite links %s, %s: %s", pkg, why, strings.Join(importChain(imports, pkg), " -> "))
+		}
+		if strings.HasPrefix(pkg, gatecheck+"/") {
+			for _, imp := range imports[pkg] {
+				if isEchoBasic(imp) {
+					t.Errorf("%s imports upstream's echo-basic package %s; use the contract packages instead", pkg, imp)
+				}
+			}
+		}
+	}
+}
+
+// importChain returns a shortest chain of imports from one of
+// suitePackages to pkg.
+func importChain(imports map[string][]string, pkg string) []string {
+	parent := map[string]string{}
+	queue := slices.Clone(suitePackages)
+	for _, p := range queue {
+		parent[p] = ""
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p == pkg {
+			var chain []string
+			for ; p != ""; p = parent[p] {
+				chain = append(chain, p)
+			}
+			slices.Reverse(chain)
+			return chain
+		}
+		for _, imp := range imports[p] {
+			if _, seen := parent[imp]; !seen {
+				parent[imp] = p
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return []string{pkg}
+}
