@@ -107,11 +107,25 @@ var upstreamProfiles = []suite.ConformanceProfile{
 }
 
 // registerUpstream fills r with the upstream features and profiles.
+//
+// A feature in more than one set (v1.7's ClusterTrustBundle is in
+// GatewayExtendedFeatures and BackendTLSPolicyExtendedFeatures: it refines
+// whichever of the two an implementation claims) is registered once, with
+// the first set's level and without a base feature.
 func registerUpstream(r *registry) error {
+	inSets := map[FeatureName]int{}
+	for _, s := range upstreamSets {
+		for uf := range s.set {
+			inSets[uf.Name]++
+		}
+	}
 	for _, s := range upstreamSets {
 		list := s.set.UnsortedList()
 		slices.SortFunc(list, func(a, b gwfeatures.Feature) int { return cmp.Compare(a.Name, b.Name) })
 		for _, uf := range list {
+			if _, done := r.lookup(uf.Name); done && inSets[uf.Name] > 1 {
+				continue
+			}
 			f := Feature{
 				Name:     uf.Name,
 				Channel:  Channel(uf.Channel),
@@ -119,7 +133,7 @@ func registerUpstream(r *registry) error {
 				GEP:      upstreamGEPs[uf.Name],
 				Upstream: true,
 			}
-			if s.base != "" && s.base != uf.Name {
+			if s.base != "" && s.base != uf.Name && inSets[uf.Name] == 1 {
 				f.DependsOn = append(f.DependsOn, s.base)
 			}
 			f.DependsOn = append(f.DependsOn, upstreamDependsOn[uf.Name]...)
