@@ -192,7 +192,7 @@ func TestUpstreamBase(t *testing.T) {
 		routeNN := types.NamespacedName{Namespace: infraNS, Name: "backend-protocol-ws"}
 		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
 		d := c.WebSocketDialer()
-		httputil.AwaitConvergence(t, timeouts.RequiredConsecutiveSuccesses, timeouts.MaxTimeToConsistency, func(time.Duration) bool {
+		awaitConvergence(t, timeouts, func(time.Duration) bool {
 			ws, err := d.Dial("ws://"+gwAddr+"/ws", "", "ws://gateway/test")
 			if err != nil {
 				t.Logf("dial: %v", err)
@@ -526,3 +526,19 @@ func BenchmarkResolve(b *testing.B) {
 // type, which moved between Gateway API releases, named through the field
 // of upstream's client package that holds it.
 func newOf[T any](*T) *T { return new(T) }
+
+// awaitConvergence calls upstream's httputil.AwaitConvergence, whose
+// parameters changed in Gateway API v1.7 (a TimeoutConfig for v1.6's
+// threshold and duration), in the form the linked release has.
+func awaitConvergence(t *testing.T, timeouts config.TimeoutConfig, fn func(time.Duration) bool) {
+	t.Helper()
+	var await any = httputil.AwaitConvergence
+	switch f := await.(type) {
+	case func(*testing.T, int, time.Duration, func(time.Duration) bool): // v1.6
+		f(t, timeouts.RequiredConsecutiveSuccesses, timeouts.MaxTimeToConsistency, fn)
+	case func(*testing.T, config.TimeoutConfig, func(time.Duration) bool): // v1.7
+		f(t, timeouts, fn)
+	default:
+		t.Fatalf("httputil.AwaitConvergence has an unknown signature %T", await)
+	}
+}
