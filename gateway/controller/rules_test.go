@@ -412,9 +412,10 @@ func TestRouteResolvedRefsReasons(t *testing.T) {
 
 // TestStatusWrites checks that status is written only when it changed, that
 // a condition whose status did not change keeps its lastTransitionTime, that
-// observedGeneration follows the generation, and that our parent entries
-// for parents no longer referenced are removed while other controllers'
-// entries stay.
+// observedGeneration follows the generation, that our parent entries for
+// parents no longer referenced are removed while other controllers'
+// entries stay, and that conditions of other writers stay on the Gateway
+// and its listeners (upstream v1.7's GatewayPreserveForeignConditions).
 func TestStatusWrites(t *testing.T) {
 	old := metav1.NewTime(t0)
 	route := httpRoute(ns, "r", t0, []gwv1.ParentReference{parentRef("gw")})
@@ -429,6 +430,9 @@ func TestStatusWrites(t *testing.T) {
 		{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: old},
 		{Type: "example.com/Custom", Status: metav1.ConditionTrue, Reason: "Mine", LastTransitionTime: old},
 	}
+	gw.Status.Listeners = []gwv1.ListenerStatus{{Name: "l", Conditions: []metav1.Condition{
+		{Type: "example.com/Custom", Status: metav1.ConditionTrue, Reason: "Mine", LastTransitionTime: old},
+	}}}
 	cl, _ := setup(t, gw, route)
 	c := newTestController(t, cl.(client.WithWatch), &recorder{})
 
@@ -445,6 +449,9 @@ func TestStatusWrites(t *testing.T) {
 	}
 	if findCondition(g.Status.Conditions, "example.com/Custom") == nil {
 		t.Errorf("a condition of another writer was removed: %+v", g.Status.Conditions)
+	}
+	if l := listenerStatus(t, g, "l"); findCondition(l.Conditions, "example.com/Custom") == nil || findCondition(l.Conditions, "Programmed") == nil {
+		t.Errorf("listener conditions %+v; want ours and the other writer's", l.Conditions)
 	}
 
 	// A fixed point: nothing is written.

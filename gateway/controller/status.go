@@ -106,7 +106,7 @@ func (s *gatewayState) gatewayStatus(now metav1.Time) gwv1.GatewayStatus {
 			Name:           l.spec.Name,
 			SupportedKinds: l.supportedKinds,
 			AttachedRoutes: l.attachedRoutes(),
-			Conditions:     stampConditions(previous[l.spec.Name], s.listenerConditions(l), gw.Generation, now, false),
+			Conditions:     stampConditions(previous[l.spec.Name], s.listenerConditions(l), gw.Generation, now, true),
 		})
 	}
 	return st
