@@ -1,6 +1,6 @@
 module github.com/gatecheck/gatecheck
 
-go 1.26.8
+go 1.26.0
 
 require (
 	fortio.org/fortio v1.68.2
@@ -55,7 +55,6 @@ require (
 	github.com/go-openapi/swag/stringutils v0.26.0 // indirect
 	github.com/go-openapi/swag/typeutils v0.26.0 // indirect
 	github.com/go-openapi/swag/yamlutils v0.26.0 // indirect
-	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"bufio"
 	"bytes"
+	"go/version"
 	"os"
 	"os/exec"
 	"slices"
@@ -130,4 +131,40 @@ func importChain(imports map[string][]string, pkg string) []string {
 		}
 	}
 	return []string{pkg}
+}
+
+// TestGoDirectiveIsTheLowestNeeded checks that gatecheck's go.mod asks for
+// no newer Go than its dependencies do: a consumer's go mod tidy raises the
+// consumer's go line to gatecheck's, so a patch release there (such as the
+// one that built it) would force it on every implementer.
+func TestGoDirectiveIsTheLowestNeeded(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH (go test puts it there): %v", err)
+	}
+	list := func(args ...string) []string {
+		t.Helper()
+		var stderr bytes.Buffer
+		cmd := exec.Command(goCmd, append([]string{"list", "-m", "-f", "{{.Path}} {{.GoVersion}}"}, args...)...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -m %v: %v\n%s", args, err, stderr.Bytes())
+		}
+		return strings.Split(strings.TrimSpace(string(out)), "\n")
+	}
+	main := strings.Fields(list()[0])
+	if len(main) != 2 || main[0] != gatecheck {
+		t.Fatalf("go list -m printed %q; want %s and its go version", main, gatecheck)
+	}
+	need, by := "go1", ""
+	for _, line := range list("all")[1:] {
+		f := strings.Fields(line)
+		if len(f) == 2 && version.Compare("go"+f[1], need) > 0 {
+			need, by = "go"+f[1], f[0]
+		}
+	}
+	if have := "go" + main[1]; version.Compare(have, need) != 0 {
+		t.Errorf("go.mod says go %s; the dependencies need go %s (%s): set the go line to that", main[1], strings.TrimPrefix(need, "go"), by)
+	}
 }
