@@ -8,7 +8,7 @@ REPORT_DIR ?= out/reports/reference
 include kind/Makefile.kind
 include Makefile.localcp
 
-.PHONY: run test vet fmt-check build proto proto-check perf bench
+.PHONY: run test test-gwapi-v1.7 vet fmt-check build proto proto-check perf bench
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
@@ -17,6 +17,11 @@ run:
 ## test: vet, gofmt and every Go test with the race detector
 test: vet
 	$(GO) test -race -count=1 ./...
+
+## test-gwapi-v1.7: build and run gatecheck against Gateway API v1.7.0 in a module made outside
+## go.mod (fetches the go1.27.3 toolchain for it; see hack/test-gwapi-v1.7.sh)
+test-gwapi-v1.7:
+	hack/test-gwapi-v1.7.sh
 
 vet: fmt-check
 	$(GO) vet ./...

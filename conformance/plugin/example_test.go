@@ -13,9 +13,12 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/plugin"
 )
 
-// TestUpstreamRunnerWithGatecheck is the conformance test an implementer
-// already has (upstream's runner: DefaultOptions, NewConformanceTestSuite,
-// Setup, Run) with gatecheck's tests added: the three lines marked below.
+// TestUpstreamRunnerWithGatecheck is the conformance test of an
+// implementer who builds upstream's suite (DefaultOptions,
+// NewConformanceTestSuite, Setup, Run) with gatecheck's tests added: the
+// two lines marked below, and an optional third for gatecheck's profiles.
+// Those who call RunConformanceWithOptions instead: see
+// example_withoptions_test.go.
 //
 // It runs against the cluster of the usual kubeconfig (--kubeconfig or
 // $KUBECONFIG) and takes upstream's flags, for example, with the
@@ -34,10 +37,11 @@ func TestUpstreamRunnerWithGatecheck(t *testing.T) {
 	}
 	opts := conformance.DefaultOptions(t)
 
-	// The three lines that add gatecheck:
+	// The two lines that add gatecheck:
 	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
-	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...)
 	all := append(slices.Clone(tests.ConformanceTests), plugin.ConformanceTests...)
+
+	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...) // optional: gatecheck's profiles in the report
 
 	s, err := suite.NewConformanceTestSuite(opts)
 	if err != nil {

@@ -3,22 +3,51 @@
 // gatecheck's tests under its own runner: the tests, the manifests they
 // apply and gatecheck's conformance profiles.
 //
-// With upstream's suite.NewConformanceTestSuite, three additions do it:
+// Implementers run upstream's suite in one of two ways, and each takes
+// two added lines. Most call conformance.RunConformanceWithOptions, which
+// runs upstream's tests.ConformanceTests; append to it before the call:
+//
+//	opts := conformance.DefaultOptions(t)
+//	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
+//	tests.ConformanceTests = append(tests.ConformanceTests, plugin.ConformanceTests...)
+//	conformance.RunConformanceWithOptions(t, opts)
+//
+// (example_withoptions_test.go). Options built by hand rather than by
+// DefaultOptions must list &conformance.Manifests in ManifestFS as well:
+// RunConformanceWithOptions only adds upstream's manifests to an empty list.
+//
+// Those who build the suite themselves with suite.NewConformanceTestSuite
+// and call Setup and Run pass the tests to both:
 //
 //	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
-//	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...) // optional
 //	all := append(slices.Clone(tests.ConformanceTests), plugin.ConformanceTests...)
+//	// ... s.Setup(t, all); s.Run(t, all)
 //
-// and then Setup(t, all) and Run(t, all) as usual; the file
-// example_test.go is a complete test. Importing the package registers
-// gatecheck's profiles and features with the upstream suite, so its
-// ConformanceReport counts them like upstream's.
+// (example_test.go). In either shape,
+//
+//	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...)
+//
+// reports results for gatecheck's profiles too. Importing the package
+// registers gatecheck's profiles and features with the upstream suite, so
+// its ConformanceReport counts them like upstream's.
 //
 // The tests need the upstream base manifests (the suite's Setup applies
 // them), an implementation that claims the tests' features (with
 // --supported-features, or in its GatewayClass status), and the
 // echo-backend image gatecheck/echo-backend:dev in the cluster (built
 // from the repository's Dockerfile; see docs/certify.md).
+//
+// # Gateway API releases
+//
+// The plug-in builds against both current Gateway API releases, v1.6.3
+// (gatecheck's go.mod) and v1.7.0: it imports no upstream package whose
+// path or API differs between them, and features.SupportHTTPRouteRetry
+// names the linked release's retry feature (v1.7.0 renamed HTTPRouteRetry
+// to HTTPRouteRetryCodes). A module that requires v1.7.0 gets it by
+// minimum version selection. gatecheck before this package could link
+// against v1.6 only. The plug-in links no server code: the reference
+// gateway and the echo-backend's servers stay out of an implementer's
+// test binary (deps_test.go).
 package plugin
 
 import (
