@@ -2,25 +2,20 @@ package tests
 
 // What the GRPCRoute timeout tests (GEP-3139) share: a client for the
 // Gateway that serves their routes, the four kinds of call made to outlast
-// a limit, a raw HTTP/2 client that shows a response's wire form and
-// sends grpc-timeout without enforcing it, and reads of the backend's
-// ledger through the Gateway. docs/semantics/grpcroute-timeouts.md says what
+// a limit, raw HTTP/2 calls (internal/rawgrpc) that show a response's wire
+// form and send grpc-timeout without enforcing it, and reads of the
+// backend's ledger through the Gateway. docs/semantics/grpcroute-timeouts.md says what
 // the tests expect and why.
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +35,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/observe"
 	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatecheck/gatecheck/internal/rawgrpc"
 )
 
 // grpcEchoService is the full name of the echo-backend's echo service,
@@ -308,7 +304,8 @@ func grpcWantCut(t *testing.T, r grpcKindResult, limit time.Duration) {
 	grpcWantWithin(t, fmt.Sprintf("the call ended with %v", r.code()), r.elapsed, limit)
 }
 
-// grpcRawResult is a gRPC response as an HTTP/2 client sees it on the wire.
+// grpcRawResult is a gRPC response as an HTTP/2 client sees it on the wire
+// (rawgrpc.Response), with how long the call took.
 type grpcRawResult struct {
 	status   int
 	header   http.Header
@@ -320,11 +317,15 @@ type grpcRawResult struct {
 	gaveUp   bool // the test's own give-up bound ended the call
 }
 
+// wire is r as a rawgrpc.Response, for its reading of the status.
+func (r grpcRawResult) wire() *rawgrpc.Response {
+	return &rawgrpc.Response{Status: r.status, Header: r.header, Trailer: r.trailer,
+		Messages: r.messages, Partial: r.partial, BodyErr: r.bodyErr}
+}
+
 // ok reports whether the call succeeded: HTTP 200, grpc-status 0 and a
 // body read to its end.
-func (r grpcRawResult) ok() bool {
-	return r.status == http.StatusOK && r.grpcStatus() == "0" && r.bodyErr == nil
-}
+func (r grpcRawResult) ok() bool { return r.wire().OK() }
 
 // wantCut checks that a call that outlasts limit ended with a non-OK
 // status in [limit, limit+tolerance].
@@ -344,24 +345,10 @@ func (r grpcRawResult) wantCut(t *testing.T, limit time.Duration) {
 
 // grpcStatus is the response's grpc-status: from the headers of a
 // trailers-only response, else from the trailers; "" when there is none.
-func (r grpcRawResult) grpcStatus() string {
-	if v := r.header.Get("Grpc-Status"); v != "" {
-		return v
-	}
-	return r.trailer.Get("Grpc-Status")
-}
+func (r grpcRawResult) grpcStatus() string { return r.wire().GRPCStatus() }
 
 // grpcMessage is the response's grpc-message, percent-decoded.
-func (r grpcRawResult) grpcMessage() string {
-	v := r.header.Get("Grpc-Message")
-	if v == "" {
-		v = r.trailer.Get("Grpc-Message")
-	}
-	if m, err := url.PathUnescape(v); err == nil {
-		return m
-	}
-	return v
-}
+func (r grpcRawResult) grpcMessage() string { return r.wire().GRPCMessage() }
 
 // record records the HTTP status, grpc-status, where it came, the
 // messages and the elapsed time.
@@ -386,13 +373,7 @@ func (r grpcRawResult) record(t *testing.T) {
 
 // grpcCodeName names a grpc-status value such as "4" (DeadlineExceeded);
 // anything else is returned quoted.
-func grpcCodeName(v string) string {
-	n, err := strconv.ParseUint(v, 10, 32)
-	if err != nil {
-		return strconv.Quote(v)
-	}
-	return codes.Code(n).String()
-}
+func grpcCodeName(v string) string { return rawgrpc.CodeName(v) }
 
 // rawCall sends one call of method of the echo service, with an empty
 // EchoRequest, to authority through the Gateway, with grpc-timeout set to
@@ -407,54 +388,25 @@ func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, meth
 	if err != nil {
 		t.Fatal(err)
 	}
-	frame := make([]byte, 5, 5+len(payload))
-	binary.BigEndian.PutUint32(frame[1:], uint32(len(payload)))
-	frame = append(frame, payload...)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+g.addr+"/"+grpcEchoService+"/"+method, bytes.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = authority
-	req.Header.Set("Content-Type", "application/grpc")
-	req.Header.Set("Te", "trailers")
-	if grpcTimeout != "" {
-		req.Header.Set("Grpc-Timeout", grpcTimeout)
-	}
-	for i := 0; i+1 < len(md); i += 2 {
-		req.Header.Add(md[i], md[i+1])
-	}
 	start := time.Now()
-	resp, err := g.raw.Do(req)
+	resp, err := rawgrpc.Call(ctx, g.raw, rawgrpc.Request{
+		URL:       "http://" + g.addr + "/" + grpcEchoService + "/" + method,
+		Authority: authority,
+		Timeout:   grpcTimeout,
+		Metadata:  md,
+		Messages:  [][]byte{payload},
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return grpcRawResult{header: http.Header{}, trailer: http.Header{}, elapsed: time.Since(start), gaveUp: true, bodyErr: err}
 		}
 		t.Fatalf("%s to %s through the Gateway %s: %v", method, authority, g.addr, err)
 	}
-	defer resp.Body.Close()
-	res := grpcRawResult{status: resp.StatusCode, header: resp.Header}
-	// The body is bounded by the calls the tests make (at most a few
-	// hundred small messages); the limit keeps a broken Gateway from
-	// growing it without end.
-	const maxBody = 4 << 20
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	res.elapsed = time.Since(start)
-	res.bodyErr = err
-	res.gaveUp = ctx.Err() != nil
-	if len(body) > maxBody {
-		res.bodyErr = fmt.Errorf("response body larger than %d bytes", maxBody)
+	return grpcRawResult{
+		status: resp.Status, header: resp.Header, trailer: resp.Trailer,
+		messages: resp.Messages, partial: resp.Partial, bodyErr: resp.BodyErr,
+		elapsed: time.Since(start), gaveUp: ctx.Err() != nil,
 	}
-	res.trailer = resp.Trailer
-	for len(body) >= 5 {
-		n := int(binary.BigEndian.Uint32(body[1:5]))
-		if len(body) < 5+n {
-			break
-		}
-		res.messages = append(res.messages, body[5:5+n])
-		body = body[5+n:]
-	}
-	res.partial = len(body)
-	return res
 }
 
 // grpcLedgerEntry reads the backend's ledger of request id through the
@@ -502,28 +454,4 @@ func grpcWaitAttemptEnded(t *testing.T, cc *grpc.ClientConn, id string, within t
 
 // grpcParseTimeout parses a grpc-timeout value: 1 to 8 digits and a unit
 // H, M, S, m, u or n.
-func grpcParseTimeout(v string) (time.Duration, error) {
-	const form = "accepted: 1 to 8 digits followed by H, M, S, m, u or n, such as 500m"
-	if len(v) < 2 || len(v) > 9 {
-		return 0, fmt.Errorf("grpc-timeout %q: %s", v, form)
-	}
-	units := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}
-	unit, ok := units[v[len(v)-1]]
-	if !ok {
-		return 0, fmt.Errorf("grpc-timeout %q: unknown unit; %s", v, form)
-	}
-	digits := v[:len(v)-1]
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("grpc-timeout %q: %s", v, form)
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("grpc-timeout %q: %w", v, err)
-	}
-	if n > math.MaxInt64/int64(unit) {
-		return math.MaxInt64, nil // more than 292 years: as good as none
-	}
-	return time.Duration(n) * unit, nil
-}
+func grpcParseTimeout(v string) (time.Duration, error) { return rawgrpc.ParseTimeout(v) }
