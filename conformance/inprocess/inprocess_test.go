@@ -309,7 +309,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	// A gRPC client the caller never closes (as the runner did not): the
 	// cluster's Close must close its connections.
 	gc := c.GRPCClient()
-	if _, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: &pb.EchoRequest{}}, 5*time.Second); err != nil {
+	if _, err := gc.SendRPC(t, gwAddr, grpcutil.ExpectedResponse{EchoRequest: newOf(grpcutil.ExpectedResponse{}.EchoRequest)}, 5*time.Second); err != nil {
 		t.Fatalf("SendRPC: %v", err)
 	}
 	if runtime.NumGoroutine() <= before {
