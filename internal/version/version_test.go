@@ -1,0 +1,35 @@
+package version
+
+import "testing"
+
+func TestFromBuildInfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"v1.2.3": "v1.2.3",
+		"v0.0.0-20261125214906-2314c6f7e383+dirty": "v0.0.0-20261125214906-2314c6f7e383+dirty",
+		"(devel)": Unknown,
+		"":        Unknown,
+		"v1.2":    Unknown,
+		"dev":     Unknown,
+	} {
+		if got := fromBuildInfo(in); got != want {
+			t.Errorf("fromBuildInfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if !IsSemantic(Unknown) {
+		t.Errorf("Unknown (%q) is not a semantic version", Unknown)
+	}
+	if g := Gatecheck(); !IsSemantic(g) {
+		t.Errorf("Gatecheck() = %q, not a semantic version", g)
+	}
+}
+
+func TestIsSemantic(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v1.6.3": true, "1.6.3": true, "v1.18.0-beta30": true, "v1.0.0+build.1": true,
+		"main": false, "v1.6": false, "latest": false, "": false, "v1.6.3.4": false,
+	} {
+		if got := IsSemantic(v); got != want {
+			t.Errorf("IsSemantic(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
