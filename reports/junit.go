@@ -59,65 +59,52 @@ type junitText struct {
 	Text string `xml:",cdata"`
 }
 
-// junitClassname is the classname of every test case; CI systems group
-// cases by it.
-const junitClassname = "gatecheck"
-
-// WriteJUnit writes run as JUnit XML: one testsuite for the run, with the
-// implementation, mode and profiles as properties, and one testcase per
-// test. A failed test has a failure element whose message is the first
-// line of its message; a skipped test has a skipped element. Observations
-// go to the test case's system-out, one "key = value" a line.
+// WriteJUnit writes run as JUnit XML: one testsuite per source
+// ("upstream" and "gatecheck", the class name of their cases), with the
+// implementation, target, environment and profiles as properties, and one
+// testcase per test. A failed test's failure element has the failing
+// assertions as its text and the first of them as its message; its
+// system-out has the test's log. A skipped test has a skipped element with
+// the reason. Observations follow the log in system-out, one
+// "key = value" a line.
 func WriteJUnit(w io.Writer, run *Run) error {
 	if err := run.Validate(); err != nil {
 		return err
 	}
-	_, failed, skipped := run.counts()
-	suite := junitSuite{
-		Name:     "gatecheck",
-		Tests:    len(run.Tests),
-		Failures: failed,
-		Skipped:  skipped,
-		Time:     seconds(run.Duration),
-	}
-	if !run.Started.IsZero() {
-		suite.Timestamp = run.Started.UTC().Format("2006-01-02T15:04:05")
-	}
-	impl := run.Implementation
-	suite.Properties = []junitProperty{
-		{"implementation.organization", impl.Organization},
-		{"implementation.project", impl.Project},
-		{"implementation.version", impl.Version},
-		{"implementation.url", impl.URL},
-		{"implementation.contact", strings.Join(impl.Contact, ", ")},
-		{"mode", run.Mode},
-		{"profiles", strings.Join(run.Profiles, ", ")},
-	}
-	if c := run.Conformance; c != nil {
-		suite.Properties = append(suite.Properties,
-			junitProperty{"gatewayAPIVersion", c.GatewayAPIVersion},
-			junitProperty{"gatewayAPIChannel", c.GatewayAPIChannel})
-	}
-	for _, t := range run.Tests {
-		c := junitCase{Name: t.ShortName, Classname: junitClassname, Time: seconds(t.Duration)}
-		msg := clean(truncate(t.Message, MaxMessageLen))
-		switch t.Result {
-		case Fail:
-			c.Failure = &junitMessage{Message: firstLine(msg), Type: "failure", Text: msg}
-		case Skip:
-			c.Skipped = &junitMessage{Message: firstLine(msg)}
+	doc := junitSuites{Name: "gatecheck", Time: seconds(run.Duration)}
+	props := junitProperties(run)
+	for _, src := range []Source{Upstream, Gatecheck} {
+		tests := run.bySource(src)
+		if src == Upstream {
+			// Records without a source count as upstream's.
+			tests = append(run.bySource(""), tests...)
 		}
-		if out := observationLines(t); out != "" {
-			c.SystemOut = &junitText{Text: clean(out)}
+		if len(tests) == 0 {
+			continue
 		}
-		suite.Cases = append(suite.Cases, c)
+		s := junitSuite{Name: string(src), Properties: props}
+		if !run.Started.IsZero() {
+			s.Timestamp = run.Started.UTC().Format("2006-01-02T15:04:05")
+		}
+		var took time.Duration
+		for _, t := range tests {
+			s.Cases = append(s.Cases, junitTestCase(t, string(src)))
+			s.Tests++
+			took += t.Duration
+			switch t.Result {
+			case Fail:
+				s.Failures++
+			case Skip:
+				s.Skipped++
+			}
+		}
+		s.Time = seconds(took)
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
 	}
-	doc := junitSuites{
-		Name:     "gatecheck",
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Time:     suite.Time,
-		Suites:   []junitSuite{suite},
+	if len(doc.Suites) == 0 {
+		doc.Suites = []junitSuite{{Name: "gatecheck", Time: seconds(0), Properties: props}}
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("reports: writing JUnit XML: %w", err)
@@ -131,6 +118,61 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		return fmt.Errorf("reports: writing JUnit XML: %w", err)
 	}
 	return nil
+}
+
+func junitProperties(run *Run) []junitProperty {
+	impl, env := run.Implementation, run.Environment
+	props := []junitProperty{
+		{"implementation.organization", impl.Organization},
+		{"implementation.project", impl.Project},
+		{"implementation.version", impl.Version},
+		{"implementation.url", impl.URL},
+		{"implementation.contact", strings.Join(impl.Contact, ", ")},
+		{"mode", run.Mode},
+		{"profiles", strings.Join(run.Profiles, ", ")},
+		{"target", run.Target.String()},
+		{"gatewayClass", run.Target.GatewayClass},
+		{"gatewayAPIVersion", env.GatewayAPIVersion},
+		{"gatewayAPIChannel", env.GatewayAPIChannel},
+		{"kubernetesVersion", env.KubernetesVersion},
+		{"gatecheckVersion", env.GatecheckVersion},
+		{"timingTolerance", run.TimingTolerance.String()},
+	}
+	out := props[:0]
+	for _, p := range props {
+		if p.Value != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func junitTestCase(t TestResult, class string) junitCase {
+	c := junitCase{Name: t.ShortName, Classname: class, Time: seconds(t.Duration)}
+	msg := clean(truncate(t.Message, MaxMessageLen))
+	switch t.Result {
+	case Fail:
+		c.Failure = &junitMessage{Message: firstLine(msg), Type: "failure", Text: msg}
+	case Skip:
+		c.Skipped = &junitMessage{Message: firstLine(msg)}
+	}
+	var out strings.Builder
+	if t.Log != "" {
+		out.WriteString(clean(tail(t.Log, MaxLogLen)))
+		if !strings.HasSuffix(t.Log, "\n") {
+			out.WriteByte('\n')
+		}
+	}
+	if obs := observationLines(t); obs != "" {
+		if out.Len() > 0 {
+			out.WriteString("observations:\n")
+		}
+		out.WriteString(clean(obs))
+	}
+	if out.Len() > 0 {
+		c.SystemOut = &junitText{Text: out.String()}
+	}
+	return c
 }
 
 // seconds formats d as JUnit wants time: decimal seconds.

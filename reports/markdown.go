@@ -14,10 +14,11 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
 
-// WriteMarkdown writes run as a Markdown page: the run's particulars, the
-// result of each conformance profile, a table of every test (result,
-// features, duration), and then, for each test that failed, was skipped or
-// recorded observations, its message and observations.
+// WriteMarkdown writes run as a Markdown page, in the order a reader
+// needs it: the run's particulars (target, environment, claims), the
+// result of each profile, then the failures with their failing assertions
+// and what the test observed, the passes with their observations, and
+// the skips grouped by the feature that was not claimed, in one table.
 func WriteMarkdown(w io.Writer, run *Run) error {
 	if err := run.Validate(); err != nil {
 		return err
@@ -30,19 +31,28 @@ func WriteMarkdown(w io.Writer, run *Run) error {
 	return nil
 }
 
-func writeMarkdown(w *bufio.Writer, run *Run) {
-	impl := run.Implementation
-	title := "unnamed implementation"
+func title(impl confv1.Implementation) string {
 	switch {
 	case impl.Organization != "" && impl.Project != "":
-		title = impl.Organization + "/" + impl.Project
+		return impl.Organization + "/" + impl.Project
 	case impl.Organization != "" || impl.Project != "":
-		title = impl.Organization + impl.Project
+		return impl.Organization + impl.Project
 	}
-	fmt.Fprintf(w, "# Conformance: %s %s\n\n", text(title), text(impl.Version))
+	return "unnamed implementation"
+}
+
+func countsLine(run *Run) string {
+	passed, failed, skipped := run.Counts()
+	return fmt.Sprintf("%d tests: %d passed, %d failed, %d skipped", len(run.Tests), passed, failed, skipped)
+}
+
+func writeMarkdown(w *bufio.Writer, run *Run) {
+	impl, env := run.Implementation, run.Environment
+	fmt.Fprintf(w, "# Conformance: %s %s\n\n", text(title(impl)), text(impl.Version))
+	fmt.Fprintf(w, "%s, in %s.\n\n", countsLine(run), duration(run.Duration))
 
 	fmt.Fprintf(w, "| | |\n|---|---|\n")
-	name := text(title)
+	name := text(title(impl))
 	if impl.URL != "" {
 		name = fmt.Sprintf("[%s](%s)", name, strings.ReplaceAll(impl.URL, ")", "%29"))
 	}
@@ -51,90 +61,356 @@ func writeMarkdown(w *bufio.Writer, run *Run) {
 		fmt.Fprintf(w, "| Contact | %s |\n", cell(strings.Join(impl.Contact, ", ")))
 	}
 	fmt.Fprintf(w, "| Mode | %s |\n", cell(run.Mode))
-	if c := run.Conformance; c != nil {
-		fmt.Fprintf(w, "| Gateway API | %s, %s channel |\n", cell(c.GatewayAPIVersion), cell(c.GatewayAPIChannel))
+	fmt.Fprintf(w, "| Target | %s |\n", cell(run.Target.String()))
+	if tg := run.Target; tg.GatewayClass != "" {
+		gc := cell(tg.GatewayClass)
+		if tg.Controller != "" {
+			gc += ", controller " + cell(tg.Controller)
+		}
+		fmt.Fprintf(w, "| GatewayClass | %s |\n", gc)
+	}
+	if env.GatewayAPIVersion != "" || env.GatewayAPIChannel != "" {
+		fmt.Fprintf(w, "| Gateway API | %s, %s channel |\n", cell(orUnknown(env.GatewayAPIVersion)), cell(orUnknown(env.GatewayAPIChannel)))
+	}
+	if env.KubernetesVersion != "" {
+		fmt.Fprintf(w, "| Kubernetes | %s |\n", cell(env.KubernetesVersion))
+	}
+	if env.GatecheckVersion != "" {
+		fmt.Fprintf(w, "| gatecheck | %s (upstream suite %s) |\n", cell(env.GatecheckVersion), cell(orUnknown(env.SuiteVersion)))
+	}
+	if run.TimingTolerance > 0 {
+		fmt.Fprintf(w, "| Timing tolerance | %s |\n", duration(run.TimingTolerance))
+	}
+	if c := run.Claims; len(c.Features) > 0 {
+		src := ""
+		if c.Source != "" {
+			src = ", from " + cell(c.Source)
+		}
+		fmt.Fprintf(w, "| Claimed features | %d%s |\n", len(c.Features), src)
 	}
 	if len(run.Profiles) > 0 {
-		fmt.Fprintf(w, "| Profiles | %s |\n", cell(strings.Join(run.Profiles, ", ")))
+		fmt.Fprintf(w, "| Profiles requested | %s |\n", cell(strings.Join(run.Profiles, ", ")))
 	}
 	if !run.Started.IsZero() {
 		fmt.Fprintf(w, "| Started | %s |\n", run.Started.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "| Duration | %s |\n", duration(run.Duration))
-	passed, failed, skipped := run.counts()
-	fmt.Fprintf(w, "| Tests | %d: %d passed, %d failed, %d skipped |\n", len(run.Tests), passed, failed, skipped)
 
-	if c := run.Conformance; c != nil && len(c.ProfileReports) > 0 {
-		fmt.Fprintf(w, "\n## Profiles\n\n")
-		fmt.Fprintf(w, "| Profile | Core | Extended | Failed tests |\n|---|---|---|---|\n")
-		profiles := slices.Clone(c.ProfileReports)
-		slices.SortStableFunc(profiles, func(a, b confv1.ProfileReport) int { return cmp.Compare(a.Name, b.Name) })
-		for _, p := range profiles {
-			ext, failedTests := "-", slices.Clone(p.Core.FailedTests)
-			if p.Extended != nil {
-				ext = status(p.Extended.Status)
-				failedTests = append(failedTests, p.Extended.FailedTests...)
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", cell(p.Name), status(p.Core), ext, cell(orDash(failedTests)))
-		}
-		for _, p := range profiles {
-			if p.Extended == nil || len(p.Extended.UnsupportedFeatures) == 0 {
-				continue
-			}
-			fmt.Fprintf(w, "\n%s: extended features not supported: %s.\n", text(p.Name), text(strings.Join(p.Extended.UnsupportedFeatures, ", ")))
+	writeProfiles(w, run)
+	writeFailures(w, run)
+	writePasses(w, run)
+	writeSkips(w, run)
+}
+
+// profileRow is one profile's result, from either report.
+type profileRow struct {
+	report string
+	p      confv1.ProfileReport
+}
+
+func profileRows(run *Run) []profileRow {
+	var rows []profileRow
+	if c := run.Conformance; c != nil {
+		for _, p := range c.ProfileReports {
+			rows = append(rows, profileRow{"upstream", p})
 		}
 	}
+	for _, p := range run.GatecheckProfiles {
+		rows = append(rows, profileRow{"gatecheck", p})
+	}
+	slices.SortStableFunc(rows, func(a, b profileRow) int {
+		return cmp.Or(cmp.Compare(b.report, a.report), cmp.Compare(a.p.Name, b.p.Name))
+	})
+	return rows
+}
 
-	if len(run.Tests) == 0 {
+func writeProfiles(w *bufio.Writer, run *Run) {
+	rows := profileRows(run)
+	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Tests\n\n| Test | Result | Features | Duration |\n|---|---|---|---|\n")
-	for _, t := range run.Tests {
-		testName := cell(t.ShortName)
-		if hasDetails(t) {
-			testName = fmt.Sprintf("[%s](#%s)", testName, anchor(t.ShortName))
+	fmt.Fprintf(w, "\n## Profiles\n\n")
+	fmt.Fprintf(w, "Upstream profiles count upstream's tests only (the upstream report); gatecheck's profiles count gatecheck's tests only (the gatecheck report).\n\n")
+	fmt.Fprintf(w, "| Profile | Report | Core | Extended | Failed tests |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		p := r.p
+		ext, failedTests := "-", slices.Clone(p.Core.FailedTests)
+		if p.Extended != nil {
+			ext = status(p.Extended.Status)
+			failedTests = append(failedTests, p.Extended.FailedTests...)
 		}
-		feats := make([]string, len(t.Features))
-		for i, f := range t.Features {
-			feats[i] = string(f)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", testName, strings.ToUpper(string(t.Result)), cell(orDash(feats)), duration(t.Duration))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", cell(p.Name), r.report, status(p.Core), ext, cell(orDash(failedTests)))
 	}
-
-	for _, t := range run.Tests {
-		if !hasDetails(t) {
+	for _, r := range rows {
+		if r.p.Extended == nil || len(r.p.Extended.UnsupportedFeatures) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n### %s\n\n", text(t.ShortName))
-		fmt.Fprintf(w, "%s", strings.ToUpper(string(t.Result)))
-		if t.Description != "" {
-			fmt.Fprintf(w, ": %s", text(t.Description))
+		fmt.Fprintf(w, "\n%s: extended features not claimed: %s.\n", text(r.p.Name), text(strings.Join(r.p.Extended.UnsupportedFeatures, ", ")))
+	}
+}
+
+func writeFailures(w *bufio.Writer, run *Run) {
+	var failed []TestResult
+	for _, t := range run.Tests {
+		if t.Result == Fail {
+			failed = append(failed, t)
 		}
-		fmt.Fprintf(w, "\n")
+	}
+	fmt.Fprintf(w, "\n## Failures (%d)\n", len(failed))
+	if len(failed) == 0 {
+		fmt.Fprintf(w, "\nNo test failed.\n")
+		return
+	}
+	for _, t := range failed {
+		writeTestHeading(w, t)
 		if t.Message != "" {
 			msg := clean(truncate(t.Message, MaxMessageLen))
 			fence := codeFence(msg)
 			fmt.Fprintf(w, "\n%s\n%s\n%s\n", fence, strings.TrimRight(msg, "\n"), fence)
 		}
-		obs, more := capObservations(t)
-		if len(obs) > 0 {
-			fmt.Fprintf(w, "\n| Subtest | Observed | Value |\n|---|---|---|\n")
-			for _, o := range obs {
-				sub := "-"
-				if o.Subtest != "" {
-					sub = cell(o.Subtest)
-				}
-				fmt.Fprintf(w, "| %s | %s | %s |\n", sub, code(o.Key), code(o.Value))
-			}
+		if len(t.Observations) > 0 || t.DroppedObservations > 0 {
+			fmt.Fprintf(w, "\nObserved:\n\n")
+			writeObservations(w, t)
 		}
-		if more > 0 {
-			fmt.Fprintf(w, "\n%d more observations not shown.\n", more)
+		if t.Log != "" {
+			fmt.Fprintf(w, "\nThe test's log is in junit.xml (system-out of %s) and run.json.\n", text(t.ShortName))
 		}
 	}
 }
 
-func hasDetails(t TestResult) bool {
-	return t.Message != "" || len(t.Observations) > 0 || t.DroppedObservations > 0
+func writeTestHeading(w *bufio.Writer, t TestResult) {
+	fmt.Fprintf(w, "\n### %s\n\n", text(t.ShortName))
+	fmt.Fprintf(w, "%s in %s", strings.ToUpper(string(t.Result)), duration(t.Duration))
+	if t.Source != "" {
+		fmt.Fprintf(w, " · %s test", t.Source)
+	}
+	if len(t.Profiles) > 0 {
+		fmt.Fprintf(w, " · counts in %s", text(strings.Join(t.Profiles, ", ")))
+	}
+	if t.Description != "" {
+		fmt.Fprintf(w, "\n\n%s", text(t.Description))
+	}
+	fmt.Fprintf(w, "\n")
+}
+
+func writePasses(w *bufio.Writer, run *Run) {
+	var with, without []TestResult
+	for _, t := range run.Tests {
+		if t.Result != Pass {
+			continue
+		}
+		if len(t.Observations) > 0 || t.DroppedObservations > 0 {
+			with = append(with, t)
+		} else {
+			without = append(without, t)
+		}
+	}
+	fmt.Fprintf(w, "\n## Passes (%d)\n", len(with)+len(without))
+	for _, t := range with {
+		writeTestHeading(w, t)
+		fmt.Fprintf(w, "\n")
+		writeObservations(w, t)
+	}
+	if len(without) > 0 {
+		names := make([]string, len(without))
+		for i, t := range without {
+			names[i] = text(t.ShortName)
+		}
+		fmt.Fprintf(w, "\nPassed, with nothing observed to show (%d): %s.\n", len(without), strings.Join(names, ", "))
+	}
+}
+
+// writeObservations writes a test's observations as a table, one row per
+// subtest.
+func writeObservations(w *bufio.Writer, t TestResult) {
+	obs, more := capObservations(t)
+	if len(obs) > 0 {
+		fmt.Fprintf(w, "| Subtest | Observed |\n|---|---|\n")
+		for i := 0; i < len(obs); {
+			j := i
+			var pairs []string
+			for ; j < len(obs) && obs[j].Subtest == obs[i].Subtest; j++ {
+				pairs = append(pairs, code(obs[j].Key+" = "+obs[j].Value))
+			}
+			sub := "-"
+			if obs[i].Subtest != "" {
+				sub = cell(obs[i].Subtest)
+			}
+			fmt.Fprintf(w, "| %s | %s |\n", sub, strings.Join(pairs, " "))
+			i = j
+		}
+	}
+	if more > 0 {
+		fmt.Fprintf(w, "\n%d more observations not shown.\n", more)
+	}
+}
+
+// skipGroup is one row of the skips table.
+type skipGroup struct {
+	key       string // the feature not claimed, or the reason
+	isFeature bool
+	names     []string
+}
+
+// skipGroups groups the skipped tests: those skipped for want of claimed
+// features by one feature each (the one that most skipped tests lack, so
+// the table stays short: every Mesh test under Mesh), the others by their
+// reason.
+func skipGroups(run *Run) []skipGroup {
+	lacking := map[string]int{}
+	for _, t := range run.Tests {
+		if t.Result == Skip {
+			for _, f := range t.Unclaimed {
+				lacking[string(f)]++
+			}
+		}
+	}
+	index := map[string]int{}
+	var groups []skipGroup
+	for _, t := range run.Tests {
+		if t.Result != Skip {
+			continue
+		}
+		key, isFeature := t.Message, false
+		if len(t.Unclaimed) > 0 {
+			isFeature = true
+			key = string(t.Unclaimed[0])
+			for _, f := range t.Unclaimed[1:] {
+				if n, best := lacking[string(f)], lacking[key]; n > best || n == best && string(f) < key {
+					key = string(f)
+				}
+			}
+		}
+		if key == "" {
+			key = "no reason recorded"
+		}
+		id := fmt.Sprint(isFeature, key)
+		i, ok := index[id]
+		if !ok {
+			i = len(groups)
+			index[id] = i
+			groups = append(groups, skipGroup{key: key, isFeature: isFeature})
+		}
+		groups[i].names = append(groups[i].names, t.ShortName)
+	}
+	slices.SortStableFunc(groups, func(a, b skipGroup) int {
+		if a.isFeature != b.isFeature {
+			if a.isFeature {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(len(b.names), len(a.names)), cmp.Compare(a.key, b.key))
+	})
+	return groups
+}
+
+// maxSkipNamesListed is how many test names a skips row lists when the
+// skip was the run's selection (--run-test, --skip-tests), not a claim.
+const maxSkipNamesListed = 10
+
+func writeSkips(w *bufio.Writer, run *Run) {
+	groups := skipGroups(run)
+	n := 0
+	for _, g := range groups {
+		n += len(g.names)
+	}
+	fmt.Fprintf(w, "\n## Skips (%d)\n", n)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n| Not claimed, or why skipped | Tests |\n|---|---|\n")
+	for _, g := range groups {
+		key := text(g.key)
+		if g.isFeature {
+			key = code(g.key)
+		}
+		names := g.names
+		more := 0
+		if !g.isFeature && len(names) > maxSkipNamesListed {
+			more = len(names) - maxSkipNamesListed
+			names = names[:maxSkipNamesListed]
+		}
+		list := make([]string, len(names))
+		for i, s := range names {
+			list[i] = text(s)
+		}
+		cellText := fmt.Sprintf("%d: %s", len(g.names), strings.Join(list, ", "))
+		if more > 0 {
+			cellText += fmt.Sprintf(" and %d more", more)
+		}
+		fmt.Fprintf(w, "| %s | %s |\n", key, cellText)
+	}
+}
+
+// WriteMarkdownShort writes a summary small enough for a pull-request
+// comment: the counts, the profiles' results, and each failure's first
+// failing assertion.
+func WriteMarkdownShort(w io.Writer, run *Run) error {
+	if err := run.Validate(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	impl, env := run.Implementation, run.Environment
+	fmt.Fprintf(bw, "### gatecheck: %s %s\n\n", text(title(impl)), text(impl.Version))
+	fmt.Fprintf(bw, "%s, in %s. Target: %s", countsLine(run), duration(run.Duration), text(run.Target.String()))
+	if env.GatewayAPIVersion != "" {
+		fmt.Fprintf(bw, "; Gateway API %s (%s)", text(env.GatewayAPIVersion), text(orUnknown(env.GatewayAPIChannel)))
+	}
+	if run.TimingTolerance > 0 {
+		fmt.Fprintf(bw, "; timing tolerance %s", duration(run.TimingTolerance))
+	}
+	fmt.Fprintf(bw, ".\n")
+	if rows := profileRows(run); len(rows) > 0 {
+		fmt.Fprintf(bw, "\n| Profile | Core | Extended |\n|---|---|---|\n")
+		for _, r := range rows {
+			ext := "-"
+			if r.p.Extended != nil {
+				ext = shortStatus(r.p.Extended.Status)
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s |\n", cell(r.p.Name), shortStatus(r.p.Core), ext)
+		}
+	}
+	const maxListed, maxLine = 20, 300
+	listed := 0
+	for _, t := range run.Tests {
+		if t.Result != Fail {
+			continue
+		}
+		if listed == 0 {
+			fmt.Fprintf(bw, "\nFailed:\n\n")
+		}
+		if listed == maxListed {
+			_, failed, _ := run.Counts()
+			fmt.Fprintf(bw, "- and %d more (see summary.md)\n", failed-maxListed)
+			break
+		}
+		listed++
+		line := firstLine(clean(t.Message))
+		if len(line) > maxLine {
+			line = strings.TrimSuffix(truncate(line, maxLine), "\n") // truncate marks the cut
+			line = oneLine(line)
+		}
+		fmt.Fprintf(bw, "- **%s**: %s\n", text(t.ShortName), code(orDashString(line)))
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("reports: writing the short Markdown summary: %w", err)
+	}
+	return nil
+}
+
+func shortStatus(s confv1.Status) string {
+	out := fmt.Sprintf("%s %d/%d", cell(string(s.Result)), s.Passed, s.Passed+s.Failed+s.Skipped)
+	if s.Failed > 0 {
+		out += fmt.Sprintf(", %d failed", s.Failed)
+	}
+	return out
+}
+
+func orDashString(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // capObservations returns the observations to write and how many more
@@ -256,4 +532,17 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return fmt.Sprintf("%s\n… (%d more bytes cut)", s[:cut], len(s)-cut)
+}
+
+// tail keeps the last n bytes of s (at a rune boundary), saying how much
+// was cut before it.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("[%d earlier bytes cut]\n%s", cut, s[cut:])
 }

@@ -36,30 +36,52 @@ var testImplementation = confv1.Implementation{
 	Contact:      []string{"@gatecheck/maintainers"},
 }
 
-// goldenRun is a run with every kind of result, messages that need
-// escaping in each format, and observations.
+// goldenRun is a run with every kind of result, from both sources,
+// messages that need escaping in each format, and observations.
 func goldenRun() *Run {
 	http := []gwfeatures.FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute}
 	return &Run{
+		Schema:         RunSchema,
 		Implementation: testImplementation,
 		Mode:           "default",
 		Profiles:       []string{"GATEWAY-HTTP", features.ProfileHTTPResilience},
 		Started:        time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		Duration:       42*time.Second + 517*time.Millisecond,
+		Target:         Target{Server: "https://127.0.0.1:6443", Context: "kind-gatecheck", GatewayClass: "acme", Controller: "acme.example/gateway"},
+		Environment: Environment{
+			KubernetesVersion: "v1.36.3", GatewayAPIVersion: "v1.6.3", GatewayAPIChannel: "experimental",
+			SuiteVersion: "v1.6.3", GatecheckVersion: "v0.1.0", GoVersion: "go1.26.8",
+		},
+		Claims:          Claims{Features: append(http[:2:2], gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
+		TimingTolerance: 500 * time.Millisecond,
+		CommandLine:     []string{"gatecheck", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
 		Tests: []TestResult{
 			{
 				ShortName:   "HTTPRouteSimpleSameNamespace",
+				Source:      Upstream,
 				Description: "A single HTTPRoute in the gateway-conformance-infra namespace attaches to a Gateway in the same namespace",
 				Features:    http,
 				Result:      Pass,
 				Duration:    1234 * time.Millisecond,
+				Profiles:    []string{"GATEWAY-HTTP"},
+			},
+			{
+				ShortName:   "MeshBasic",
+				Source:      Upstream,
+				Description: "A mesh test",
+				Features:    []gwfeatures.FeatureName{gwfeatures.SupportMesh},
+				Result:      Skip,
+				Message:     "the run does not claim Mesh",
+				Unclaimed:   []gwfeatures.FeatureName{gwfeatures.SupportMesh},
 			},
 			{
 				ShortName:   "HTTPRouteRetryCodes",
+				Source:      Gatecheck,
 				Description: "Retries exactly the codes in retry.codes",
 				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes),
 				Result:      Pass,
 				Duration:    3*time.Second + 4*time.Millisecond,
+				Profiles:    []string{features.ProfileHTTPResilience},
 				Observations: []observe.Observation{
 					{Subtest: "code_500_is_retried", Key: "attempts", Value: "3"},
 					{Subtest: "code_500_is_retried", Key: "status", Value: "200"},
@@ -68,12 +90,16 @@ func goldenRun() *Run {
 			},
 			{
 				ShortName:   "HTTPRouteRetryBackoff",
+				Source:      Gatecheck,
 				Description: "Waits at least retry.backoff between attempts",
 				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryBackoff),
 				Result:      Fail,
 				Duration:    2500 * time.Millisecond,
+				Profiles:    []string{features.ProfileHTTPResilience},
 				Message: "gap between attempts 1 and 2 is 12ms; want at least 100ms\n" +
 					"ledger: attempt|time\n\x1b[31m<raw>\x1b[0m & ```fenced``` \"quoted\"\n",
+				Log: "=== RUN   gatecheck/HTTPRouteRetryBackoff\n    backoff.go:40: observe: gap[1] = 12ms\n" +
+					"    backoff.go:41: gap between attempts 1 and 2 is 12ms; want at least 100ms\n--- FAIL: gatecheck/HTTPRouteRetryBackoff (2.50s)\n",
 				Observations: []observe.Observation{
 					{Key: "gap[1]", Value: "12ms"},
 					{Key: "header", Value: "x-a|b `tick`"},
@@ -82,16 +108,20 @@ func goldenRun() *Run {
 			},
 			{
 				ShortName:   "GRPCRouteStrictEnforcement",
+				Source:      Gatecheck,
 				Description: "DEADLINE_EXCEEDED as a trailers-only response",
 				Features:    []gwfeatures.FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute, features.SupportGRPCRouteStrictEnforcement},
 				Result:      Skip,
-				Message:     "Skipping GRPCRouteStrictEnforcement: suite does not support GRPCRouteStrictEnforcement",
+				Message:     "the run does not claim GRPCRoute, GRPCRouteStrictEnforcement",
+				Unclaimed:   []gwfeatures.FeatureName{gwfeatures.SupportGRPCRoute, features.SupportGRPCRouteStrictEnforcement},
 			},
 			{
 				ShortName: "HTTPRouteRequestTimeout",
+				Source:    Upstream,
 				Features:  append(http[:2:2], gwfeatures.SupportHTTPRouteRequestTimeout),
 				Result:    Pass,
 				Duration:  850 * time.Millisecond,
+				Profiles:  []string{"GATEWAY-HTTP"},
 				Observations: []observe.Observation{
 					{Key: "elapsed", Value: "1.002s"},
 				},
@@ -104,7 +134,6 @@ func goldenRun() *Run {
 			GatewayAPIVersion: "v1.6.3",
 			GatewayAPIChannel: "experimental",
 			Mode:              "default",
-			// Out of order on purpose: upstream lists profiles in map order.
 			ProfileReports: []confv1.ProfileReport{
 				{
 					Name:    "GATEWAY-HTTP",
@@ -116,18 +145,20 @@ func goldenRun() *Run {
 						UnsupportedFeatures: []string{"HTTPRouteCORS"},
 					},
 				},
-				{
-					Name:    features.ProfileHTTPResilience,
-					Summary: "Core tests succeeded. Extended tests failed with 1 test failures.",
-					Core:    confv1.Status{Result: confv1.Success, Statistics: confv1.Statistics{Passed: 1}},
-					Extended: &confv1.ExtendedStatus{
-						Status: confv1.Status{
-							Result:      confv1.Failure,
-							Statistics:  confv1.Statistics{Passed: 2, Failed: 1},
-							FailedTests: []string{"HTTPRouteRetryBackoff"},
-						},
-						SupportedFeatures: []string{"HTTPRouteRequestTimeout", "HTTPRouteRetry", "HTTPRouteRetryBackoff", "HTTPRouteRetryCodes"},
+			},
+		},
+		GatecheckProfiles: []confv1.ProfileReport{
+			{
+				Name:    features.ProfileHTTPResilience,
+				Summary: "Core tests succeeded. Extended tests failed with 1 test failures.",
+				Core:    confv1.Status{Result: confv1.Success},
+				Extended: &confv1.ExtendedStatus{
+					Status: confv1.Status{
+						Result:      confv1.Failure,
+						Statistics:  confv1.Statistics{Passed: 1, Failed: 1},
+						FailedTests: []string{"HTTPRouteRetryBackoff"},
 					},
+					SupportedFeatures: []string{"HTTPRouteRetry", "HTTPRouteRetryBackoff", "HTTPRouteRetryCodes"},
 				},
 			},
 		},
@@ -140,8 +171,12 @@ func TestGoldenFiles(t *testing.T) {
 		write func(*bytes.Buffer, *Run) error
 	}{
 		{"golden-report.yaml", func(b *bytes.Buffer, r *Run) error { return WriteConformanceYAML(b, r.Conformance) }},
+		{"golden-gatecheck-report.yaml", func(b *bytes.Buffer, r *Run) error { return WriteGatecheckYAML(b, r) }},
+		{"golden-README.md", func(b *bytes.Buffer, r *Run) error { return WriteSubmissionReadme(b, r) }},
 		{"golden-junit.xml", func(b *bytes.Buffer, r *Run) error { return WriteJUnit(b, r) }},
 		{"golden-summary.md", func(b *bytes.Buffer, r *Run) error { return WriteMarkdown(b, r) }},
+		{"golden-summary-short.md", func(b *bytes.Buffer, r *Run) error { return WriteMarkdownShort(b, r) }},
+		{"golden-run.json", func(b *bytes.Buffer, r *Run) error { return WriteRunJSON(b, r) }},
 	}
 	for _, wr := range writers {
 		t.Run(wr.file, func(t *testing.T) {
@@ -270,10 +305,16 @@ func TestJUnitIsWellFormed(t *testing.T) {
 	// Counts and per-case elements follow the run.
 	doc := buf.String()
 	for _, want := range []string{
-		`<testsuites name="gatecheck" tests="5" failures="1" errors="0" time="42.517">`,
-		`<testsuite name="gatecheck" tests="5" failures="1" errors="0" skipped="1" time="42.517" timestamp="2026-03-01T12:00:00">`,
+		`<testsuites name="gatecheck" tests="6" failures="1" errors="0" time="42.517">`,
+		`<testsuite name="upstream" tests="3" failures="0" errors="0" skipped="1" time="2.084" timestamp="2026-03-01T12:00:00">`,
+		`<testsuite name="gatecheck" tests="3" failures="1" errors="0" skipped="1" time="5.504" timestamp="2026-03-01T12:00:00">`,
+		`<testcase name="HTTPRouteRetryBackoff" classname="gatecheck" time="2.500">`,
+		// The failure's message is the failing assertion; the log is in
+		// system-out, with the observations after it.
 		`<failure message="gap between attempts 1 and 2 is 12ms; want at least 100ms" type="failure">`,
-		`<skipped message="Skipping GRPCRouteStrictEnforcement: suite does not support GRPCRouteStrictEnforcement"></skipped>`,
+		"<system-out><![CDATA[=== RUN   gatecheck/HTTPRouteRetryBackoff\n",
+		"--- FAIL: gatecheck/HTTPRouteRetryBackoff (2.50s)\nobservations:\ngap[1] = 12ms\n",
+		`<skipped message="the run does not claim GRPCRoute, GRPCRouteStrictEnforcement"></skipped>`,
 		"code_500_is_retried: attempts = 3\n",
 		"(2 more observations not shown)",
 	} {

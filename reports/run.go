@@ -1,7 +1,18 @@
-// Package reports turns the results of a conformance run into the files
-// people and machines read: the upstream ConformanceReport YAML (the format
-// implementations submit to the Gateway API project), JUnit XML for CI
-// systems, and a Markdown summary that shows what each test observed.
+// Package reports turns the record of a conformance run into the files
+// people and machines read:
+//
+//   - run.json, the run record itself (Run), from which every other file
+//     can be written again (WriteAll);
+//   - the upstream ConformanceReport YAML with the README.md the Gateway
+//     API project asks for beside it, laid out as upstream's
+//     conformance/reports folder is, so an implementer can submit it;
+//   - the gatecheck report (YAML): gatecheck's profiles, what each of
+//     gatecheck's tests observed, the timing tolerance and the environment;
+//   - JUnit XML for CI systems, and Markdown summaries for people (a full
+//     one and a short one for a pull-request comment).
+//
+// VerifySubmission checks a ConformanceReport against upstream's
+// submission rules.
 package reports
 
 import (
@@ -29,55 +40,155 @@ const (
 	Skip Result = "skip"
 )
 
+// Source says whose suite a test belongs to. Upstream tests count only in
+// the upstream report, gatecheck's only in the gatecheck report.
+type Source string
+
+const (
+	// Upstream marks a test of the Gateway API project's suite.
+	Upstream Source = "upstream"
+	// Gatecheck marks one of gatecheck's own tests.
+	Gatecheck Source = "gatecheck"
+)
+
+// RunSchema names the shape of the run record's JSON form; it changes
+// when a field changes meaning or goes away.
+const RunSchema = "gatecheck.github.io/run/v1alpha1"
+
 // MaxTests is the most tests a Run may hold.
 const MaxTests = 10000
 
-// Run is the record of one conformance run: who was tested, how, and what
-// each test did.
+// Run is the record of one conformance run: who was tested, where, with
+// what claims, and what each test did. It is what run.json holds, and
+// every report is written from it alone (WriteAll), so a recorded run can
+// be rendered again later. Durations are in nanoseconds in JSON.
 type Run struct {
+	// Schema is RunSchema for records this package writes.
+	Schema string `json:"schema"`
 	// Implementation identifies the implementation under test.
-	Implementation confv1.Implementation
+	Implementation confv1.Implementation `json:"implementation"`
 	// Mode is the implementation's operating mode, "default" unless the
 	// implementation was set up specially.
-	Mode string
-	// Profiles lists the conformance profiles the run was asked to check.
-	Profiles []string
+	Mode string `json:"mode"`
+	// Profiles lists the conformance profiles the run was asked to check,
+	// upstream's and gatecheck's.
+	Profiles []string `json:"profiles,omitempty"`
 	// Started is when the run began.
-	Started time.Time
+	Started time.Time `json:"started"`
 	// Duration is how long the whole run took.
-	Duration time.Duration
-	// Tests holds one result per test, in the order they ran.
-	Tests []TestResult
-	// Conformance is the report the upstream suite built for this run
-	// (suite.ConformanceTestSuite.Report), or nil if there is none. Its
-	// profile results head the Markdown summary, and it is what
-	// WriteConformanceYAML writes.
-	Conformance *confv1.ConformanceReport
+	Duration time.Duration `json:"duration"`
+	// Target is what the suite ran against.
+	Target Target `json:"target"`
+	// Environment holds the versions the result depends on.
+	Environment Environment `json:"environment"`
+	// Claims is what the implementation was taken to support.
+	Claims Claims `json:"claims"`
+	// TimingTolerance is how late a timed behaviour could be and still
+	// pass in gatecheck's tests.
+	TimingTolerance time.Duration `json:"timingTolerance,omitempty"`
+	// CommandLine is the command that made the run, as typed (program
+	// name first), for the Reproduce section; empty when a Go program ran
+	// the suite.
+	CommandLine []string `json:"commandLine,omitempty"`
+	// Tests holds one result per test, upstream's first, in suite order.
+	Tests []TestResult `json:"tests"`
+	// Conformance is the upstream ConformanceReport: upstream's suite's
+	// report of upstream's tests in the upstream profiles requested. Nil
+	// when no upstream test was part of the run.
+	Conformance *confv1.ConformanceReport `json:"conformance,omitempty"`
+	// GatecheckProfiles are the gatecheck profiles' results, counted by
+	// the same rules as upstream's but from gatecheck's tests only.
+	GatecheckProfiles []confv1.ProfileReport `json:"gatecheckProfiles,omitempty"`
+}
+
+// Target says what a run tested.
+type Target struct {
+	// InProcess is true for the embedded cluster and reference gateway.
+	InProcess bool `json:"inProcess"`
+	// Server is the API server's URL on a cluster.
+	Server string `json:"server,omitempty"`
+	// Context is the kubeconfig context used, on a cluster.
+	Context string `json:"context,omitempty"`
+	// GatewayClass is the GatewayClass the tests used.
+	GatewayClass string `json:"gatewayClass,omitempty"`
+	// Controller is the GatewayClass's controllerName, if it was read.
+	Controller string `json:"controller,omitempty"`
+}
+
+// String describes the target in one phrase.
+func (t Target) String() string {
+	if t.InProcess {
+		return "in-process (embedded API store and the reference gateway; no cluster)"
+	}
+	s := "cluster " + orUnknown(t.Server)
+	if t.Context != "" {
+		s += ", context " + t.Context
+	}
+	return s
+}
+
+// Environment holds the versions a run's results depend on.
+type Environment struct {
+	// KubernetesVersion is the API server's version (for the in-process
+	// target, the Kubernetes release whose libraries validate objects).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// GatewayAPIVersion and GatewayAPIChannel are those of the installed
+	// CRDs, as the upstream suite read them.
+	GatewayAPIVersion string `json:"gatewayAPIVersion,omitempty"`
+	GatewayAPIChannel string `json:"gatewayAPIChannel,omitempty"`
+	// SuiteVersion is the version of upstream's conformance suite.
+	SuiteVersion string `json:"suiteVersion,omitempty"`
+	// GatecheckVersion is the version of gatecheck that ran the tests.
+	GatecheckVersion string `json:"gatecheckVersion,omitempty"`
+	// GoVersion is the Go release gatecheck was built with.
+	GoVersion string `json:"goVersion,omitempty"`
+}
+
+// Claims is what a run took the implementation to support.
+type Claims struct {
+	// Features are the features the run tested: those claimed plus the
+	// core features of the profiles requested.
+	Features []gwfeatures.FeatureName `json:"features,omitempty"`
+	// Source says where the claims came from, e.g. "--supported-features"
+	// or "the GatewayClass's status".
+	Source string `json:"source,omitempty"`
 }
 
 // TestResult is the outcome of one conformance test.
 type TestResult struct {
 	// ShortName is the test's upstream-style ShortName, e.g. "HTTPRouteRetry".
-	ShortName string
+	ShortName string `json:"shortName"`
+	// Source says whose test it is.
+	Source Source `json:"source,omitempty"`
 	// Description says what the test checks.
-	Description string
+	Description string `json:"description,omitempty"`
 	// Features lists the features the test needs.
-	Features []gwfeatures.FeatureName
+	Features []gwfeatures.FeatureName `json:"features,omitempty"`
 	// Result is pass, fail or skip.
-	Result Result
+	Result Result `json:"result"`
 	// Duration is how long the test took.
-	Duration time.Duration
-	// Message says why the test failed or was skipped; empty on a pass.
-	Message string
+	Duration time.Duration `json:"duration"`
+	// Message says why the test failed (the failing assertions) or was
+	// skipped; empty on a pass.
+	Message string `json:"message,omitempty"`
+	// Unclaimed lists, for a test skipped because the run did not claim
+	// all its features, the features that were not claimed.
+	Unclaimed []gwfeatures.FeatureName `json:"unclaimed,omitempty"`
+	// Log is the tail of the test's log (at most MaxLogLen bytes), kept
+	// for failed tests when the runner could capture it.
+	Log string `json:"log,omitempty"`
+	// Profiles names the requested profiles the test counts in.
+	Profiles []string `json:"profiles,omitempty"`
 	// Observations are what the test recorded with observe.Record.
-	Observations []observe.Observation
+	Observations []observe.Observation `json:"observations,omitempty"`
 	// DroppedObservations counts observations the collector did not keep
 	// (observe.Dropped).
-	DroppedObservations int
+	DroppedObservations int `json:"droppedObservations,omitempty"`
 }
 
 // Validate checks that r can be written: every test has a unique,
-// non-empty ShortName, a known result and a non-negative duration.
+// non-empty ShortName, a known result and source, and a non-negative
+// duration.
 func (r *Run) Validate() error {
 	if r == nil {
 		return errors.New("reports: run is nil")
@@ -87,6 +198,9 @@ func (r *Run) Validate() error {
 	}
 	if r.Duration < 0 {
 		return fmt.Errorf("reports: run Duration is %v; want a duration of zero or more", r.Duration)
+	}
+	if r.TimingTolerance < 0 {
+		return fmt.Errorf("reports: run TimingTolerance is %v; want a duration of zero or more", r.TimingTolerance)
 	}
 	var errs []error
 	seen := make(map[string]bool, len(r.Tests))
@@ -103,6 +217,11 @@ func (r *Run) Validate() error {
 		default:
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip))
 		}
+		switch t.Source {
+		case "", Upstream, Gatecheck:
+		default:
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Source is %q; want %q or %q", i, t.ShortName, t.Source, Upstream, Gatecheck))
+		}
 		if t.Duration < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Duration is %v; want a duration of zero or more", i, t.ShortName, t.Duration))
 		}
@@ -113,8 +232,8 @@ func (r *Run) Validate() error {
 	return errors.Join(errs...)
 }
 
-// counts returns how many tests passed, failed and were skipped.
-func (r *Run) counts() (passed, failed, skipped int) {
+// Counts returns how many tests passed, failed and were skipped.
+func (r *Run) Counts() (passed, failed, skipped int) {
 	for _, t := range r.Tests {
 		switch t.Result {
 		case Pass:
@@ -128,12 +247,25 @@ func (r *Run) counts() (passed, failed, skipped int) {
 	return passed, failed, skipped
 }
 
+// bySource returns the tests of one source, in run order.
+func (r *Run) bySource(s Source) []TestResult {
+	var out []TestResult
+	for _, t := range r.Tests {
+		if t.Source == s {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Limits on what the writers copy from a test into a report, so one
 // runaway failure message cannot bloat a report.
 const (
 	// MaxMessageLen is the longest failure or skip message written, in
 	// bytes; longer messages are cut and marked.
 	MaxMessageLen = 8 << 10
+	// MaxLogLen is the longest test log written, in bytes: its tail.
+	MaxLogLen = 64 << 10
 	// MaxObservationsWritten is the most observations written per test.
 	MaxObservationsWritten = observe.MaxPerTest
 )
@@ -159,4 +291,11 @@ func clean(s string) string {
 		}
 		return '\uFFFD'
 	}, s)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
 }

@@ -1,0 +1,59 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// MaxRunJSON bounds the size of a run record ReadRunJSON accepts.
+const MaxRunJSON = 64 << 20
+
+// WriteRunJSON writes run as the run record, run.json: indented JSON of
+// the Run, every field kept, so that WriteAll can write every report again
+// from it.
+func WriteRunJSON(w io.Writer, run *Run) error {
+	if err := run.Validate(); err != nil {
+		return err
+	}
+	rec := *run
+	if rec.Schema == "" {
+		rec.Schema = RunSchema
+	}
+	data, err := json.MarshalIndent(&rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("reports: encoding the run record: %w", err)
+	}
+	data = append(data, '\n')
+	if _, err := w.Write(data); err != nil {
+		return fmt.Errorf("reports: writing the run record: %w", err)
+	}
+	return nil
+}
+
+// ReadRunJSON reads a run record written by WriteRunJSON. It accepts
+// records of schema RunSchema and fields it does not know (a newer
+// gatecheck may add some); it refuses a record of another schema, one
+// larger than MaxRunJSON, and one that does not validate.
+func ReadRunJSON(r io.Reader) (*Run, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxRunJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("reports: reading the run record: %w", err)
+	}
+	if len(data) > MaxRunJSON {
+		return nil, fmt.Errorf("reports: the run record is larger than %d bytes", MaxRunJSON)
+	}
+	var run Run
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&run); err != nil {
+		return nil, fmt.Errorf("reports: decoding the run record: %w", err)
+	}
+	if run.Schema != RunSchema {
+		return nil, fmt.Errorf("reports: the run record's schema is %q; this gatecheck reads %q", run.Schema, RunSchema)
+	}
+	if err := run.Validate(); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
