@@ -4,6 +4,9 @@ GO ?= go
 export GOTOOLCHAIN := local
 
 REPORT_DIR ?= out/reports/reference
+# In a git checkout, stamp the commit into the binary: it is the version
+# the reports give the reference gateway (go run stamps nothing otherwise).
+BUILDVCS := $(if $(shell git rev-parse --git-dir 2>/dev/null),-buildvcs=true)
 
 include kind/Makefile.kind
 include Makefile.localcp
@@ -12,7 +15,7 @@ include Makefile.localcp
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
-	$(GO) run ./cmd/gatecheck run --report-dir $(REPORT_DIR)
+	$(GO) run $(BUILDVCS) ./cmd/gatecheck run --in-process --report-dir $(REPORT_DIR)
 
 ## test: vet, gofmt and every Go test with the race detector
 test: vet

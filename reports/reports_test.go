@@ -52,7 +52,7 @@ func goldenRun() *Run {
 			KubernetesVersion: "v1.36.3", GatewayAPIVersion: "v1.6.3", GatewayAPIChannel: "experimental",
 			SuiteVersion: "v1.6.3", GatecheckVersion: "v0.1.0", GoVersion: "go1.26.8",
 		},
-		Claims:          Claims{Features: append(http[:2:2], gwfeatures.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
+		Claims:          Claims{Features: append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
 		TimingTolerance: 500 * time.Millisecond,
 		CommandLine:     []string{"gatecheck", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
 		Tests: []TestResult{

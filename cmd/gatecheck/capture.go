@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,8 +37,8 @@ type capture struct {
 // Bounds on what the capture keeps.
 const (
 	// maxKeptLog is the most of a test's log kept: the tail, where the
-	// failure is. The report cuts messages at reports.MaxMessageLen.
-	maxKeptLog = reports.MaxMessageLen
+	// failure is; the reports keep as much (reports.MaxLogLen).
+	maxKeptLog = reports.MaxLogLen
 	// maxLine is the longest line parsed; the rest of a longer line is
 	// forwarded but not kept.
 	maxLine = 64 << 10
@@ -109,7 +110,20 @@ func (c *capture) handle(current string, line []byte) string {
 		s := string(bytes.TrimLeft(line, " "))
 		// "=== RUN   name", "=== NAME  name", "=== CONT  name", "=== PAUSE name"
 		if len(s) > 10 && s[:4] == "=== " {
-			return string(bytes.TrimSpace([]byte(s[10:])))
+			name := strings.TrimSpace(s[10:])
+			if s[4:7] == "RUN" {
+				// Kept, so the log shows which subtest wrote what.
+				c.add(name, line)
+			}
+			return name
+		}
+		// "--- FAIL: name (1.00s)": kept in the named test's log, where
+		// runner.FailedAssertions looks for the failed subtests.
+		if rest, ok := strings.CutPrefix(s, "--- "); ok {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				name, _, _ := strings.Cut(after, " (")
+				c.add(name, line)
+			}
 		}
 		return current
 	}

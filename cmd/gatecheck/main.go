@@ -4,18 +4,18 @@
 //
 // Usage:
 //
-//	gatecheck run [flags]     run the suite (see gatecheck run -help)
-//	gatecheck gateway [flags] run the reference gateway against a cluster (see gatecheck gateway -help)
-//	gatecheck features        list the features tests can depend on
-//	gatecheck tests           list the tests, with the features each needs
-//	gatecheck version         print the versions of gatecheck and the Gateway API suite
+//	gatecheck run [flags]              run the suite (see gatecheck run -help)
+//	gatecheck verify-report PATH...    check reports against upstream's submission rules
+//	gatecheck gateway [flags]          run the reference gateway against a cluster (see gatecheck gateway -help)
+//	gatecheck features                 list the features tests can depend on
+//	gatecheck tests                    list the tests, with the features each needs
+//	gatecheck version                  print the versions of gatecheck and the Gateway API suite
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -24,8 +24,10 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 
+	"github.com/gatecheck/gatecheck/conformance/runner"
 	gctests "github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/internal/version"
 )
 
 func main() {
@@ -36,11 +38,13 @@ const usage = `gatecheck runs the Gateway API conformance suite (upstream's test
 gatecheck's) against the in-process reference gateway or a cluster.
 
 Usage:
-  gatecheck run [flags]   run the suite and write the reports (gatecheck run -help)
-  gatecheck gateway ...   run the reference gateway against a cluster (gatecheck gateway -help)
-  gatecheck features      list the features tests can depend on
-  gatecheck tests         list the tests and the features each needs
-  gatecheck version       print gatecheck's version and the Gateway API suite's
+  gatecheck run [flags]             run the suite and write the reports (gatecheck run -help)
+  gatecheck verify-report PATH...   check ConformanceReports (files, or folders holding
+                                    *-report.yaml) against upstream's submission rules
+  gatecheck gateway ...             run the reference gateway against a cluster (gatecheck gateway -help)
+  gatecheck features                list the features tests can depend on
+  gatecheck tests                   list the tests and the features each needs
+  gatecheck version                 print gatecheck's version and the Gateway API suite's
 `
 
 // gatecheck runs the command line args and returns the exit status: 0 on
@@ -57,6 +61,8 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		return runCommand(rest, stdout, stderr)
 	case "gateway":
 		return gatewayCommand(rest, stdout, stderr)
+	case "verify-report":
+		return verifyReportCommand(rest, stdout, stderr)
 	case "features", "tests", "version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "gatecheck %s: takes no arguments, got %q\n", cmd, rest)
@@ -66,7 +72,8 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatecheck: unknown command %q; want run, gateway, features, tests or version\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "gatecheck: unknown command %q%s; want run, verify-report, gateway, features, tests or version\n\n%s",
+			cmd, didYouMean(cmd), usage)
 		return 2
 	}
 	var err error
@@ -76,21 +83,13 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 	case "tests":
 		err = testTable(stdout)
 	case "version":
-		_, err = fmt.Fprintf(stdout, "gatecheck %s\nGateway API conformance suite %s\n", version(), consts.BundleVersion)
+		_, err = fmt.Fprintf(stdout, "gatecheck %s\nGateway API conformance suite %s\n", version.Gatecheck(), consts.BundleVersion)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatecheck %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0
-}
-
-// version is the version of the gatecheck module in this binary.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(unknown)"
 }
 
 // testTable lists every test the runner knows, upstream's first.
@@ -114,4 +113,12 @@ func testTable(w io.Writer) error {
 		return fmt.Errorf("writing the table: %w", err)
 	}
 	return nil
+}
+
+// didYouMean suggests the command closest to a mistyped one.
+func didYouMean(cmd string) string {
+	if s := runner.Suggest(cmd, []string{"run", "verify-report", "gateway", "features", "tests", "version", "help"}); s != "" {
+		return fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return ""
 }

@@ -56,6 +56,11 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"rnu"}, `unknown command "rnu" (did you mean run?)`},
+		{[]string{"verify-report"}, "Usage: gatecheck verify-report PATH..."},
+		{[]string{"verify-report", "/no/such/report.yaml"}, "no such file"},
+		{[]string{"run", "--supported-features", "HTTPRouteRetryCode"}, "did you mean HTTPRouteRetryCodes?"},
+		{[]string{"run", "--in-process", "--organization", "acme"}, "--organization: these name the implementation under test, but this run is in-process"},
 		{[]string{"features", "extra"}, "takes no arguments"},
 		{[]string{"run", "extra"}, `unexpected argument "extra"`},
 		{[]string{"run", "--timing-tolerance", "fast"}, "flag --timing-tolerance"},
@@ -71,15 +76,16 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestRunHelpDescribesEveryFlag(t *testing.T) {
-	code, _, errs := run("run", "-help")
-	if code != 0 {
-		t.Fatalf("gatecheck run -help: exit %d", code)
+	code, errs, stderr := run("run", "-help")
+	if code != 0 || stderr != "" {
+		t.Fatalf("gatecheck run -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
 	}
 	for _, flag := range []string{
 		"gateway-class", "supported-features", "exempt-features", "all-features", "skip-tests", "run-test",
 		"mode", "conformance-profiles", "report-output", "organization", "project", "url", "version", "contact",
 		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
-		"timeout-config-overrides", "kubeconfig", "report-dir", "timing-tolerance", "options-file", "v",
+		"timeout-config-overrides", "kubeconfig", "context", "in-process", "report-dir", "timing-tolerance",
+		"options-file", "conformance-options-file", "v",
 	} {
 		if len(flag) == 1 {
 			// flag prints a one-letter flag's help on its own line.
@@ -144,26 +150,28 @@ func TestCaptureAttributesOutput(t *testing.T) {
 	w("\x16=== NAME  gatecheck/First\n")
 	w("    first.go:11: Error: boom\n")
 	w("\x16--- FAIL: gatecheck/First (0.10s)\n")
-	if got, want := c.Log("First"), "    first.go:10: first log\n    first.go:11: Error: boom\n"; got != want {
+	// A test's log keeps its subtests' RUN and FAIL lines, which say who
+	// wrote what and which subtest failed.
+	if got, want := c.Log("First"), "=== RUN   gatecheck/First\n    first.go:10: first log\n    first.go:11: Error: boom\n--- FAIL: gatecheck/First (0.10s)\n"; got != want {
 		t.Errorf("Log(First) = %q, want %q", got, want)
 	}
-	if got := c.Log("Third"); got != "    third.go:5: from a subtest\n" {
+	if got := c.Log("Third"); got != "=== RUN   gatecheck/Third/sub_test\n    third.go:5: from a subtest\n" {
 		t.Errorf("Log(Third) = %q: a subtest's output belongs to its conformance test", got)
 	}
-	if got := c.Log("gatecheck"); got != "    suite.go:1: setting up\n" {
+	if got := c.Log("gatecheck"); got != "=== RUN   gatecheck\n    suite.go:1: setting up\n" {
 		t.Errorf("Log(gatecheck) = %q", got)
 	}
-	if got := c.Log("Second"); got != "" {
-		t.Errorf("Log(Second) = %q, want nothing", got)
+	if got := c.Log("Second"); got != "=== RUN   gatecheck/Second\n" {
+		t.Errorf("Log(Second) = %q, want its RUN line only", got)
 	}
 
 	// A long log keeps its tail.
 	w("\x16=== NAME  gatecheck/Third\n")
-	for i := range 3000 {
+	for i := range 12000 {
 		w(fmt.Sprintf("line %d\n", i))
 	}
 	got := c.Log("Third")
-	if len(got) > maxKeptLog || !strings.HasPrefix(got, "[earlier lines cut]\n") || !strings.HasSuffix(got, "line 2999\n") {
+	if len(got) > maxKeptLog || !strings.HasPrefix(got, "[earlier lines cut]\n") || !strings.HasSuffix(got, "line 11999\n") {
 		t.Errorf("Log of a long log: %d bytes, starts %.40q, ends %q", len(got), got, got[max(0, len(got)-20):])
 	}
 	if err := c.Close(); err != nil {

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/reports"
@@ -15,15 +20,29 @@ import (
 
 const runUsage = `Usage: gatecheck run [flags]
 
-Runs the conformance suite, upstream's tests and gatecheck's, and prints a
-line per test. Without --kubeconfig it runs in-process against the reference
-gateway, with the reference gateway's features and the GATEWAY-HTTP,
-GATEWAY-GRPC and gatecheck profiles. With --report-dir it writes the
-ConformanceReport YAML, JUnit XML and a Markdown summary there.
+Runs the conformance suite, upstream's tests and gatecheck's. The target is
+chosen as Kubernetes tools choose it: --kubeconfig, else $KUBECONFIG (with
+--context if given) selects a cluster, whose GatewayClass --gateway-class
+names the implementation under test; --in-process, or none of them, runs
+the embedded cluster and gatecheck's reference gateway, with its features
+and profiles.
 
-The flags are the upstream suite's, plus gatecheck's own. Lists are
-comma-separated; an options file (--options-file) takes the same options as
-YAML or JSON, and flags override it.
+The run starts with a header (target, GatewayClass and controller, claimed
+features, profiles, the number of tests), then prints "[n/N]" and the result
+of each test as it finishes, and names the tests still running when nothing
+has finished for 10s. A test that would run but count in no requested
+profile stops the run before it starts.
+
+With --report-dir it writes: the upstream ConformanceReport (upstream's
+profiles and tests only) and its README.md under upstream/<version>/
+<implementation>/, ready to submit (check it with gatecheck verify-report);
+gatecheck-report.yaml (gatecheck's profiles, from gatecheck's tests only);
+junit.xml; summary.md and summary-short.md; and run.json, the run record
+every other file is written from.
+
+The flags are upstream's suite's, plus gatecheck's own. Lists are
+comma-separated; an options file (--conformance-options-file) takes the
+same options as YAML or JSON, and flags override it.
 
 Flags:
 `
@@ -34,14 +53,24 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	build := runner.RegisterFlags(fs)
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
+	// The flag package prints the help itself, when asked for it and
+	// after a bad flag's error; it is kept until Parse says which, so that
+	// help asked for goes to stdout (where it can be paged) and help after
+	// an error to stderr.
+	var help bytes.Buffer
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
+		out := fs.Output()
+		fs.SetOutput(&help)
+		fmt.Fprint(&help, runUsage)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			stdout.Write(help.Bytes())
 			return 0
 		}
+		stderr.Write(help.Bytes())
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -54,6 +83,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Progress = stdout
+	opts.CommandLine = append([]string{"gatecheck", "run"}, args...)
 	return host(opts, *verbose, stdout, stderr)
 }
 
@@ -139,10 +169,35 @@ func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 	for _, n := range failedNames {
 		fmt.Fprintf(w, "failed: %s\n", n)
 	}
+	for _, p := range profileResults(res.Run) {
+		fmt.Fprintf(w, "profile %s\n", p)
+	}
 	if len(res.Files) > 0 {
 		fmt.Fprintln(w, "reports:")
 		for _, f := range res.Files {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
 	}
+}
+
+// profileResults describes each profile's result in a line, upstream's
+// first.
+func profileResults(run *reports.Run) []string {
+	var out []string
+	add := func(report string, ps []confv1.ProfileReport) {
+		ps = slices.Clone(ps)
+		slices.SortFunc(ps, func(a, b confv1.ProfileReport) int { return strings.Compare(a.Name, b.Name) })
+		for _, p := range ps {
+			line := fmt.Sprintf("%s (%s report): core %s", p.Name, report, p.Core.Result)
+			if p.Extended != nil {
+				line += ", extended " + string(p.Extended.Result)
+			}
+			out = append(out, line)
+		}
+	}
+	if run.Conformance != nil {
+		add("upstream", run.Conformance.ProfileReports)
+	}
+	add("gatecheck", run.GatecheckProfiles)
+	return out
 }

@@ -51,19 +51,25 @@ func TestInProcessRun(t *testing.T) {
 			if got[name] != reports.Pass {
 				t.Errorf("%s: result %q, want pass", name, got[name])
 			}
-			if !strings.Contains(progress.String(), "PASS "+name+" (") {
+			if !strings.Contains(progress.String(), " PASS "+name+" (") {
 				t.Errorf("no progress line for %s in:\n%s", name, progress.String())
 			}
 		}
 		if len(res.Run.Tests) != len(runner.AllTests()) {
 			t.Errorf("recorded %d tests, want every test the suite knows (%d)", len(res.Run.Tests), len(runner.AllTests()))
 		}
-		names := []string{"experimental-" + res.Run.Implementation.Version + "-default-report.yaml", runner.JUnitFileName, runner.MarkdownFileName}
+		upstreamDir := filepath.Join(o.ReportDir, reports.UpstreamDirName, res.Run.Environment.GatewayAPIVersion, "gatecheck-reference-gateway")
+		names := []string{reports.RunFileName, reports.JUnitFileName, reports.MarkdownFileName, reports.MarkdownShortName, reports.GatecheckReportFileName,
+			filepath.Join(upstreamDir, "experimental-"+res.Run.Implementation.Version+"-default-report.yaml"),
+			filepath.Join(upstreamDir, reports.SubmissionReadmeName)}
 		if len(res.Files) != len(names) {
 			t.Fatalf("Files = %v, want %v", res.Files, names)
 		}
 		for i, name := range names {
-			if res.Files[i] != filepath.Join(o.ReportDir, name) {
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(o.ReportDir, name)
+			}
+			if res.Files[i] != name {
 				t.Errorf("Files[%d] = %s, want %s", i, res.Files[i], name)
 			}
 			data, err := os.ReadFile(res.Files[i])
@@ -71,11 +77,22 @@ func TestInProcessRun(t *testing.T) {
 				t.Errorf("%s: %d bytes, %v", name, len(data), err)
 			}
 		}
-		if md, _ := os.ReadFile(res.Files[2]); !regexp.MustCompile(`\| \[?HTTPRouteHeaderMatching(\]\(#[a-z]+\))? \| PASS \|`).Match(md) {
+		if md, _ := os.ReadFile(res.Files[2]); !regexp.MustCompile(`(?s)## Passes \(4\).*HTTPRouteHeaderMatching`).Match(md) {
 			t.Errorf("the Markdown summary does not show HTTPRouteHeaderMatching passing:\n%s", md)
 		}
-		if y, _ := os.ReadFile(res.Files[0]); !bytes.Contains(y, []byte("name: GATEWAY-GRPC")) || !bytes.Contains(y, []byte("organization: gatecheck")) {
+		y, _ := os.ReadFile(res.Files[5])
+		if !bytes.Contains(y, []byte("name: GATEWAY-GRPC")) || !bytes.Contains(y, []byte("organization: gatecheck")) {
 			t.Errorf("the ConformanceReport lacks the GATEWAY-GRPC profile or the implementation:\n%s", y)
+		}
+		if bytes.Contains(y, []byte("GATECHECK")) {
+			t.Errorf("the upstream ConformanceReport names a gatecheck profile:\n%s", y)
+		}
+		g, _ := os.ReadFile(res.Files[4])
+		if !bytes.Contains(g, []byte("name: GATECHECK-HTTP-RESILIENCE")) || bytes.Contains(g, []byte("name: GATEWAY-HTTP")) {
+			t.Errorf("the gatecheck report lacks GATECHECK-HTTP-RESILIENCE or has an upstream profile:\n%s", g)
+		}
+		if !strings.HasPrefix(progress.String(), "target:       in-process") {
+			t.Errorf("the progress output does not start with the target:\n%s", progress.String())
 		}
 	})
 	var err error

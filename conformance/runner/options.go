@@ -1,14 +1,16 @@
 package runner
 
 import (
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +38,10 @@ const (
 	DefaultMode = "default"
 )
 
+// DefaultProgressInterval is how long the progress output stays quiet
+// while tests run before it names the tests still running.
+const DefaultProgressInterval = 10 * time.Second
+
 // MaxTimingTolerance is the largest --timing-tolerance accepted.
 const MaxTimingTolerance = time.Minute
 
@@ -48,9 +54,16 @@ const maxOptionsFileSize = 1 << 20
 type Options struct {
 	suite.ConfigurableOptions
 
-	// Kubeconfig is the path of a kubeconfig whose current context is the
-	// cluster to test. Empty means the in-process reference gateway.
+	// Kubeconfig names the kubeconfig of the cluster to test: a path, or
+	// a list of paths as $KUBECONFIG holds them. Empty means the
+	// in-process reference gateway.
 	Kubeconfig string
+	// KubeconfigSource says where Kubeconfig came from ("--kubeconfig",
+	// "KUBECONFIG", ...), for messages; empty means the Go caller set it.
+	KubeconfigSource string
+	// Context is the kubeconfig context to use; empty means the
+	// kubeconfig's current context.
+	Context string
 	// ReportDir, when set, is the directory the ConformanceReport YAML
 	// (named as the Gateway API project requires), the JUnit XML and the
 	// Markdown summary are written to. It is created if missing.
@@ -68,9 +81,22 @@ type Options struct {
 	// that the right tests fail. It is ignored on a cluster.
 	ReferenceGateway ReferenceGateway
 
-	// Progress, when set, gets one line per test as it finishes: its
-	// result, its ShortName and how long it took.
+	// Progress, when set, gets the run's header (the target, the
+	// GatewayClass and its controller, the features claimed, the profiles
+	// and the number of tests that will run), then a line per test as it
+	// finishes ("[n/N] PASS name (duration), elapsed"), and a line naming
+	// the tests still running whenever ProgressInterval passes without a
+	// result.
 	Progress io.Writer
+	// ProgressInterval is how long Progress stays quiet while tests run;
+	// 0 means DefaultProgressInterval.
+	ProgressInterval time.Duration
+	// CommandLine is the command that started the run, program name
+	// first, for the README's Reproduce section of the upstream report.
+	CommandLine []string
+	// Warnings are printed in the run's header: options that were ignored
+	// (for example, unknown keys of an options file).
+	Warnings []string
 	// Logger receives the in-process cluster's logs; the zero value
 	// discards them.
 	Logger logr.Logger
@@ -115,6 +141,7 @@ func DefaultOptions() Options {
 type fileOptions struct {
 	suite.ConfigurableOptions
 	Kubeconfig      string `json:"kubeconfig"`
+	Context         string `json:"context"`
 	ReportDir       string `json:"reportDir"`
 	TimingTolerance string `json:"timingTolerance"`
 	// ConnectionTimeouts maps the ConfigMap keys (clientTimeout, ...) and
@@ -122,11 +149,14 @@ type fileOptions struct {
 	ConnectionTimeouts map[string]string `json:"connectionTimeouts"`
 }
 
-// LoadOptionsFile reads an options file (YAML or JSON) over o. Its keys are
-// those of upstream's conformance options file (gatewayClassName,
-// supportedFeatures, timeoutConfig, implementation, ...) plus kubeconfig,
-// reportDir and timingTolerance. Keys that are absent leave o's values;
-// unknown keys and bad values are errors naming the key.
+// LoadOptionsFile reads an options file (YAML or JSON) over o, as
+// upstream's suite reads its --conformance-options-file: its keys are
+// those of upstream's options (gatewayClassName, supportedFeatures,
+// timeoutConfig, implementation, ...) plus gatecheck's kubeconfig,
+// context, reportDir, timingTolerance and connectionTimeouts. Keys that
+// are absent leave o's values. Keys no one knows are ignored, as upstream
+// ignores them, and each gets a warning in o.Warnings naming it (with the
+// known key it resembles). Bad values are errors naming the key.
 func LoadOptionsFile(path string, o *Options) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -143,10 +173,18 @@ func LoadOptionsFile(path string, o *Options) error {
 	fo := fileOptions{
 		ConfigurableOptions: o.ConfigurableOptions,
 		Kubeconfig:          o.Kubeconfig,
+		Context:             o.Context,
 		ReportDir:           o.ReportDir,
 	}
-	if err := yaml.UnmarshalStrict(data, &fo); err != nil {
+	if err := yaml.Unmarshal(data, &fo); err != nil {
 		return fmt.Errorf("options file %s: %w", path, err)
+	}
+	unknown, err := unknownKeys(data, reflect.TypeFor[fileOptions]())
+	if err != nil {
+		return fmt.Errorf("options file %s: %w", path, err)
+	}
+	for _, u := range unknown {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("options file %s: unknown key %s ignored, as upstream's suite ignores it%s", path, u.key, u.hint))
 	}
 	// The file's timeoutConfig replaces only the durations it names (see
 	// config.TimeoutConfig.UnmarshalJSON), so the defaults stay for others.
@@ -166,11 +204,124 @@ func LoadOptionsFile(path string, o *Options) error {
 	}
 	o.ConfigurableOptions = fo.ConfigurableOptions
 	o.Kubeconfig = fo.Kubeconfig
+	o.Context = fo.Context
 	o.ReportDir = fo.ReportDir
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("options file %s: %w", path, err)
 	}
 	return nil
+}
+
+// unknownKey is a key of an options file that no field reads.
+type unknownKey struct{ key, hint string }
+
+// unknownKeys returns the keys of the YAML or JSON document data that no
+// field of t reads, as dotted paths (implementation.orgnization), in the
+// document's order where it has one. Keys match fields as encoding/json
+// matches them: by JSON name, ignoring case.
+func unknownKeys(data []byte, t reflect.Type) ([]unknownKey, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(js, &doc); err != nil {
+		return nil, err
+	}
+	var out []unknownKey
+	var walk func(v any, t reflect.Type, path string)
+	walk = func(v any, t reflect.Type, path string) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return
+			}
+			fields := jsonFields(t)
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				ft, ok := lookupField(fields, k)
+				if !ok {
+					names := make([]string, 0, len(fields))
+					for n := range fields {
+						names = append(names, n)
+					}
+					hint := ""
+					if s := suggest(k, names); s != "" {
+						hint = fmt.Sprintf("; did you mean %s?", s)
+					}
+					out = append(out, unknownKey{key: path + k, hint: hint})
+					continue
+				}
+				walk(m[k], ft, path+k+".")
+			}
+		case reflect.Slice, reflect.Array:
+			if l, ok := v.([]any); ok {
+				for i, e := range l {
+					walk(e, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i))
+				}
+			}
+		case reflect.Map:
+			if m, ok := v.(map[string]any); ok {
+				for k, e := range m {
+					walk(e, t.Elem(), path+k+".")
+				}
+			}
+		}
+	}
+	walk(doc, t, "")
+	return out, nil
+}
+
+// jsonFields maps the JSON names of t's fields, embedded structs'
+// included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				maps.Copy(out, jsonFields(ft))
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func lookupField(fields map[string]reflect.Type, key string) (reflect.Type, bool) {
+	if t, ok := fields[key]; ok {
+		return t, true
+	}
+	for name, t := range fields {
+		if strings.EqualFold(name, key) {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // Validate checks options however they were set, naming the options-file
@@ -201,188 +352,6 @@ func (o *Options) Validate() error {
 		check("timingTolerance", fmt.Errorf("%v is out of range; want a duration above 0 and at most %v, such as 500ms", o.TimingTolerance, MaxTimingTolerance))
 	}
 	return errors.Join(errs...)
-}
-
-// RegisterFlags defines the runner's flags on fs: every flag of the
-// upstream suite plus --kubeconfig, --report-dir, --timing-tolerance and
-// --options-file. After fs.Parse, the returned function builds the
-// Options: DefaultOptions, then the options file if one is named, then the
-// flags given on the command line. A bad value is an error naming the flag
-// and the accepted form.
-func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
-	str := map[string]*string{}
-	boolean := map[string]*bool{}
-	for _, f := range stringFlags {
-		str[f.name] = fs.String(f.name, f.def, f.usage)
-	}
-	for _, f := range boolFlags {
-		boolean[f.name] = fs.Bool(f.name, f.def, f.usage)
-	}
-	// Upstream names the options file --conformance-options-file.
-	optionsFile := fs.String("options-file", "", "path of a YAML or JSON file of options (upstream's conformance options keys plus kubeconfig, reportDir, timingTolerance); flags override it")
-	fs.StringVar(optionsFile, "conformance-options-file", "", "the same as --options-file, as the upstream suite names it")
-
-	return func() (Options, error) {
-		o := DefaultOptions()
-		if *optionsFile != "" {
-			if err := LoadOptionsFile(*optionsFile, &o); err != nil {
-				return Options{}, err
-			}
-		}
-		var errs []error
-		fs.Visit(func(f *flag.Flag) {
-			var err error
-			switch {
-			case str[f.Name] != nil:
-				err = applyString(&o, f.Name, *str[f.Name])
-			case boolean[f.Name] != nil:
-				applyBool(&o, f.Name, *boolean[f.Name])
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("flag --%s: %w", f.Name, err))
-			}
-		})
-		if err := errors.Join(errs...); err != nil {
-			return Options{}, err
-		}
-		return o, nil
-	}
-}
-
-type stringFlag struct{ name, def, usage string }
-
-type boolFlag struct {
-	name  string
-	def   bool
-	usage string
-}
-
-// stringFlags and boolFlags are the upstream suite's flags (same names,
-// defaults and meaning; see sigs.k8s.io/gateway-api/conformance/utils/flags)
-// and gatecheck's own.
-var stringFlags = []stringFlag{
-	{"gateway-class", DefaultGatewayClassName, "name of the GatewayClass the tests use"},
-	{"mesh-name", "", "name of the XMesh the mesh tests use"},
-	{"supported-features", "", "comma-separated features the implementation supports (see `gatecheck features`); in-process, the reference gateway's by default"},
-	{"exempt-features", "", "comma-separated features to leave out of the run"},
-	{"namespace-labels", "", "comma-separated name=value labels to add to the test namespaces"},
-	{"namespace-annotations", "", "comma-separated name=value annotations to add to the test namespaces"},
-	{"skip-tests", "", "comma-separated ShortNames of tests to skip"},
-	{"run-test", "", "ShortName of the one test to run, instead of the whole suite"},
-	{"mode", DefaultMode, "the implementation's operating mode, as named in the report"},
-	{"conformance-profiles", "", "comma-separated conformance profiles to report on, e.g. GATEWAY-HTTP,GATEWAY-GRPC"},
-	{"report-output", "", "file to write the ConformanceReport YAML to, as the upstream suite does"},
-	{"organization", "", "the implementation's organization, for the report"},
-	{"project", "", "the implementation's project, for the report"},
-	{"url", "", "the implementation's URL (http or https), for the report"},
-	{"version", "", "the implementation's version, for the report and its file name"},
-	{"contact", "", "comma-separated contacts of the implementation's maintainers, for the report"},
-	{"usable-address", "", "an address (IP or hostname) Gateways may request, for GatewayStaticAddresses"},
-	{"unusable-address", "", "an address (IP or hostname) Gateways may not get, for GatewayStaticAddresses"},
-	{"timeout-config-overrides", "", "semicolon-separated Name:value timeout overrides, e.g. \"CreateTimeout:120;MaxTimeToConsistency:45s\" (value in seconds or a Go duration)"},
-	{"kubeconfig", "", "kubeconfig of the cluster to test; empty runs the in-process reference gateway"},
-	{"report-dir", "", "directory to write the ConformanceReport YAML, JUnit XML and Markdown summary to"},
-	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration (e.g. 500ms, 2s; at most 1m)"},
-	{"connection-timeouts", "", connectionTimeoutsUsage},
-}
-
-var boolFlags = []boolFlag{
-	{"debug", false, "print the requests and responses of the tests"},
-	{"cleanup-base-resources", true, "delete the base resources (namespaces, Gateways, backends) after the run"},
-	{"cleanup-test-resources", true, "delete each test's resources after the test"},
-	{"all-features", false, "treat every feature as supported"},
-	{"allow-crds-mismatch", false, "run even if the installed CRDs' version or channel differ from the suite's"},
-	{"skip-provisional-tests", false, "skip tests marked provisional"},
-	{"disable-parallel-tests", false, "run tests marked parallel one at a time"},
-	{"fail-fast", false, "stop the run at the first failed test"},
-}
-
-func applyBool(o *Options, name string, v bool) {
-	switch name {
-	case "debug":
-		o.Debug = v
-	case "cleanup-base-resources":
-		o.CleanupBaseResources = v
-	case "cleanup-test-resources":
-		o.CleanupTestResources = v
-	case "all-features":
-		o.EnableAllSupportedFeatures = v
-	case "allow-crds-mismatch":
-		o.AllowCRDsMismatch = v
-	case "skip-provisional-tests":
-		o.SkipProvisionalTests = v
-	case "disable-parallel-tests":
-		o.DisableParallelTests = v
-	case "fail-fast":
-		o.FailFast = v
-	}
-}
-
-func applyString(o *Options, name, v string) error {
-	var err error
-	switch name {
-	case "gateway-class":
-		err = checkObjectName(v, false)
-		o.GatewayClassName = v
-	case "mesh-name":
-		err = checkObjectName(v, true)
-		o.MeshName = v
-	case "supported-features":
-		o.SupportedFeatures, err = parseFeatures(v)
-	case "exempt-features":
-		o.ExemptFeatures, err = parseFeatures(v)
-	case "namespace-labels":
-		o.NamespaceLabels, err = parseKeyValues(v, true)
-	case "namespace-annotations":
-		o.NamespaceAnnotations, err = parseKeyValues(v, false)
-	case "skip-tests":
-		o.SkipTests, err = parseList(v, "test ShortNames, e.g. HTTPRouteSimpleSameNamespace,GatewayInvalidTLSConfiguration")
-		if err == nil {
-			err = checkTestNames(o.SkipTests)
-		}
-	case "run-test":
-		o.RunTest = v
-		if v != "" {
-			err = checkTestNames([]string{v})
-		}
-	case "mode":
-		err = checkFileNamePart(v, false)
-		o.Mode = v
-	case "conformance-profiles":
-		o.ConformanceProfiles, err = parseProfiles(v)
-	case "report-output":
-		o.ReportOutputPath = v
-	case "organization":
-		o.Implementation.Organization = v
-	case "project":
-		o.Implementation.Project = v
-	case "url":
-		err = checkURL(v)
-		o.Implementation.URL = v
-	case "version":
-		err = checkFileNamePart(v, true)
-		o.Implementation.Version = v
-	case "contact":
-		o.Implementation.Contact = nil
-		if v != "" {
-			o.Implementation.Contact, err = parseList(v, "contacts, e.g. @alice,https://example.com/team")
-		}
-	case "usable-address":
-		o.UsableNetworkAddresses, err = parseAddress(v)
-	case "unusable-address":
-		o.UnusableNetworkAddresses, err = parseAddress(v)
-	case "timeout-config-overrides":
-		err = applyTimeoutOverrides(&o.TimeoutConfig, v)
-	case "kubeconfig":
-		o.Kubeconfig = v
-	case "report-dir":
-		o.ReportDir = v
-	case "timing-tolerance":
-		o.TimingTolerance, err = parseTolerance(v)
-	case "connection-timeouts":
-		o.ConnectionTimeouts, err = parseConnectionTimeouts(o.ConnectionTimeouts, v)
-	}
-	return err
 }
 
 // parseList splits a comma-separated list; an empty element is an error.
@@ -416,7 +385,11 @@ func parseFeatures(v string) ([]features.FeatureName, error) {
 func checkFeatures(fs []features.FeatureName) error {
 	for _, f := range fs {
 		if _, ok := features.Lookup(f); !ok {
-			return fmt.Errorf("unknown feature %q; want feature names as `gatecheck features` lists them, e.g. HTTPRouteRequestTimeout", f)
+			var names []string
+			for _, known := range features.All() {
+				names = append(names, string(known.Name))
+			}
+			return fmt.Errorf("unknown feature %q%s (`gatecheck features` lists them all)", f, didYouMean(string(f), names))
 		}
 	}
 	return nil
@@ -441,7 +414,7 @@ func checkProfiles(ps []suite.ConformanceProfileName) error {
 			for _, known := range features.Profiles() {
 				names = append(names, known.Name)
 			}
-			return fmt.Errorf("unknown conformance profile %q; want some of %s", p, strings.Join(names, ", "))
+			return fmt.Errorf("unknown conformance profile %q%s (known: %s)", p, didYouMean(string(p), names), strings.Join(names, ", "))
 		}
 	}
 	return nil
@@ -449,12 +422,14 @@ func checkProfiles(ps []suite.ConformanceProfileName) error {
 
 func checkTestNames(names []string) error {
 	known := map[string]bool{}
+	var all []string
 	for _, t := range AllTests() {
 		known[t.ShortName] = true
+		all = append(all, t.ShortName)
 	}
 	for _, n := range names {
 		if !known[n] {
-			return fmt.Errorf("no test has the ShortName %q; want ShortNames as `gatecheck tests` lists them, e.g. HTTPRouteSimpleSameNamespace", n)
+			return fmt.Errorf("no test has the ShortName %q%s (`gatecheck tests` lists them all)", n, didYouMean(n, all))
 		}
 	}
 	return nil

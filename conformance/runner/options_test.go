@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,8 +14,10 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	upstream "sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	upstreamflags "sigs.k8s.io/gateway-api/conformance/utils/flags"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	gctests "github.com/gatecheck/gatecheck/conformance/tests"
@@ -116,11 +119,17 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--supported-features", "Gateway,Teleport"}, []string{"flag --supported-features", `unknown feature "Teleport"`, "e.g."}},
+		{[]string{"--supported-features", "Gateway,Teleport"}, []string{"flag --supported-features", `unknown feature "Teleport"`, "gatecheck features"}},
+		{[]string{"--supported-features", "HTTPRouteRetryCode"}, []string{"flag --supported-features", "did you mean HTTPRouteRetryCodes?"}},
+		{[]string{"--exempt-features", "httproutecors"}, []string{"flag --exempt-features", "did you mean HTTPRouteCORS?"}},
+		{[]string{"--conformance-profiles", "GATEWAY-HTTTP"}, []string{"flag --conformance-profiles", "did you mean GATEWAY-HTTP?"}},
+		{[]string{"--conformance-profiles", "GATECHECK-MESH-PROBE"}, []string{"did you mean GATECHECK-MESH-PROBES?"}},
+		{[]string{"--run-test", "HTTPRouteSimpleSameNamspace"}, []string{"flag --run-test", "did you mean HTTPRouteSimpleSameNamespace?"}},
+		{[]string{"--skip-tests", "ConnectionTunelTimeout"}, []string{"flag --skip-tests", "did you mean ConnectionTunnelTimeout?"}},
 		{[]string{"--supported-features", "Gateway,,HTTPRoute"}, []string{"flag --supported-features", "empty element"}},
 		{[]string{"--exempt-features", "nope"}, []string{"flag --exempt-features", `unknown feature "nope"`}},
 		{[]string{"--conformance-profiles", "GATEWAY-FTP"}, []string{"flag --conformance-profiles", `unknown conformance profile "GATEWAY-FTP"`, "GATEWAY-HTTP"}},
-		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "e.g. HTTPRouteSimpleSameNamespace"}},
+		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "gatecheck tests"}},
 		{[]string{"--run-test", "NoSuchTest"}, []string{"flag --run-test", `"NoSuchTest"`}},
 		{[]string{"--mode", "a/b"}, []string{"flag --mode", `has '/'`, "letters, digits"}},
 		{[]string{"--mode", ""}, []string{"flag --mode", "empty"}},
@@ -197,7 +206,6 @@ timingTolerance: 750ms
 	}
 
 	bad := []struct{ content, want string }{
-		{"gatewayClassNme: x\n", `unknown field "gatewayClassNme"`},
 		{"supportedFeatures: [Teleport]\n", `supportedFeatures: unknown feature "Teleport"`},
 		{"timingTolerance: soon\n", "timingTolerance"},
 		{"mode: a/b\n", "mode: "},
@@ -214,6 +222,31 @@ timingTolerance: 750ms
 			t.Errorf("file %q: error %v, want one naming the options file and %q", b.content, err, b.want)
 		}
 	}
+	// Keys no one knows are ignored, as upstream's suite ignores them, with
+	// a warning naming each.
+	unknown := "gatewayClassNme: x\nimplementation:\n  orgnization: acme\ntimeoutConfig:\n  createTimeout: 5s\n  teaTimeout: 1s\nusableNetworkAddresses:\n- {type: IPAddress, value: 192.0.2.1, port: 80}\n"
+	if err := os.WriteFile(path, []byte(unknown), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err = parse("--options-file", path)
+	if err != nil {
+		t.Fatalf("an options file with unknown keys: %v; want them ignored with a warning", err)
+	}
+	warnings := strings.Join(o.Warnings, "\n")
+	for _, want := range []string{
+		"unknown key gatewayClassNme ignored, as upstream's suite ignores it; did you mean gatewayClassName?",
+		"unknown key implementation.orgnization ignored, as upstream's suite ignores it; did you mean organization?",
+		"unknown key timeoutConfig.teaTimeout ignored",
+		"unknown key usableNetworkAddresses[0].port ignored",
+	} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	if len(o.Warnings) != 4 || o.TimeoutConfig.CreateTimeout != 5*time.Second || o.GatewayClassName != "gateway-conformance" {
+		t.Errorf("%d warnings (want 4), createTimeout %v, class %q: the known keys must still be read", len(o.Warnings), o.TimeoutConfig.CreateTimeout, o.GatewayClassName)
+	}
+
 	if _, err := parse("--options-file", filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing options file: error %v", err)
 	}
@@ -266,13 +299,146 @@ func TestRunRejectsBadOptionsBeforeStarting(t *testing.T) {
 	}
 	o = runner.DefaultOptions()
 	o.Kubeconfig = filepath.Join(t.TempDir(), "missing")
-	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "--kubeconfig") {
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "kubeconfig="+o.Kubeconfig) || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("Run with a missing kubeconfig: %v", err)
+	}
+	o.KubeconfigSource = "KUBECONFIG"
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "KUBECONFIG="+o.Kubeconfig) || !strings.Contains(err.Error(), "--in-process") {
+		t.Errorf("Run with KUBECONFIG naming a missing file: %v", err)
+	}
+	o = runner.DefaultOptions()
+	o.Implementation.Organization = "acme"
+	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "implementation.organization") || !strings.Contains(err.Error(), "in-process") {
+		t.Errorf("Run in-process with an implementation: %v, want a refusal saying why", err)
 	}
 	o = runner.DefaultOptions()
 	o.Kubeconfig = filepath.Join(t.TempDir(), "kc")
 	o.ReportDir = t.TempDir()
 	if _, err := runner.Run(t, o); err == nil || !strings.Contains(err.Error(), "--organization") {
 		t.Errorf("Run against a cluster with a report but no implementation details: %v", err)
+	}
+}
+
+// TestEveryUpstreamFlagIsAccepted fails when upstream's suite has a flag
+// that `gatecheck run` lacks, or one whose default differs. Upstream's
+// flags are those its conformance/utils/flags package registers on
+// flag.CommandLine, with controller-runtime's --kubeconfig, which
+// upstream's runner reads too (this test binary's other flags are
+// testing's "test.*").
+func TestEveryUpstreamFlagIsAccepted(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	runner.RegisterFlags(fs)
+	var upstreamNames []string
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "test.") {
+			return
+		}
+		upstreamNames = append(upstreamNames, f.Name)
+		ours := fs.Lookup(f.Name)
+		switch {
+		case ours == nil:
+			t.Errorf("upstream's suite has the flag --%s (%s); gatecheck run does not accept it", f.Name, f.Usage)
+		case ours.DefValue != f.DefValue:
+			t.Errorf("--%s: default %q, upstream's is %q", f.Name, ours.DefValue, f.DefValue)
+		case f.Name == "kubeconfig":
+			// controller-runtime's flag, which upstream's runner reads
+			// through config.GetConfig; gatecheck's says more.
+		case !strings.Contains(ours.Usage, strings.TrimSuffix(f.Usage, ".")):
+			t.Errorf("--%s: help %q does not give upstream's %q", f.Name, ours.Usage, f.Usage)
+		}
+	})
+	for _, name := range []string{"gateway-class", "supported-features", "conformance-profiles", "report-output", "conformance-options-file"} {
+		if !slices.Contains(upstreamNames, name) {
+			t.Errorf("upstream's flag --%s is not registered: the flags package was not linked in", name)
+		}
+	}
+}
+
+// TestOptionsFileReadAsUpstreamReadsIt: an upstream options file gives the
+// same ConfigurableOptions as upstream's suite reads from it (defaults from
+// its flags package, then yaml.Unmarshal, as its DefaultOptions does).
+func TestOptionsFileReadAsUpstreamReadsIt(t *testing.T) {
+	file := `
+gatewayClassName: acme
+supportedFeatures: [Gateway, HTTPRoute, HTTPRouteRequestTimeout]
+exemptFeatures: [HTTPRouteCORS]
+conformanceProfiles: [GATEWAY-HTTP]
+cleanupBaseResources: false
+namespaceLabels: {istio-injection: enabled}
+skipTests: [HTTPRouteSimpleSameNamespace]
+mode: with-the-lot
+allowCrdsMismatch: true
+implementation: {organization: acme, project: gw, url: "https://acme.example", version: v1.2.3, contact: ["@acme"]}
+timeoutConfig: {createTimeout: 2m, maxTimeToConsistency: 45s}
+usableNetworkAddresses: [{type: IPAddress, value: 192.0.2.1}]
+`
+	path := filepath.Join(t.TempDir(), "upstream.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	theirs := suite.ConfigurableOptions{
+		CleanupBaseResources: upstreamflags.DefaultCleanupBaseResources,
+		CleanupTestResources: upstreamflags.DefaultCleanupTestResources,
+		GatewayClassName:     upstreamflags.DefaultGatewayClassName,
+		Mode:                 upstreamflags.DefaultMode,
+		TimeoutConfig:        config.DefaultTimeoutConfig(),
+	}
+	if err := sigsyaml.Unmarshal([]byte(file), &theirs); err != nil {
+		t.Fatal(err)
+	}
+	ours := runner.DefaultOptions()
+	ours.Kubeconfig = "/etc/kc" // a cluster run, so the implementation is accepted
+	if err := runner.LoadOptionsFile(path, &ours); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ours.ConfigurableOptions, theirs) {
+		t.Errorf("read differently from upstream:\n ours: %+v\ntheirs: %+v", ours.ConfigurableOptions, theirs)
+	}
+	if len(ours.Warnings) != 0 {
+		t.Errorf("warnings for an upstream file: %v", ours.Warnings)
+	}
+}
+
+// TestTargetSelection: --kubeconfig, else $KUBECONFIG, selects a cluster;
+// --in-process, or nothing, selects the in-process reference gateway.
+func TestTargetSelection(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/env/kubeconfig")
+	tests := []struct {
+		args           []string
+		kubeconfig     string
+		source         string
+		context, error string
+	}{
+		{args: nil, kubeconfig: "/env/kubeconfig", source: "KUBECONFIG"},
+		{args: []string{"--kubeconfig", "/flag/kc"}, kubeconfig: "/flag/kc", source: "--kubeconfig"},
+		{args: []string{"--context", "kind-x"}, kubeconfig: "/env/kubeconfig", source: "KUBECONFIG", context: "kind-x"},
+		{args: []string{"--in-process"}},
+		{args: []string{"--in-process", "--kubeconfig", "/flag/kc"}, error: "--in-process and --kubeconfig name two targets"},
+		{args: []string{"--in-process", "--context", "kind-x"}, error: "--context selects a kubeconfig context"},
+		{args: []string{"--in-process", "--organization", "acme", "--version", "v1.0.0"}, error: "--organization, --version: these name the implementation under test, but this run is in-process"},
+		{args: []string{"--organization", "acme"}, kubeconfig: "/env/kubeconfig", source: "KUBECONFIG"},
+	}
+	for _, tt := range tests {
+		o, err := parse(tt.args...)
+		if tt.error != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.error) {
+				t.Errorf("%q: error %v, want %q", tt.args, err, tt.error)
+			}
+			continue
+		}
+		if err != nil || o.Kubeconfig != tt.kubeconfig || o.KubeconfigSource != tt.source || o.Context != tt.context {
+			t.Errorf("%q: kubeconfig %q from %q, context %q, err %v; want %q from %q, context %q",
+				tt.args, o.Kubeconfig, o.KubeconfigSource, o.Context, err, tt.kubeconfig, tt.source, tt.context)
+		}
+	}
+	t.Setenv("KUBECONFIG", "")
+	if o, err := parse(); err != nil || o.Kubeconfig != "" {
+		t.Errorf("no flag and no KUBECONFIG: kubeconfig %q, err %v; want in-process", o.Kubeconfig, err)
+	}
+	if _, err := parse("--context", "kind-x"); err == nil || !strings.Contains(err.Error(), "--context needs a kubeconfig") {
+		t.Errorf("--context alone: %v", err)
+	}
+	if _, err := parse("--organization", "acme"); err == nil || !strings.Contains(err.Error(), "in-process") {
+		t.Errorf("--organization with no cluster: %v, want a refusal", err)
 	}
 }

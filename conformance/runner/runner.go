@@ -1,13 +1,18 @@
 // Package runner runs the conformance suite: the upstream Gateway API tests
 // (sigs.k8s.io/gateway-api/conformance v1.6.3) and gatecheck's own, against
 // the in-process reference gateway or a cluster named by a kubeconfig, and
-// writes the reports (the upstream ConformanceReport YAML, JUnit XML and a
-// Markdown summary).
+// writes the reports.
 //
-// The suite is upstream's ConformanceTestSuite, so a test behaves the same
-// under this runner as under upstream's; the runner adds the in-process
-// target, options checked up front, per-test progress and results with
-// what each test observed.
+// Upstream's tests and gatecheck's run on two upstream
+// ConformanceTestSuites that share one set-up: upstream's with the
+// upstream profiles requested, gatecheck's with the gatecheck profiles.
+// The upstream report is therefore exactly what upstream's own runner
+// writes for the same claims, and gatecheck's tests never change an
+// upstream result; the gatecheck report counts gatecheck's tests only. A
+// test behaves the same under this runner as under upstream's; the runner
+// adds the in-process target, options checked up front, a header saying
+// what will be tested, per-test progress, and results with what each test
+// observed.
 package runner
 
 import (
@@ -15,33 +20,27 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime/debug"
+	"runtime"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/gateway-api/conformance"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/conformance/utils/tlog"
+	"sigs.k8s.io/gateway-api/pkg/consts"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
 	gctests "github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/internal/version"
 	"github.com/gatecheck/gatecheck/reports"
-)
-
-// Names of the report files written to Options.ReportDir next to the
-// ConformanceReport YAML, whose name reports.ConformanceFileName gives.
-const (
-	JUnitFileName    = "junit.xml"
-	MarkdownFileName = "summary.md"
 )
 
 // Result is what a run produced. Run returns it at once, but it is filled
@@ -66,8 +65,9 @@ type Result struct {
 // base resources cannot be set up, t fails and ends as upstream's suite
 // ends it; the reports are still written, with no tests.
 //
-// Run returns an error, and runs nothing, if the options are bad or the
-// target cannot be started.
+// Run returns an error, and runs nothing, if the options are bad, the
+// target cannot be reached, or a test that would run counts in no
+// requested profile.
 func Run(t *testing.T, opts Options) (*Result, error) {
 	t.Helper()
 	if err := opts.Validate(); err != nil {
@@ -90,7 +90,19 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	observe.Reset()
 
 	inProcess := opts.Kubeconfig == ""
+	claimsSource := "--supported-features"
+	switch {
+	case opts.EnableAllSupportedFeatures:
+		claimsSource = "--all-features"
+	case len(opts.SupportedFeatures) == 0 && inProcess:
+		claimsSource = "the reference gateway's features"
+	case len(opts.SupportedFeatures) == 0 && len(opts.ExemptFeatures) == 0 && opts.RunTest == "":
+		claimsSource = "the GatewayClass's status.supportedFeatures"
+	}
 	if inProcess {
+		if fields := identityFields(opts.Implementation); len(fields) > 0 {
+			return nil, fmt.Errorf("runner: %s: %w", fields, errIdentityInProcess)
+		}
 		setInProcessDefaults(&opts)
 	}
 	if opts.ReportDir != "" || opts.ReportOutputPath != "" {
@@ -112,58 +124,170 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	if inProcess {
 		tgt, err = startInProcess(t, &opts, &co)
 	} else {
-		tgt, err = connect(opts.Kubeconfig, &co)
-		if err == nil {
-			err = waitForPreviousRun(t.Context(), &co, opts.Progress)
-		}
+		tgt, err = connect(&opts, &co)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
-
-	return runSuite(t, &opts, co, all, tgt.restoreClient)
+	tgt.claimsSource = claimsSource
+	return runSuites(t, &opts, co, tgt, upstreamTests(), gctests.ConformanceTests)
 }
 
-// runSuite runs the tests on a suite made from co, as Run describes.
-// restore is the client tests must find in the suite, or nil to keep the
-// one the suite gives each test.
-func runSuite(t *testing.T, opts *Options, co suite.ConformanceOptions, all []suite.ConformanceTest, restore client.Client) (*Result, error) {
-	rec := &recorder{
-		progress: opts.Progress,
-		testLog:  opts.TestLog,
-		runTest:  opts.RunTest,
-		started:  map[string]time.Time{},
-		results:  map[string]reports.TestResult{},
+// identityFields names the implementation fields that are set.
+func identityFields(impl confv1.Implementation) []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"implementation.organization", impl.Organization != ""},
+		{"implementation.project", impl.Project != ""},
+		{"implementation.url", impl.URL != ""},
+		{"implementation.version", impl.Version != ""},
+		{"implementation.contact", len(impl.Contact) > 0},
+	} {
+		if f.set {
+			out = append(out, f.name)
+		}
 	}
+	return out
+}
+
+// runSuites builds the two suites (upstream's tests and gatecheck's) from
+// co, plans the run, refuses it if a test would count in no profile,
+// prints the header, sets the base resources up once, and runs both
+// suites, as Run describes.
+func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *target, upTests, gcTests []suite.ConformanceTest) (*Result, error) {
+	rec := newRecorder(opts)
 	co.Hook = rec.hook
-	s, err := suite.NewConformanceTestSuite(co)
-	if err != nil {
-		return nil, fmt.Errorf("runner: creating the upstream suite: %w", err)
+	explicitProfiles := len(co.ConformanceProfiles) > 0
+
+	build := func(profiles []string, restCfg *rest.Config) (*suite.ConformanceTestSuite, error) {
+		c := co
+		c.ConformanceProfiles = nil
+		for _, p := range profiles {
+			c.ConformanceProfiles = append(c.ConformanceProfiles, suite.ConformanceProfileName(p))
+		}
+		c.RestConfig = restCfg
+		s, err := suite.NewConformanceTestSuite(c)
+		if err != nil {
+			return nil, fmt.Errorf("runner: creating the upstream suite: %w", err)
+		}
+		return s, nil
 	}
-	wrapped := wrapTests(all, restore, rec)
+	// Tests change RestConfig.UserAgent; each suite gets its own.
+	copyRest := func() *rest.Config {
+		if co.RestConfig == nil {
+			return nil
+		}
+		return rest.CopyConfig(co.RestConfig)
+	}
+	upProfiles, gcProfiles := splitProfiles(co.ConformanceProfiles)
+	up := &side{source: reports.Upstream, tests: upTests, profiles: upProfiles}
+	gc := &side{source: reports.Gatecheck, tests: gcTests, profiles: gcProfiles}
+	var err error
+	if up.suite, err = build(up.profiles, copyRest()); err != nil {
+		return nil, err
+	}
+	if !explicitProfiles {
+		// No profile named: report on every profile whose core features
+		// the run claims (on a cluster the claims may come from the
+		// GatewayClass, known only now).
+		claimed := up.suite.SupportedFeatures
+		co.ConformanceProfiles = claimedProfiles(claimed)
+		opts.ConformanceProfiles = co.ConformanceProfiles
+		upProfiles, gcProfiles = splitProfiles(co.ConformanceProfiles)
+		up.profiles, gc.profiles = upProfiles, gcProfiles
+		if up.suite, err = build(up.profiles, copyRest()); err != nil {
+			return nil, err
+		}
+	}
+	if gc.suite, err = build(gc.profiles, copyRest()); err != nil {
+		return nil, err
+	}
+	sides := []*side{up, gc}
+	for _, s := range sides {
+		planSide(s)
+		s.run = len(s.tests) > 0 && (co.RunTest == "" || slices.ContainsFunc(s.tests, func(ct suite.ConformanceTest) bool { return ct.ShortName == co.RunTest }))
+	}
+	if explicitProfiles || opts.ReportDir != "" || opts.ReportOutputPath != "" {
+		if err := uncounted(sides); err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+	}
+
+	tgt.info.Controller = gatewayClassController(co.Client, co.GatewayClassName, co.TimeoutConfig.GetTimeout)
+	info := runInfo(opts, tgt, sides, explicitProfiles)
+	// Before the run, the report holds what the suite read from the
+	// cluster: the Gateway API version and channel of its CRDs.
+	if r, err := up.suite.Report(); err == nil {
+		info.Environment.GatewayAPIVersion, info.Environment.GatewayAPIChannel = r.GatewayAPIVersion, r.GatewayAPIChannel
+	}
+	if opts.Progress != nil {
+		writeHeader(opts.Progress, info, sides, opts.Warnings)
+	}
+	if !tgt.info.InProcess {
+		// The namespaces a previous run left being deleted must be gone
+		// before the set-up applies them again; the wait reports its
+		// progress after the header.
+		if err := waitForPreviousRun(t.Context(), &co, opts.Progress); err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+	}
 
 	res := &Result{}
 	start := time.Now()
 	// Registered before Setup and Run register theirs, so it runs after
-	// them: after every test, after the suite marks the run over, and
+	// them: after every test, after the suites mark the run over, and
 	// after the base resources are deleted.
 	t.Cleanup(func() {
-		res.Run, res.Files, res.Err = finish(s, opts, rec, all, start)
+		rec.stop()
+		res.Run, res.Files, res.Err = finish(opts, rec, sides, info, start)
 		if res.Err != nil {
 			t.Errorf("runner: %v", res.Err)
 		}
 	})
+	rec.begin(sides)
 
-	s.Setup(t, wrapped)
-	if err := s.Run(t, wrapped); err != nil {
-		return nil, fmt.Errorf("runner: %w", err)
+	// One set-up for both suites: upstream's Setup on the first suite
+	// that runs, with the features of both (Setup applies the Gateway and
+	// mesh base resources if either needs them), then its results copied
+	// to the other.
+	running := slices.DeleteFunc(slices.Clone(sides), func(s *side) bool { return !s.run })
+	first := running[0].suite
+	claimed := first.SupportedFeatures
+	for _, s := range running[1:] {
+		first.SupportedFeatures = claimed.Union(s.suite.SupportedFeatures)
 	}
-	if restore != nil {
+	first.Setup(t, append(slices.Clone(upTests), gcTests...))
+	first.SupportedFeatures = claimed
+	for _, s := range running[1:] {
+		s.suite.ControllerName = first.ControllerName
+		s.suite.Applier = first.Applier
+	}
+
+	for _, s := range running {
+		if opts.FailFast && t.Failed() {
+			break
+		}
+		if err := s.suite.Run(t, wrapTests(s, tgt.restoreClient, rec)); err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+	}
+	if tgt.restoreClient != nil {
 		// See wrapTests: tests marked Parallel start after this function
 		// returns, and must find the in-process client in place.
-		s.Client = restore
+		for _, s := range running {
+			s.suite.Client = tgt.restoreClient
+		}
 	}
 	return res, nil
+}
+
+// upstreamTests returns upstream's tests.
+func upstreamTests() []suite.ConformanceTest {
+	all := AllTests()
+	return all[:len(all)-len(gctests.ConformanceTests)]
 }
 
 func checkUnique(all []suite.ConformanceTest) error {
@@ -190,47 +314,36 @@ func setInProcessDefaults(o *Options) {
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}
-	impl := &o.Implementation
-	if impl.Organization == "" {
-		impl.Organization = "gatecheck"
-	}
-	if impl.Project == "" {
-		impl.Project = "reference-gateway"
-	}
-	if impl.URL == "" {
-		impl.URL = "https://github.com/gatecheck/gatecheck"
-	}
-	if impl.Version == "" {
-		impl.Version = buildVersion()
-	}
-	if len(impl.Contact) == 0 {
-		impl.Contact = []string{"https://github.com/gatecheck/gatecheck/issues"}
+	o.Implementation = ReferenceImplementation()
+}
+
+// ReferenceImplementation is how reports name the in-process reference
+// gateway: gatecheck's project, at the version of this gatecheck.
+func ReferenceImplementation() confv1.Implementation {
+	return confv1.Implementation{
+		Organization: "gatecheck",
+		Project:      "reference-gateway",
+		URL:          "https://github.com/gatecheck/gatecheck",
+		Version:      version.Gatecheck(),
+		Contact:      []string{"https://github.com/gatecheck/gatecheck/issues"},
 	}
 }
 
-// buildVersion is the version of the gatecheck module in this binary, or
-// "dev" when it has none usable in a file name (a build from a work tree).
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && checkFileNamePart(bi.Main.Version, false) == nil {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-// wrapTests returns copies of the tests that time themselves and, on the
-// in-process target, put the in-process client back before they start.
+// wrapTests returns copies of a side's tests that mark when they start
+// and, on the in-process target, put the in-process client back before
+// they start.
 //
 // The upstream suite gives each test a client built from its RestConfig
 // (for a per-test user agent). The in-process cluster's REST API serves
 // only pod logs, so that client cannot read or write objects. A copy
-// therefore applies the test's
-// manifests itself (the suite would do it with that client) after setting
-// the suite's client back. A test marked Parallel does not set it: it runs
-// after Run has set it back once and for all, and setting it from there
-// would race with other parallel tests reading it.
-func wrapTests(all []suite.ConformanceTest, restore client.Client, rec *recorder) []suite.ConformanceTest {
-	out := make([]suite.ConformanceTest, len(all))
-	for i, orig := range all {
+// therefore applies the test's manifests itself (the suite would do it
+// with that client) after setting the suite's client back. A test marked
+// Parallel does not set it: it runs after Run has set it back once and
+// for all, and setting it from there would race with other parallel tests
+// reading it.
+func wrapTests(s *side, restore client.Client, rec *recorder) []suite.ConformanceTest {
+	out := make([]suite.ConformanceTest, len(s.tests))
+	for i, orig := range s.tests {
 		w := orig
 		w.Manifests = nil
 		w.Test = func(t *testing.T, s *suite.ConformanceTestSuite) {
@@ -249,165 +362,100 @@ func wrapTests(all []suite.ConformanceTest, restore client.Client, rec *recorder
 	return out
 }
 
-// recorder collects each test's result as the suite reports it through
-// its hook, which runs as the test's last cleanup.
-type recorder struct {
-	progress io.Writer
-	testLog  func(string) string
-	runTest  string
-
-	mu      sync.Mutex
-	started map[string]time.Time
-	results map[string]reports.TestResult
-}
-
-func (r *recorder) start(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.started[name] = time.Now()
-}
-
+// hook is the suites' Hook: it records a test's result as its subtest
+// ends.
 func (r *recorder) hook(t *testing.T, ct suite.ConformanceTest, s *suite.ConformanceTestSuite) {
-	tr := reports.TestResult{
-		ShortName:           ct.ShortName,
-		Description:         ct.Description,
-		Features:            slices.Clone(ct.Features),
-		Result:              reports.Pass,
-		Observations:        observe.For(ct.ShortName),
-		DroppedObservations: observe.Dropped(ct.ShortName),
-	}
-	switch {
-	case t.Failed():
-		tr.Result = reports.Fail
-		tr.Message = "the test failed; its log is in the test output"
-		if r.testLog != nil {
-			if log := r.testLog(ct.ShortName); log != "" {
-				tr.Message = log
-			}
-		}
-	case t.Skipped():
-		tr.Result = reports.Skip
-		tr.Message = skipReason(ct, s)
-	}
 	r.mu.Lock()
-	if st, ok := r.started[ct.ShortName]; ok {
-		tr.Duration = time.Since(st)
-	}
-	r.results[ct.ShortName] = tr
-	// Parallel tests end concurrently; the lock keeps their lines whole.
-	if r.progress != nil && (r.runTest == "" || r.runTest == ct.ShortName) {
-		fmt.Fprintf(r.progress, "%-4s %s (%s)\n", strings.ToUpper(string(tr.Result)), ct.ShortName, tr.Duration.Round(time.Millisecond))
-	}
+	p, ok := r.planned[ct.ShortName]
 	r.mu.Unlock()
-}
-
-// skipReason says why the suite skipped a test, in the order upstream's
-// suite decides it.
-func skipReason(ct suite.ConformanceTest, s *suite.ConformanceTestSuite) string {
-	switch {
-	case s.SkipProvisionalTests && ct.Provisional:
-		return "provisional test, skipped by --skip-provisional-tests"
-	case s.RunTest != "" && s.RunTest != ct.ShortName:
-		return "not selected: --run-test names " + s.RunTest
-	case s.SkipTests.Has(ct.ShortName):
-		return "skipped by --skip-tests"
+	if !ok {
+		p = plannedTest{test: ct}
 	}
-	if s.RunTest == "" {
-		var missing []string
-		for _, f := range ct.Features {
-			if !s.SupportedFeatures.Has(f) {
-				missing = append(missing, string(f))
-			}
-		}
-		if len(missing) > 0 {
-			return "the implementation does not claim " + strings.Join(missing, ", ")
-		}
-	}
-	return "the test skipped itself; its log says why"
+	tr := r.testResult(p, t.Failed(), t.Skipped(), s.RunTest)
+	r.record(tr, p.runs)
 }
 
 // finish builds the record of the run and writes the reports.
-func finish(s *suite.ConformanceTestSuite, o *Options, rec *recorder, all []suite.ConformanceTest, start time.Time) (*reports.Run, []string, error) {
-	run := &reports.Run{
-		Implementation: o.Implementation,
-		Mode:           o.Mode,
-		Started:        start,
-		Duration:       time.Since(start),
-	}
-	for _, p := range o.ConformanceProfiles {
-		run.Profiles = append(run.Profiles, string(p))
-	}
-	rec.mu.Lock()
-	for _, ct := range all {
-		if tr, ok := rec.results[ct.ShortName]; ok {
-			run.Tests = append(run.Tests, tr)
-		}
-	}
-	rec.mu.Unlock()
-
-	cr, err := s.Report()
-	if err != nil {
-		return run, nil, fmt.Errorf("building the conformance report: %w", err)
-	}
-	run.Conformance = cr
-
-	var files []string
-	if o.ReportOutputPath != "" {
-		if err := writeFile(o.ReportOutputPath, func(w io.Writer) error { return reports.WriteConformanceYAML(w, cr) }); err != nil {
-			return run, files, err
-		}
-		files = append(files, o.ReportOutputPath)
-	}
-	if o.ReportDir == "" {
-		return run, files, nil
-	}
-	if err := os.MkdirAll(o.ReportDir, 0o755); err != nil {
-		return run, files, fmt.Errorf("report directory: %w", err)
-	}
-	name, err := reports.ConformanceFileName(cr)
-	if err != nil {
-		return run, files, err
-	}
-	writers := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{name, func(w io.Writer) error { return reports.WriteConformanceYAML(w, cr) }},
-		{JUnitFileName, func(w io.Writer) error { return reports.WriteJUnit(w, run) }},
-		{MarkdownFileName, func(w io.Writer) error { return reports.WriteMarkdown(w, run) }},
-	}
-	var errs []error
-	for _, wr := range writers {
-		path := filepath.Join(o.ReportDir, wr.name)
-		if err := writeFile(path, wr.write); err != nil {
-			errs = append(errs, err)
+func finish(o *Options, rec *recorder, sides []*side, info reports.Run, start time.Time) (*reports.Run, []string, error) {
+	run := info
+	run.Started = start
+	run.Duration = time.Since(start)
+	for _, s := range sides {
+		if !s.run {
 			continue
 		}
-		files = append(files, path)
+		for _, ct := range s.tests {
+			if tr, ok := rec.result(ct.ShortName); ok {
+				run.Tests = append(run.Tests, tr)
+			}
+		}
+		report, err := s.suite.Report()
+		if err != nil {
+			return &run, nil, fmt.Errorf("building the %s report: %w", s.source, err)
+		}
+		switch s.source {
+		case reports.Upstream:
+			run.Conformance = report
+		case reports.Gatecheck:
+			run.GatecheckProfiles = report.ProfileReports
+		}
+		if run.Environment.GatewayAPIVersion == "" {
+			run.Environment.GatewayAPIVersion = report.GatewayAPIVersion
+			run.Environment.GatewayAPIChannel = report.GatewayAPIChannel
+		}
 	}
-	return run, files, errors.Join(errs...)
+
+	var files []string
+	var errs []error
+	if o.ReportOutputPath != "" && run.Conformance != nil {
+		err := reports.WriteFile(o.ReportOutputPath, func(w io.Writer) error { return reports.WriteConformanceYAML(w, run.Conformance) })
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			files = append(files, o.ReportOutputPath)
+		}
+	}
+	if o.ReportDir != "" {
+		written, err := reports.WriteAll(o.ReportDir, &run)
+		files = append(files, written...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return &run, files, errors.Join(errs...)
 }
 
-// writeFile writes a report through a temporary file in the same
-// directory, so a reader never sees half a report.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+// runInfo is the part of the run's record known before it starts.
+func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) reports.Run {
+	run := reports.Run{
+		Schema:          reports.RunSchema,
+		Implementation:  o.Implementation,
+		Mode:            o.Mode,
+		Target:          tgt.info,
+		TimingTolerance: o.TimingTolerance,
+		CommandLine:     o.CommandLine,
+		Environment: reports.Environment{
+			KubernetesVersion: tgt.kubernetesVersion,
+			SuiteVersion:      consts.BundleVersion,
+			GatecheckVersion:  version.Gatecheck(),
+			GoVersion:         runtime.Version(),
+		},
 	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	if run.Mode == "" {
+		run.Mode = DefaultMode
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	run.Target.GatewayClass = o.GatewayClassName
+	for _, s := range sides {
+		run.Profiles = append(run.Profiles, s.profiles...)
 	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	claimed := sets.New[features.FeatureName]()
+	for _, s := range sides {
+		claimed = claimed.Union(s.suite.SupportedFeatures)
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	run.Claims.Features = sets.List(claimed)
+	run.Claims.Source = tgt.claimsSource
+	if !explicitProfiles {
+		run.Claims.Source += "; profiles: every profile whose core features are claimed"
 	}
-	return nil
+	return run
 }

@@ -8,19 +8,24 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
 	"github.com/gatecheck/gatecheck/features"
@@ -45,24 +50,75 @@ func fakeCluster(t *testing.T) client.WithWatch {
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(crd).Build()
 }
 
-// TestRunSuiteRecordsAndReports runs tests that need no cluster through
-// the runner's suite plumbing, as the in-process target sets it up (a
-// RestConfig that reaches nothing, and the client put back), and checks
-// the results, the progress lines and the three reports. The checks run
-// in a cleanup, since the run completes in t's cleanups.
-func TestRunSuiteRecordsAndReports(t *testing.T) {
-	dir := t.TempDir()
-	c := fakeCluster(t)
-	var progress bytes.Buffer
+// The suite-plumbing tests count their tests in two profiles of their own,
+// one on each side, whose core is HTTPRoute alone: a profile with Gateway
+// in its core would make the suite's set-up wait for a GatewayClass.
+const (
+	testUpstreamProfile  = "RUNNER-TEST-UPSTREAM"
+	testGatecheckProfile = "RUNNER-TEST-GATECHECK"
+)
+
+var registerTestProfiles = sync.OnceFunc(func() {
+	for _, name := range []string{testUpstreamProfile, testGatecheckProfile} {
+		suite.RegisterConformanceProfile(suite.ConformanceProfile{
+			Name:             suite.ConformanceProfileName(name),
+			CoreFeatures:     sets.New(gwfeatures.SupportHTTPRoute),
+			ExtendedFeatures: sets.New(features.SupportHTTPRouteRetry),
+		})
+	}
+})
+
+// useTestProfiles makes the runner see the two test profiles.
+func useTestProfiles(t *testing.T) {
+	registerTestProfiles()
+	lookup, all := lookupProfile, allProfiles
+	t.Cleanup(func() { lookupProfile, allProfiles = lookup, all })
+	profile := func(name string) features.Profile {
+		return features.Profile{
+			Name:     name,
+			Core:     []features.FeatureName{gwfeatures.SupportHTTPRoute},
+			Extended: []features.FeatureName{features.SupportHTTPRouteRetry},
+			Upstream: name == testUpstreamProfile,
+		}
+	}
+	lookupProfile = func(name string) (features.Profile, bool) {
+		if name == testUpstreamProfile || name == testGatecheckProfile {
+			return profile(name), true
+		}
+		return lookup(name)
+	}
+	allProfiles = func() []features.Profile {
+		return append(all(), profile(testUpstreamProfile), profile(testGatecheckProfile))
+	}
+}
+
+func testOptions(dir string, progress *bytes.Buffer) Options {
 	o := DefaultOptions()
 	o.ReportDir = dir
-	o.Progress = &progress
+	o.Progress = progress
+	o.ProgressInterval = time.Hour
 	o.SupportedFeatures = []features.FeatureName{gwfeatures.SupportHTTPRoute}
+	o.ConformanceProfiles = []suite.ConformanceProfileName{testUpstreamProfile, testGatecheckProfile}
 	o.Implementation.Organization, o.Implementation.Project = "acme", "gw"
 	o.Implementation.URL, o.Implementation.Version = "https://acme.example", "v1.0.0"
 	o.Implementation.Contact = []string{"@acme"}
-	// No profile: a profile's core features include Gateway, and with
-	// Gateway supported the suite's Setup waits for a GatewayClass.
+	o.CommandLine = []string{"gatecheck", "run", "--kubeconfig", "/tmp/my cluster"}
+	return o
+}
+
+// TestRunSuiteRecordsAndReports runs tests that need no cluster through
+// the runner's suite plumbing, as the in-process target sets it up (a
+// RestConfig that reaches nothing, and the client put back): two on
+// upstream's side, three on gatecheck's. It checks the results, the
+// header and progress lines, and that each report holds its own side's
+// tests only. The checks run in a cleanup, since the run completes in t's
+// cleanups.
+func TestRunSuiteRecordsAndReports(t *testing.T) {
+	useTestProfiles(t)
+	dir := t.TempDir()
+	c := fakeCluster(t)
+	var progress bytes.Buffer
+	o := testOptions(dir, &progress)
 
 	// clientSeen records whether each test found the fake client in the
 	// suite rather than the per-test client the suite builds.
@@ -74,11 +130,17 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		clientSeen[t.Name()] = s.Client == client.Client(c)
 	}
 	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
-	all := []suite.ConformanceTest{
+	upTests := []suite.ConformanceTest{
 		{ShortName: "Passes", Description: "records", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			checkClient(t, s)
 			observe.Record(t, "attempts", 3)
 		}},
+		{ShortName: "NeedsRetry", Description: "unsupported", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, features.SupportHTTPRouteRetry},
+			Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+				t.Error("ran a test whose feature is not supported")
+			}},
+	}
+	gcTests := []suite.ConformanceTest{
 		{ShortName: "ParallelPasses", Description: "parallel", Features: core, Parallel: true, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			checkClient(t, s)
 			if err := s.Client.List(context.Background(), &apiextensionsv1.CustomResourceDefinitionList{}); err != nil {
@@ -88,16 +150,16 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		{ShortName: "SkipsItself", Description: "skips", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			t.Skip("not today")
 		}},
-		{ShortName: "NeedsRetry", Description: "unsupported", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, features.SupportHTTPRouteRetry},
-			Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-				t.Error("ran a test whose feature is not supported")
-			}},
+		{ShortName: "GatecheckPasses", Description: "gatecheck", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+			observe.Record(t, "gap", "301ms")
+		}},
 	}
 	co := suite.ConformanceOptions{
 		ConfigurableOptions: o.ConfigurableOptions,
 		Client:              c,
 		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
 	}
+	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
 	observe.Reset()
 	var res *Result
 	t.Cleanup(func() {
@@ -112,7 +174,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		}
 	})
 	var err error
-	res, err = runSuite(t, &o, co, all, c)
+	res, err = runSuites(t, &o, co, tgt, upTests, gcTests)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +187,9 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 	if res.Err != nil {
 		t.Fatalf("Result.Err = %v", res.Err)
 	}
-	want := map[string]reports.Result{"Passes": reports.Pass, "ParallelPasses": reports.Pass, "SkipsItself": reports.Skip, "NeedsRetry": reports.Skip}
+	order := []string{"Passes", "NeedsRetry", "ParallelPasses", "SkipsItself", "GatecheckPasses"}
+	want := map[string]reports.Result{"Passes": reports.Pass, "ParallelPasses": reports.Pass, "SkipsItself": reports.Skip,
+		"NeedsRetry": reports.Skip, "GatecheckPasses": reports.Pass}
 	if len(res.Run.Tests) != len(want) {
 		t.Fatalf("recorded %d tests, want %d: %+v", len(res.Run.Tests), len(want), res.Run.Tests)
 	}
@@ -133,86 +197,238 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 		if tr.Result != want[tr.ShortName] {
 			t.Errorf("%s: result %s, want %s", tr.ShortName, tr.Result, want[tr.ShortName])
 		}
-		if name := []string{"Passes", "ParallelPasses", "SkipsItself", "NeedsRetry"}[i]; tr.ShortName != name {
-			t.Errorf("Tests[%d] = %s, want %s: results in the suite's order", i, tr.ShortName, name)
+		if tr.ShortName != order[i] {
+			t.Errorf("Tests[%d] = %s, want %s: results in the suites' order, upstream's first", i, tr.ShortName, order[i])
+		}
+		wantSource := reports.Gatecheck
+		if i < 2 {
+			wantSource = reports.Upstream
+		}
+		if tr.Source != wantSource {
+			t.Errorf("%s: source %q, want %q", tr.ShortName, tr.Source, wantSource)
 		}
 		switch tr.ShortName {
 		case "Passes":
 			if len(tr.Observations) != 1 || tr.Observations[0].Key != "attempts" || tr.Observations[0].Value != "3" {
 				t.Errorf("Passes: observations %+v, want attempts = 3", tr.Observations)
 			}
+			if !slices.Equal(tr.Profiles, []string{testUpstreamProfile}) {
+				t.Errorf("Passes counts in %v, want only %s", tr.Profiles, testUpstreamProfile)
+			}
 		case "NeedsRetry":
-			if tr.Message != "the implementation does not claim HTTPRouteRetry" {
-				t.Errorf("NeedsRetry: message %q", tr.Message)
+			if tr.Message != "the run does not claim HTTPRouteRetry" || !slices.Equal(tr.Unclaimed, []features.FeatureName{features.SupportHTTPRouteRetry}) {
+				t.Errorf("NeedsRetry: message %q, unclaimed %v", tr.Message, tr.Unclaimed)
 			}
 		case "SkipsItself":
 			if !strings.Contains(tr.Message, "skipped itself") {
 				t.Errorf("SkipsItself: message %q", tr.Message)
 			}
+		case "GatecheckPasses":
+			if !slices.Equal(tr.Profiles, []string{testGatecheckProfile}) {
+				t.Errorf("GatecheckPasses counts in %v, want only %s", tr.Profiles, testGatecheckProfile)
+			}
 		}
-	}
-	for _, line := range []string{"PASS Passes (", "PASS ParallelPasses (", "SKIP SkipsItself (", "SKIP NeedsRetry ("} {
-		if !strings.Contains(progress, line) {
-			t.Errorf("progress %q lacks a line starting %q", progress, line)
-		}
-	}
-	if got := strings.Count(progress, "\n"); got != 4 {
-		t.Errorf("progress has %d lines, want one per test:\n%s", got, progress)
 	}
 
+	// The header says what is tested; then one line per test that runs.
+	lines := strings.Split(strings.TrimSuffix(progress, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "target:       in-process") {
+		t.Errorf("the first line does not name the target: %q", lines[0])
+	}
+	for _, want := range []string{
+		"GatewayClass: gateway-conformance",
+		"features:     1 claimed (--supported-features): HTTPRoute",
+		"profiles:     upstream report: " + testUpstreamProfile + "; gatecheck report: " + testGatecheckProfile,
+		"tests:        4 of 5 will run (1 upstream, 3 gatecheck); 1 skipped",
+		"[1/4]", "PASS Passes (", "[4/4]", "PASS ParallelPasses (", "SKIP SkipsItself (", "PASS GatecheckPasses (",
+	} {
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+	}
+	if strings.Contains(progress, "NeedsRetry") {
+		t.Errorf("progress has a line for a test that does not run:\n%s", progress)
+	}
+
+	// The upstream report: upstream's profile and tests only, in
+	// upstream's folder layout, with its README.
+	sub := filepath.Join(dir, reports.UpstreamDirName, consts.BundleVersion, "acme-gw")
 	wantFiles := []string{
-		filepath.Join(dir, "standard-v1.0.0-default-report.yaml"),
-		filepath.Join(dir, JUnitFileName),
-		filepath.Join(dir, MarkdownFileName),
+		filepath.Join(dir, reports.RunFileName),
+		filepath.Join(dir, reports.JUnitFileName),
+		filepath.Join(dir, reports.MarkdownFileName),
+		filepath.Join(dir, reports.MarkdownShortName),
+		filepath.Join(dir, reports.GatecheckReportFileName),
+		filepath.Join(sub, "standard-v1.0.0-default-report.yaml"),
+		filepath.Join(sub, reports.SubmissionReadmeName),
 	}
 	if strings.Join(res.Files, " ") != strings.Join(wantFiles, " ") {
 		t.Fatalf("Files = %v, want %v", res.Files, wantFiles)
 	}
-	yaml, err := os.ReadFile(wantFiles[0])
-	if err != nil {
-		t.Fatal(err)
+	var up confv1.ConformanceReport
+	readYAML(t, wantFiles[5], &up)
+	if len(up.ProfileReports) != 1 || up.ProfileReports[0].Name != testUpstreamProfile {
+		t.Fatalf("the upstream report's profiles = %+v, want %s alone", up.ProfileReports, testUpstreamProfile)
 	}
-	for _, s := range []string{"kind: ConformanceReport", "mode: default", "organization: acme"} {
-		if !bytes.Contains(yaml, []byte(s)) {
-			t.Errorf("the ConformanceReport lacks %q:\n%s", s, yaml)
-		}
+	// Upstream counts a test whose features are not claimed nowhere; had
+	// gatecheck's two passing tests counted, core would have 3 passed.
+	if p := up.ProfileReports[0]; p.Core.Passed != 1 || p.Core.Skipped != 0 || p.Core.Failed != 0 {
+		t.Errorf("the upstream profile = %+v, want core 1 passed, nothing else: gatecheck's tests counted in it", p)
 	}
+	var gc reports.GatecheckReport
+	readYAML(t, wantFiles[4], &gc)
+	if len(gc.ProfileReports) != 1 || gc.ProfileReports[0].Name != testGatecheckProfile || gc.ProfileReports[0].Core.Passed != 2 || gc.ProfileReports[0].Core.Skipped != 1 {
+		t.Errorf("the gatecheck report's profiles = %+v, want %s with 2 passed and 1 skipped", gc.ProfileReports, testGatecheckProfile)
+	}
+	var names []string
+	for _, tr := range gc.Tests {
+		names = append(names, tr.Name)
+	}
+	if !slices.Equal(names, []string{"ParallelPasses", "SkipsItself", "GatecheckPasses"}) {
+		t.Errorf("the gatecheck report's tests = %v, want gatecheck's three", names)
+	}
+	if readme, _ := os.ReadFile(wantFiles[6]); !bytes.Contains(readme, []byte("gatecheck run --kubeconfig '/tmp/my cluster'")) {
+		t.Errorf("the README's Reproduce section lacks the command line:\n%s", readme)
+	}
+
 	var junit struct {
-		Tests int `xml:"tests,attr"`
-		Suite struct {
-			Skipped int `xml:"skipped,attr"`
+		Tests  int `xml:"tests,attr"`
+		Suites []struct {
+			Name    string `xml:"name,attr"`
+			Skipped int    `xml:"skipped,attr"`
 		} `xml:"testsuite"`
 	}
 	data, err := os.ReadFile(wantFiles[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := xml.Unmarshal(data, &junit); err != nil || junit.Tests != 4 || junit.Suite.Skipped != 2 {
-		t.Errorf("JUnit: %d tests, %d skipped (err %v), want 4 and 2:\n%s", junit.Tests, junit.Suite.Skipped, err, data)
+	if err := xml.Unmarshal(data, &junit); err != nil || junit.Tests != 5 || len(junit.Suites) != 2 ||
+		junit.Suites[0].Name != "upstream" || junit.Suites[0].Skipped != 1 || junit.Suites[1].Skipped != 1 {
+		t.Errorf("JUnit: %+v (err %v), want 5 tests in an upstream and a gatecheck suite, one skipped in each:\n%s", junit, err, data)
 	}
 	md, err := os.ReadFile(wantFiles[2])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(md, []byte("4: 2 passed, 0 failed, 2 skipped")) {
+	if !bytes.Contains(md, []byte("5 tests: 3 passed, 0 failed, 2 skipped")) {
 		t.Errorf("the Markdown summary lacks the counts:\n%s", md)
+	}
+
+	// Every report can be written again from run.json alone.
+	f, err := os.Open(wantFiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := reports.ReadRunJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := t.TempDir()
+	files, err := reports.WriteAll(again, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range files {
+		want, _ := os.ReadFile(wantFiles[i])
+		got, _ := os.ReadFile(p)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s written again from run.json differs from the run's:\n--- run\n%s\n--- again\n%s", filepath.Base(p), want, got)
+		}
 	}
 }
 
-func TestSkipReasons(t *testing.T) {
-	s := &suite.ConformanceTestSuite{SupportedFeatures: suite.FeaturesSet{}, SkipTests: nil}
-	s.SupportedFeatures.Insert(gwfeatures.SupportHTTPRoute)
-	ct := suite.ConformanceTest{ShortName: "X", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS}, Provisional: true}
-	if got := skipReason(ct, s); got != "the implementation does not claim HTTPRouteCORS" {
-		t.Errorf("unsupported feature: %q", got)
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	s.RunTest = "Y"
-	if got := skipReason(ct, s); got != "not selected: --run-test names Y" {
+	if err := yaml.UnmarshalStrict(data, v); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, data)
+	}
+}
+
+// TestRunRefusesTestsCountedNowhere: a test that would run, but whose
+// features no requested profile of its side has, stops the run before
+// anything runs, with a message naming the test and the missing feature.
+func TestRunRefusesTestsCountedNowhere(t *testing.T) {
+	useTestProfiles(t)
+	c := fakeCluster(t)
+	o := testOptions(t.TempDir(), &bytes.Buffer{})
+	o.SupportedFeatures = append(o.SupportedFeatures, gwfeatures.SupportHTTPRouteCORS)
+	co := suite.ConformanceOptions{ConfigurableOptions: o.ConfigurableOptions, Client: c, RestConfig: &rest.Config{Host: "http://x.invalid", Transport: noAPIServer{}}}
+	ran := false
+	gcTests := []suite.ConformanceTest{{ShortName: "NeedsCORS", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS},
+		Test: func(*testing.T, *suite.ConformanceTestSuite) { ran = true }}}
+	_, err := runSuites(t, &o, co, &target{info: reports.Target{InProcess: true}}, nil, gcTests)
+	if err == nil || !strings.Contains(err.Error(), "NeedsCORS: "+testGatecheckProfile+" lacks HTTPRouteCORS") {
+		t.Fatalf("runSuites = %v, want a refusal naming NeedsCORS and HTTPRouteCORS", err)
+	}
+	if ran {
+		t.Error("the test ran although the run was refused")
+	}
+}
+
+// TestProgressNamesRunningTests: when nothing finishes for the progress
+// interval, a line names the tests still running.
+func TestProgressNamesRunningTests(t *testing.T) {
+	var out syncBuffer
+	o := DefaultOptions()
+	o.Progress = &out
+	o.ProgressInterval = 50 * time.Millisecond
+	r := newRecorder(&o)
+	s := &side{run: true, planned: []plannedTest{{test: suite.ConformanceTest{ShortName: "Slow"}, runs: true}}}
+	r.begin([]*side{s})
+	r.start("Slow")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "running: Slow (") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line named the running test within 10s: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.record(reports.TestResult{ShortName: "Slow", Result: reports.Pass}, true)
+	r.stop()
+	if !strings.Contains(out.String(), "[1/1]") || !strings.Contains(out.String(), "PASS Slow (") {
+		t.Errorf("no result line: %q", out.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestSkipReasons(t *testing.T) {
+	ct := suite.ConformanceTest{ShortName: "X", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS}}
+	p := plannedTest{test: ct, unclaimed: []features.FeatureName{gwfeatures.SupportHTTPRouteCORS}}
+	if got, unclaimed := skipReason(p, "", nil); got != "the run does not claim HTTPRouteCORS" || len(unclaimed) != 1 {
+		t.Errorf("unsupported feature: %q, %v", got, unclaimed)
+	}
+	if got, _ := skipReason(p, "Y", nil); got != "not selected: --run-test names Y" {
 		t.Errorf("--run-test: %q", got)
 	}
-	s.SkipProvisionalTests = true
-	if got := skipReason(ct, s); !strings.Contains(got, "--skip-provisional-tests") {
-		t.Errorf("provisional: %q", got)
+	if got, _ := skipReason(plannedTest{test: ct}, "", nil); got != "skipped by --skip-tests" {
+		t.Errorf("--skip-tests: %q", got)
+	}
+	log := func(string) string {
+		return "=== RUN   gatecheck/X\n    x.go:3: needs two backends\n--- SKIP: gatecheck/X (0.00s)\n"
+	}
+	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", log); got != "the test skipped itself: x.go:3: needs two backends" {
+		t.Errorf("self-skip: %q", got)
 	}
 }
 

@@ -2,14 +2,21 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientset "k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -21,6 +28,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/conformance/inprocess"
 	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatecheck/gatecheck/reports"
 )
 
 // target is what the suite runs against.
@@ -28,6 +36,13 @@ type target struct {
 	// restoreClient is the client the suite must use on the in-process
 	// target (see wrapTests); nil on a cluster.
 	restoreClient client.Client
+	// info describes the target for the header and the reports.
+	info reports.Target
+	// kubernetesVersion is the API server's version (in-process: the
+	// Kubernetes release of the libraries that validate objects).
+	kubernetesVersion string
+	// claimsSource says where the features claimed come from.
+	claimsSource string
 }
 
 // startInProcess starts the embedded cluster with the reference gateway
@@ -73,7 +88,34 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	// every other call with a Status naming the in-process limitation.
 	co.RestConfig = c.RestConfig()
 	co.Clientset = c.Clientset()
-	return &target{restoreClient: co.Client}, nil
+	return &target{
+		restoreClient:     co.Client,
+		info:              reports.Target{InProcess: true},
+		kubernetesVersion: inProcessKubernetesVersion(),
+	}, nil
+}
+
+// inProcessKubernetesVersion is the Kubernetes release whose libraries
+// (k8s.io/apiextensions-apiserver v0.X.Y is Kubernetes v1.X.Y) validate
+// the in-process store's objects, as "v1.X.Y (in-process validation)".
+func inProcessKubernetesVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, m := range bi.Deps {
+		if m.Path != "k8s.io/apiextensions-apiserver" {
+			continue
+		}
+		v := m.Version
+		if m.Replace != nil {
+			v = m.Replace.Version
+		}
+		if rest, ok := strings.CutPrefix(v, "v0."); ok {
+			return "v1." + rest + " (in-process validation by k8s.io/apiextensions-apiserver " + v + ")"
+		}
+	}
+	return ""
 }
 
 // withCRDs answers lists of CustomResourceDefinitions, which the upstream
@@ -97,17 +139,57 @@ func (c withCRDs) List(ctx context.Context, list client.ObjectList, opts ...clie
 	return nil
 }
 
-// connect points the suite's options at the cluster a kubeconfig names:
-// a controller-runtime client and clientset with the Gateway API types,
-// and the upstream suite's default round tripper, gRPC and WebSocket
-// clients (left nil, so the suite picks them).
-func connect(kubeconfig string, co *suite.ConformanceOptions) (*target, error) {
-	if _, err := os.Stat(kubeconfig); err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+// connect points the suite's options at the cluster the options name
+// (Kubeconfig, from --kubeconfig or $KUBECONFIG, and Context): a
+// controller-runtime client and clientset with the Gateway API types, and
+// the upstream suite's default round tripper, gRPC and WebSocket clients
+// (left nil, so the suite picks them). It asks the API server its version,
+// so an unreachable cluster is an error here, naming where the kubeconfig
+// came from.
+func connect(o *Options, co *suite.ConformanceOptions) (*target, error) {
+	source := o.KubeconfigSource
+	if source == "" {
+		source = "kubeconfig"
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	named := fmt.Sprintf("%s=%s", source, o.Kubeconfig)
+	if strings.HasPrefix(source, "--") {
+		named = fmt.Sprintf("%s %s", source, o.Kubeconfig)
+	}
+	rules := &clientcmd.ClientConfigLoadingRules{}
+	if source == "KUBECONFIG" {
+		// A list, as kubectl reads it; files that do not exist are
+		// skipped, but at least one must.
+		rules.Precedence = filepath.SplitList(o.Kubeconfig)
+		var errs []error
+		for _, p := range rules.Precedence {
+			if _, err := os.Stat(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == len(rules.Precedence) {
+			return nil, fmt.Errorf("%s names no kubeconfig file that exists (%v); point KUBECONFIG at your cluster's kubeconfig, or run the in-process reference gateway with --in-process", named, errors.Join(errs...))
+		}
+	} else {
+		if _, err := os.Stat(o.Kubeconfig); err != nil {
+			return nil, fmt.Errorf("%s: %w", named, err)
+		}
+		rules.ExplicitPath = o.Kubeconfig
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
+	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("%s: %w", named, err)
+	}
+	contextName := raw.CurrentContext
+	if o.Context != "" {
+		contextName = o.Context
+		if _, ok := raw.Contexts[o.Context]; !ok {
+			return nil, fmt.Errorf("--context %s: %s has no such context", o.Context, named)
+		}
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", named, err)
 	}
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -126,14 +208,42 @@ func connect(kubeconfig string, co *suite.ConformanceOptions) (*target, error) {
 	co.ClientOptions = client.Options{Scheme: scheme}
 	c, err := client.New(cfg, co.ClientOptions)
 	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("client for %s: %w", named, err)
 	}
 	cs, err := clientset.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("clientset for %s: %w", kubeconfig, err)
+		return nil, fmt.Errorf("clientset for %s: %w", named, err)
+	}
+	probe := rest.CopyConfig(cfg)
+	probe.Timeout = o.TimeoutConfig.GetTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(probe)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client for %s: %w", named, err)
+	}
+	sv, err := dc.ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("the API server %s (context %q of %s) does not answer: %w", cfg.Host, contextName, named, err)
 	}
 	co.Client = c
 	co.Clientset = cs
 	co.RestConfig = cfg
-	return &target{}, nil
+	return &target{
+		info:              reports.Target{Server: cfg.Host, Context: contextName},
+		kubernetesVersion: sv.GitVersion,
+	}, nil
+}
+
+// gatewayClassController returns the controllerName of the GatewayClass
+// name, or "" if it cannot be read (the suite's set-up then says why).
+func gatewayClassController(c client.Client, name string, timeout time.Duration) string {
+	if c == nil || name == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), max(timeout, time.Second))
+	defer cancel()
+	var gc gwv1.GatewayClass
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, &gc); err != nil {
+		return ""
+	}
+	return string(gc.Spec.ControllerName)
 }

@@ -1,0 +1,75 @@
+package runner
+
+import "testing"
+
+func TestFailedAssertions(t *testing.T) {
+	tests := []struct {
+		name, log, want string
+	}{
+		{
+			name: "t.Errorf among progress lines and observations, in a subtest",
+			log: "=== RUN   gatecheck/HTTPRouteRetryCodes\n" +
+				"    helpers.go:20: 2026-01-01T00:00:00.123Z: Applying tests/retry.yaml\n" +
+				"=== RUN   gatecheck/HTTPRouteRetryCodes/code_503\n" +
+				"    retry.go:40: observe: attempts = 1\n" +
+				"    retry.go:41: the backend saw 1 attempt; want 3 (retry.codes lists 503)\n" +
+				"        ledger: a1 503\n" +
+				"    retry.go:50: observe: status = 503\n" +
+				"--- FAIL: gatecheck/HTTPRouteRetryCodes/code_503 (0.20s)\n" +
+				"=== RUN   gatecheck/HTTPRouteRetryCodes/code_500\n" +
+				"    retry.go:40: observe: attempts = 3\n" +
+				"--- PASS: gatecheck/HTTPRouteRetryCodes/code_500 (0.20s)\n" +
+				"--- FAIL: gatecheck/HTTPRouteRetryCodes (0.50s)\n",
+			want: "code_503: retry.go:41: the backend saw 1 attempt; want 3 (retry.codes lists 503)\n    ledger: a1 503",
+		},
+		{
+			name: "testify's block, summarised",
+			log: "=== RUN   gatecheck/HTTPRouteSimpleSameNamespace\n" +
+				"    http.go:10: 2026-01-01T00:00:00Z: Request passed\n" +
+				"    http.go:250: \n" +
+				"        \tError Trace:\t/root/go/pkg/mod/x/conformance/utils/http/http.go:250\n" +
+				"        \tError:      \tNot equal: \n" +
+				"        \t            \texpected: 200\n" +
+				"        \t            \tactual  : 503\n" +
+				"        \tTest:       \tgatecheck/HTTPRouteSimpleSameNamespace\n" +
+				"        \tMessages:   \texpected status code to be 200\n" +
+				"--- FAIL: gatecheck/HTTPRouteSimpleSameNamespace (30.00s)\n",
+			want: "http/http.go:250: Not equal: expected: 200 actual  : 503 (expected status code to be 200)",
+		},
+		{
+			name: "only progress lines: the last one is the fatal one (tlog.Fatalf)",
+			log: "=== RUN   gatecheck/GatewayX\n" +
+				"    gw.go:10: 2026-01-01T00:00:00Z: waiting\n" +
+				"    gw.go:12: 2026-01-01T00:00:30Z: Gateway never became Programmed\n" +
+				"--- FAIL: gatecheck/GatewayX (30.00s)\n",
+			want: "gw.go:12: 2026-01-01T00:00:30Z: Gateway never became Programmed",
+		},
+		{
+			name: "the start was cut: entries with no framing line",
+			log:  "[earlier lines cut]\n    x.go:3: got 1; want 2\n",
+			want: "x.go:3: got 1; want 2",
+		},
+		{name: "a passing log", log: "=== RUN   gatecheck/X\n    x.go:1: observe: a = b\n--- PASS: gatecheck/X (0.00s)\n", want: ""},
+	}
+	for _, tt := range tests {
+		if got := FailedAssertions(tt.log); got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"HTTPRouteRetry", "HTTPRouteRetryCodes", "HTTPRouteCORS", "GATEWAY-HTTP", "GATEWAY-GRPC"}
+	for in, want := range map[string]string{
+		"HTTPRouteRetryCode": "HTTPRouteRetryCodes",
+		"httproutecors":      "HTTPRouteCORS",
+		"GATEWAY-GPRC":       "GATEWAY-GRPC",
+		"RetryCodes":         "HTTPRouteRetryCodes",
+		"Teleport":           "",
+		"X":                  "",
+	} {
+		if got := suggest(in, names); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// lookupProfile and allProfiles read the profiles from the features
+// registry; the suite-plumbing test replaces them with a profile of its
+// own.
+var (
+	lookupProfile = features.LookupProfile
+	allProfiles   = features.Profiles
+)
+
+// plannedTest is a test and what the run will do with it, decided as
+// upstream's suite decides it.
+type plannedTest struct {
+	test   suite.ConformanceTest
+	source reports.Source
+	// runs is true if the test will run (it may still skip itself).
+	runs bool
+	// unclaimed lists the test's features the run does not claim.
+	unclaimed []features.FeatureName
+	// profiles are the requested profiles, of the test's own side, that
+	// have all of the test's features: the profiles it counts in.
+	profiles []string
+}
+
+// side is the tests of one source with the suite that runs them.
+type side struct {
+	source   reports.Source
+	suite    *suite.ConformanceTestSuite
+	tests    []suite.ConformanceTest
+	profiles []string
+	planned  []plannedTest
+	// run is false when the run has nothing to do on this side (a
+	// --run-test of the other side's test), so the suite is not run.
+	run bool
+}
+
+// planSide decides, for each test of s, whether it runs, which claimed
+// features it lacks and which requested profiles it counts in. A test
+// runs as upstream's ConformanceTest.Run lets it: with --run-test, only
+// that test (whatever the claims); otherwise each test whose features are
+// all claimed; never one named by --skip-tests.
+func planSide(s *side) {
+	st := s.suite
+	s.planned = make([]plannedTest, len(s.tests))
+	for i, ct := range s.tests {
+		p := plannedTest{test: ct, source: s.source}
+		for _, f := range ct.Features {
+			if !st.SupportedFeatures.Has(f) {
+				p.unclaimed = append(p.unclaimed, f)
+			}
+		}
+		switch {
+		case st.SkipTests.Has(ct.ShortName):
+		case st.RunTest != "":
+			p.runs = ct.ShortName == st.RunTest
+		default:
+			p.runs = len(p.unclaimed) == 0
+		}
+		p.profiles = countingProfiles(ct, s.profiles)
+		s.planned[i] = p
+	}
+}
+
+// countingProfiles returns the profiles among names that have every
+// feature of ct, as upstream's report counts a test in a profile.
+func countingProfiles(ct suite.ConformanceTest, names []string) []string {
+	var out []string
+	for _, name := range names {
+		p, ok := lookupProfile(name)
+		if !ok {
+			continue
+		}
+		have := sets.New(p.Core...).Insert(p.Extended...)
+		if have.HasAll(ct.Features...) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// uncounted checks that each test that will run counts in a requested
+// profile of its side, and returns an error naming each one that would
+// count in none, with the features the requested profiles lack.
+func uncounted(sides []*side) error {
+	var lines []string
+	n := 0
+	for _, s := range sides {
+		for _, p := range s.planned {
+			if !p.runs || len(p.profiles) > 0 {
+				continue
+			}
+			n++
+			if len(lines) < 12 {
+				lines = append(lines, "  "+p.test.ShortName+": "+whyUncounted(p, s))
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if len(lines) < n {
+		lines = append(lines, fmt.Sprintf("  and %d more", n-len(lines)))
+	}
+	return fmt.Errorf("%d test(s) would run but count in no requested profile, so no report would hold their results:\n%s\n"+
+		"Request a profile that has all of a test's features with --conformance-profiles, or leave the test out "+
+		"with --skip-tests or --exempt-features", n, strings.Join(lines, "\n"))
+}
+
+func whyUncounted(p plannedTest, s *side) string {
+	if len(s.profiles) == 0 {
+		msg := fmt.Sprintf("no %s profile was requested", s.source)
+		if others := countingProfiles(p.test, profileNames(s.source)); len(others) > 0 {
+			msg += "; it counts in " + strings.Join(others, ", ")
+		}
+		return msg
+	}
+	// The requested profiles that come closest: those lacking the
+	// fewest of the test's features.
+	var parts []string
+	fewest := -1
+	for _, name := range s.profiles {
+		prof, _ := lookupProfile(name)
+		have := sets.New(prof.Core...).Insert(prof.Extended...)
+		var lack []string
+		for _, f := range p.test.Features {
+			if !have.Has(f) {
+				lack = append(lack, string(f))
+			}
+		}
+		switch {
+		case fewest < 0 || len(lack) < fewest:
+			fewest, parts = len(lack), nil
+			fallthrough
+		case len(lack) == fewest:
+			parts = append(parts, name+" lacks "+strings.Join(lack, ", "))
+		}
+	}
+	msg := strings.Join(parts, "; ")
+	if others := countingProfiles(p.test, profileNames(s.source)); len(others) > 0 {
+		msg += " (it counts in " + strings.Join(others, ", ") + ", which was not requested)"
+	}
+	return msg
+}
+
+// profileNames returns the names of the registered profiles of a source,
+// sorted.
+func profileNames(src reports.Source) []string {
+	var out []string
+	for _, p := range allProfiles() {
+		if p.Upstream == (src == reports.Upstream) {
+			out = append(out, p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// splitProfiles splits requested profiles into upstream's and gatecheck's.
+func splitProfiles(ps []suite.ConformanceProfileName) (upstream, gatecheck []string) {
+	for _, p := range ps {
+		prof, ok := lookupProfile(string(p))
+		switch {
+		case !ok:
+		case prof.Upstream:
+			upstream = append(upstream, prof.Name)
+		default:
+			gatecheck = append(gatecheck, prof.Name)
+		}
+	}
+	return upstream, gatecheck
+}
+
+// claimedProfiles returns the profiles whose core features are all in
+// claimed: the profiles a run on a cluster reports on when none is named.
+func claimedProfiles(claimed sets.Set[features.FeatureName]) []suite.ConformanceProfileName {
+	var out []suite.ConformanceProfileName
+	for _, p := range allProfiles() {
+		if len(p.Core) > 0 && claimed.HasAll(p.Core...) {
+			out = append(out, suite.ConformanceProfileName(p.Name))
+		}
+	}
+	return out
+}
+
+func profileStrings(ps []suite.ConformanceProfileName) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}

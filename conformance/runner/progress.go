@@ -1,0 +1,301 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// recorder collects each test's result as the suites report it through
+// their hook, which runs as the test's last cleanup, and writes the
+// progress lines.
+type recorder struct {
+	progress io.Writer
+	interval time.Duration
+	testLog  func(string) string
+	planned  map[string]plannedTest
+	total    int // tests planned to run
+
+	mu       sync.Mutex
+	begun    time.Time
+	last     time.Time // of the last line about a test
+	done     int
+	running  map[string]time.Time
+	results  map[string]reports.TestResult
+	stopped  bool
+	stopTick chan struct{}
+}
+
+func newRecorder(o *Options) *recorder {
+	interval := o.ProgressInterval
+	if interval <= 0 {
+		interval = DefaultProgressInterval
+	}
+	return &recorder{
+		progress: o.Progress,
+		interval: interval,
+		testLog:  o.TestLog,
+		planned:  map[string]plannedTest{},
+		running:  map[string]time.Time{},
+		results:  map[string]reports.TestResult{},
+		stopTick: make(chan struct{}),
+	}
+}
+
+// begin starts the clock and, with a progress writer, the goroutine that
+// names the running tests when the output has been quiet for a while.
+func (r *recorder) begin(sides []*side) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range sides {
+		for _, p := range s.planned {
+			r.planned[p.test.ShortName] = p
+			if p.runs && s.run {
+				r.total++
+			}
+		}
+	}
+	r.begun = time.Now()
+	r.last = r.begun
+	if r.progress == nil {
+		return
+	}
+	tick := min(max(r.interval/10, 10*time.Millisecond), time.Second)
+	go r.watch(tick)
+}
+
+func (r *recorder) watch(tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopTick:
+			return
+		case now := <-t.C:
+			r.mu.Lock()
+			if !r.stopped && len(r.running) > 0 && now.Sub(r.last) >= r.interval {
+				r.last = now
+				fmt.Fprintf(r.progress, "%s %s  … nothing finished for %s; running: %s\n",
+					r.counter(), r.elapsed(now), r.interval.Round(time.Second), r.runningList(now))
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+// stop ends the progress output.
+func (r *recorder) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.stopped {
+		r.stopped = true
+		close(r.stopTick)
+	}
+}
+
+func (r *recorder) counter() string {
+	w := len(fmt.Sprint(r.total))
+	return fmt.Sprintf("[%*d/%d]", w, r.done, r.total)
+}
+
+func (r *recorder) elapsed(now time.Time) string {
+	return fmt.Sprintf("%5s", now.Sub(r.begun).Round(time.Second))
+}
+
+// runningList names the running tests, longest running first, with how
+// long each has run. The caller holds r.mu.
+func (r *recorder) runningList(now time.Time) string {
+	names := make([]string, 0, len(r.running))
+	for n := range r.running {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return r.running[a].Compare(r.running[b]) })
+	const shown = 6
+	var parts []string
+	for i, n := range names {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(names)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", n, now.Sub(r.running[n]).Round(time.Second)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *recorder) start(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running[name] = time.Now()
+}
+
+// record files a test's result and prints its progress line.
+func (r *recorder) record(tr reports.TestResult, counted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if st, ok := r.running[tr.ShortName]; ok {
+		tr.Duration = now.Sub(st)
+		delete(r.running, tr.ShortName)
+	}
+	r.results[tr.ShortName] = tr
+	if !counted {
+		return
+	}
+	r.done++
+	if r.progress == nil || r.stopped {
+		return
+	}
+	r.last = now
+	line := fmt.Sprintf("%s %s  %-4s %s (%s)", r.counter(), r.elapsed(now), strings.ToUpper(string(tr.Result)), tr.ShortName, tr.Duration.Round(time.Millisecond))
+	if tr.Result != reports.Pass && tr.Message != "" {
+		first, _, _ := strings.Cut(tr.Message, "\n")
+		if len(first) > 160 {
+			first = first[:157] + "..."
+		}
+		line += ": " + first
+	}
+	fmt.Fprintln(r.progress, line)
+}
+
+func (r *recorder) result(name string) (reports.TestResult, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr, ok := r.results[name]
+	return tr, ok
+}
+
+// testResult builds a test's result from how its subtest ended.
+func (r *recorder) testResult(p plannedTest, failed, skipped bool, runTest string) reports.TestResult {
+	ct := p.test
+	tr := reports.TestResult{
+		ShortName:           ct.ShortName,
+		Source:              p.source,
+		Description:         ct.Description,
+		Features:            slices.Clone(ct.Features),
+		Result:              reports.Pass,
+		Profiles:            p.profiles,
+		Observations:        observe.For(ct.ShortName),
+		DroppedObservations: observe.Dropped(ct.ShortName),
+	}
+	switch {
+	case failed:
+		tr.Result = reports.Fail
+		tr.Message = "the test failed; its log (the test output) says why"
+		if r.testLog != nil {
+			tr.Log = r.testLog(ct.ShortName)
+			if a := FailedAssertions(tr.Log); a != "" {
+				tr.Message = a
+			}
+		}
+	case skipped:
+		tr.Result = reports.Skip
+		tr.Message, tr.Unclaimed = skipReason(p, runTest, r.testLog)
+	}
+	return tr
+}
+
+// skipReason says why a test was skipped, as upstream's suite decided it.
+func skipReason(p plannedTest, runTest string, testLog func(string) string) (string, []features.FeatureName) {
+	switch {
+	case runTest != "" && runTest != p.test.ShortName:
+		return "not selected: --run-test names " + runTest, nil
+	case !p.runs && len(p.unclaimed) == 0:
+		return "skipped by --skip-tests", nil
+	case !p.runs:
+		names := make([]string, len(p.unclaimed))
+		for i, f := range p.unclaimed {
+			names[i] = string(f)
+		}
+		return "the run does not claim " + strings.Join(names, ", "), slices.Clone(p.unclaimed)
+	}
+	msg := "the test skipped itself; its log says why"
+	if testLog != nil {
+		if log := testLog(p.test.ShortName); log != "" {
+			if last := lastLine(log); last != "" {
+				msg = "the test skipped itself: " + last
+			}
+		}
+	}
+	return msg, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// writeHeader writes the lines a run starts with: what is tested, with
+// which claims, profiles and tests.
+func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings []string) {
+	fmt.Fprintf(w, "target:       %s\n", info.Target)
+	gc := info.Target.GatewayClass
+	if ctrl := info.Target.Controller; ctrl != "" {
+		gc += ", controller " + ctrl
+	} else {
+		gc += " (not readable yet; the set-up waits for it to be Accepted)"
+	}
+	fmt.Fprintf(w, "GatewayClass: %s\n", gc)
+	names := make([]string, len(info.Claims.Features))
+	for i, f := range info.Claims.Features {
+		names[i] = string(f)
+	}
+	fmt.Fprintf(w, "features:     %d claimed (%s): %s\n", len(names), info.Claims.Source, strings.Join(names, ", "))
+	var profiles []string
+	total, runs := 0, 0
+	var perSide []string
+	for _, s := range sides {
+		ps := "none"
+		if len(s.profiles) > 0 {
+			ps = strings.Join(s.profiles, ", ")
+		}
+		if !s.run {
+			ps += " (not run: --run-test names a test of the other report)"
+		}
+		profiles = append(profiles, fmt.Sprintf("%s report: %s", s.source, ps))
+		n := 0
+		for _, p := range s.planned {
+			if p.runs && s.run {
+				n++
+			}
+		}
+		total += len(s.tests)
+		runs += n
+		perSide = append(perSide, fmt.Sprintf("%d %s", n, s.source))
+	}
+	fmt.Fprintf(w, "profiles:     %s\n", strings.Join(profiles, "; "))
+	why := "their features are not claimed, or --skip-tests names them"
+	for _, s := range sides {
+		if s.suite != nil && s.suite.RunTest != "" {
+			why = "--run-test names one test"
+		}
+	}
+	fmt.Fprintf(w, "tests:        %d of %d will run (%s); %d skipped: %s\n", runs, total, strings.Join(perSide, ", "), total-runs, why)
+	env := info.Environment
+	fmt.Fprintf(w, "versions:     gatecheck %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
+		env.GatecheckVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
+		orUnknown(env.KubernetesVersion), info.TimingTolerance)
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	fmt.Fprintln(w)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
