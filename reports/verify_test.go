@@ -97,11 +97,13 @@ func TestRunJSONRoundTrip(t *testing.T) {
 			t.Errorf("%s differs when written from the record read back", filepath.Base(fa[i]))
 		}
 	}
+	defer func(n int) { runJSONLimit = n }(runJSONLimit)
+	runJSONLimit = 4 << 10
 	for _, bad := range []struct{ in, want string }{
 		{`{"schema":"gatecheck.github.io/run/v9"}`, `schema is "gatecheck.github.io/run/v9"`},
 		{`{"schema":"` + RunSchema + `","tests":[{"shortName":"A","result":"maybe"}]}`, `Result is "maybe"`},
 		{`[1,2]`, "decoding the run record"},
-		{`{"schema":"` + RunSchema + `","x":"` + strings.Repeat("a", MaxRunJSON) + `"}`, "larger than"},
+		{`{"schema":"` + RunSchema + `","x":"` + strings.Repeat("a", 4<<10) + `"}`, "larger than 4096 bytes"},
 	} {
 		if _, err := ReadRunJSON(strings.NewReader(bad.in)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ReadRunJSON(%.60q) = %v, want an error containing %q", bad.in, err, bad.want)
