@@ -183,8 +183,11 @@ func writeTestHeading(w *bufio.Writer, t TestResult) {
 	if t.Source != "" {
 		fmt.Fprintf(w, " · %s test", t.Source)
 	}
-	if len(t.Profiles) > 0 {
+	switch {
+	case len(t.Profiles) > 0:
 		fmt.Fprintf(w, " · counts in %s", text(strings.Join(t.Profiles, ", ")))
+	case t.Result != Skip:
+		fmt.Fprintf(w, " · counts in no profile requested")
 	}
 	if t.Description != "" {
 		fmt.Fprintf(w, "\n\n%s", text(t.Description))

@@ -239,7 +239,7 @@ func lastLine(s string) string {
 
 // writeHeader writes the lines a run starts with: what is tested, with
 // which claims, profiles and tests.
-func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings []string) {
+func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes []string) {
 	fmt.Fprintf(w, "target:       %s\n", info.Target)
 	gc := info.Target.GatewayClass
 	if ctrl := info.Target.Controller; ctrl != "" {
@@ -289,6 +289,9 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings []string
 		orUnknown(env.KubernetesVersion), info.TimingTolerance)
 	for _, warn := range warnings {
 		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	for _, note := range notes {
+		fmt.Fprintf(w, "note:         %s\n", note)
 	}
 	fmt.Fprintln(w)
 }

@@ -210,8 +210,10 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		planSide(s)
 		s.run = len(s.tests) > 0 && (co.RunTest == "" || slices.ContainsFunc(s.tests, func(ct suite.ConformanceTest) bool { return ct.ShortName == co.RunTest }))
 	}
+	var notes []string
 	if explicitProfiles || opts.ReportDir != "" || opts.ReportOutputPath != "" {
-		if err := uncounted(sides); err != nil {
+		var err error
+		if notes, err = uncounted(sides); err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
 	}
@@ -224,7 +226,7 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		info.Environment.GatewayAPIVersion, info.Environment.GatewayAPIChannel = r.GatewayAPIVersion, r.GatewayAPIChannel
 	}
 	if opts.Progress != nil {
-		writeHeader(opts.Progress, info, sides, opts.Warnings)
+		writeHeader(opts.Progress, info, sides, opts.Warnings, notes)
 	}
 	if !tgt.info.InProcess {
 		// The namespaces a previous run left being deleted must be gone

@@ -440,3 +440,27 @@ var errNoAPIServer = errors.New("the in-process cluster has no Kubernetes REST A
 type noAPIServer struct{}
 
 func (noAPIServer) RoundTrip(*http.Request) (*http.Response, error) { return nil, errNoAPIServer }
+
+// TestUncountedNotesWhatNoProfileCanCount: an upstream test no upstream
+// profile at all has the features for is run and noted, not refused; one
+// that a profile not requested would count is refused, naming it.
+func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
+	useTestProfiles(t)
+	mk := func(name string, fs ...features.FeatureName) plannedTest {
+		ct := suite.ConformanceTest{ShortName: name, Features: fs}
+		return plannedTest{test: ct, runs: true, source: reports.Upstream, profiles: countingProfiles(ct, []string{testUpstreamProfile})}
+	}
+	s := &side{source: reports.Upstream, run: true, profiles: []string{testUpstreamProfile}, planned: []plannedTest{
+		mk("Counted", gwfeatures.SupportHTTPRoute),
+		mk("NoProfileCan", gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute, gwfeatures.SupportGRPCRouteNamedRouteRule),
+	}}
+	notes, err := uncounted([]*side{s})
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "NoProfileCan runs, but no upstream profile has all its features") {
+		t.Errorf("uncounted = %q, %v; want one note for NoProfileCan and no error", notes, err)
+	}
+	s.planned = append(s.planned, mk("InGRPC", gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute))
+	_, err = uncounted([]*side{s})
+	if err == nil || !strings.Contains(err.Error(), "InGRPC: "+testUpstreamProfile+" lacks Gateway, GRPCRoute (it counts in GATEWAY-GRPC, which was not requested)") {
+		t.Errorf("uncounted = %v, want a refusal naming InGRPC and GATEWAY-GRPC", err)
+	}
+}
