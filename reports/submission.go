@@ -86,9 +86,16 @@ func WriteSubmissionReadme(w io.Writer, run *Run) error {
 		cell(report.GatewayAPIChannel), cell(impl.Version), strings.ReplaceAll(impl.URL, ")", "%29"), cell(report.Mode), file)
 	b.WriteString("## Reproduce\n\n")
 	env := run.Environment
+	target := "the cluster at " + orUnknown(run.Target.Server)
+	if run.Target.Context != "" {
+		target += " (kubeconfig context " + run.Target.Context + ")"
+	}
+	if run.Target.InProcess {
+		target = "gatecheck's reference gateway, in-process (an embedded API store, no cluster)"
+	}
 	fmt.Fprintf(&b, "The report was written by gatecheck %s, which runs upstream's conformance suite %s, "+
 		"against %s, with the Gateway API %s CRDs of the %s channel installed",
-		text(orUnknown(env.GatecheckVersion)), text(orUnknown(env.SuiteVersion)), text(run.Target.String()),
+		text(orUnknown(env.GatecheckVersion)), text(orUnknown(env.SuiteVersion)), text(target),
 		text(orUnknown(report.GatewayAPIVersion)), text(orUnknown(report.GatewayAPIChannel)))
 	if run.Target.GatewayClass != "" {
 		fmt.Fprintf(&b, " and the GatewayClass %s", text(run.Target.GatewayClass))

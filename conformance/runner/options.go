@@ -100,9 +100,13 @@ type Options struct {
 	// Logger receives the in-process cluster's logs; the zero value
 	// discards them.
 	Logger logr.Logger
-	// TestLog, when set, returns the log a test wrote, for the report's
-	// failure message. The CLI sets it from the test output it captures;
-	// without it, a failure's message says where the log is.
+	// TestLog, when set, returns the log a test wrote, in the testing
+	// package's verbose form with its "=== RUN" and "--- FAIL" lines. A
+	// failed test's message is then its failing assertions
+	// (FailedAssertions) and the log is kept with its result; a skipped
+	// test's message is the reason it logged. The CLI sets it from the
+	// test output it captures; without it, a failure's message says where
+	// the log is.
 	TestLog func(shortName string) string
 }
 
