@@ -110,11 +110,9 @@ func (c *capture) handle(current string, line []byte) string {
 		s := string(bytes.TrimLeft(line, " "))
 		// "=== RUN   name", "=== NAME  name", "=== CONT  name", "=== PAUSE name"
 		if len(s) > 10 && s[:4] == "=== " {
+			// Kept, so the log shows which subtest wrote what.
 			name := strings.TrimSpace(s[10:])
-			if s[4:7] == "RUN" {
-				// Kept, so the log shows which subtest wrote what.
-				c.add(name, line)
-			}
+			c.add(name, line)
 			return name
 		}
 		// "--- FAIL: name (1.00s)": kept in the named test's log, where

@@ -150,9 +150,9 @@ func TestCaptureAttributesOutput(t *testing.T) {
 	w("\x16=== NAME  gatecheck/First\n")
 	w("    first.go:11: Error: boom\n")
 	w("\x16--- FAIL: gatecheck/First (0.10s)\n")
-	// A test's log keeps its subtests' RUN and FAIL lines, which say who
-	// wrote what and which subtest failed.
-	if got, want := c.Log("First"), "=== RUN   gatecheck/First\n    first.go:10: first log\n    first.go:11: Error: boom\n--- FAIL: gatecheck/First (0.10s)\n"; got != want {
+	// A test's log keeps its framing lines ("=== RUN", "=== NAME", "---
+	// FAIL"), which say who wrote what and which subtest failed.
+	if got, want := c.Log("First"), "=== RUN   gatecheck/First\n    first.go:10: first log\n=== NAME  gatecheck/First\n    first.go:11: Error: boom\n--- FAIL: gatecheck/First (0.10s)\n"; got != want {
 		t.Errorf("Log(First) = %q, want %q", got, want)
 	}
 	if got := c.Log("Third"); got != "=== RUN   gatecheck/Third/sub_test\n    third.go:5: from a subtest\n" {
@@ -161,8 +161,8 @@ func TestCaptureAttributesOutput(t *testing.T) {
 	if got := c.Log("gatecheck"); got != "=== RUN   gatecheck\n    suite.go:1: setting up\n" {
 		t.Errorf("Log(gatecheck) = %q", got)
 	}
-	if got := c.Log("Second"); got != "=== RUN   gatecheck/Second\n" {
-		t.Errorf("Log(Second) = %q, want its RUN line only", got)
+	if got := c.Log("Second"); got != "=== RUN   gatecheck/Second\n=== PAUSE gatecheck/Second\n" {
+		t.Errorf("Log(Second) = %q, want its framing lines only", got)
 	}
 
 	// A long log keeps its tail.

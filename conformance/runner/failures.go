@@ -20,8 +20,8 @@ import (
 //   - entries that are neither progress lines (upstream's tlog stamps
 //     those with a time) nor observations ("observe: key = value"): the
 //     t.Errorf and t.Fatalf of gatecheck's tests, which log nothing else;
-//   - failing that, the subtest's last entry, which for t.Fatal and
-//     tlog.Fatalf is the assertion.
+//   - failing that, the subtest's last entry (before upstream's cleanup
+//     lines), which for t.Fatal and tlog.Fatalf is the assertion.
 func FailedAssertions(log string) string {
 	p := parseTestLog(log)
 	var out []string
@@ -41,7 +41,7 @@ func FailedAssertions(log string) string {
 		}
 		if len(picked) == 0 {
 			for i := len(entries) - 1; i >= 0; i-- {
-				if !entries[i].observation() {
+				if !entries[i].observation() && !entries[i].cleanup() {
 					picked = append(picked, entries[i])
 					break
 				}
@@ -63,6 +63,7 @@ type testLog struct {
 	entries   map[string][]logEntry
 	failed    map[string]bool
 	failOrder []string
+	root      string // the first test the log runs: the conformance test
 }
 
 // logEntry is one t.Log or t.Error call: "file.go:12: text" and its
@@ -81,6 +82,9 @@ func parseTestLog(log string) *testLog {
 		case strings.HasPrefix(trimmed, "=== "):
 			if len(trimmed) > 10 {
 				current = strings.TrimSpace(trimmed[10:])
+				if p.root == "" {
+					p.root = current
+				}
 			}
 			continue
 		case strings.HasPrefix(trimmed, "--- FAIL: "):
@@ -101,8 +105,14 @@ func parseTestLog(log string) *testLog {
 			p.entries[current] = append(p.entries[current], logEntry{head: trimmed})
 		}
 	}
-	// A failure the log shows no subtest for (its start was cut, or the
-	// test failed outside any subtest): the entries before any framing.
+	// The log is taken while the conformance test ends, before testing
+	// prints its own "--- FAIL" line: it failed (it is asked about because
+	// it did), so it counts as failed, and as the failure itself when no
+	// subtest of it failed. A log whose start was cut may name no test.
+	if p.root != "" && !p.failed[p.root] {
+		p.failed[p.root] = true
+		p.failOrder = append(p.failOrder, p.root)
+	}
 	if len(p.failOrder) == 0 && len(p.entries[""]) > 0 {
 		p.failOrder = append(p.failOrder, "")
 	}
@@ -132,6 +142,12 @@ func subtestOf(name string) string {
 var tlogStamp = regexp.MustCompile(`^[^:\s]+:\d+: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d): `)
 
 func (e logEntry) progress() bool { return tlogStamp.MatchString(e.head) }
+
+// cleanupStamp matches upstream's applier deleting a test's resources,
+// which it logs after the test's own lines.
+var cleanupStamp = regexp.MustCompile(`^apply\.go:\d+: \S+: Deleting `)
+
+func (e logEntry) cleanup() bool { return cleanupStamp.MatchString(e.head) }
 
 func (e logEntry) observation() bool {
 	_, text, ok := strings.Cut(e.head, ": ")

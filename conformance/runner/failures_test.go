@@ -49,7 +49,29 @@ func TestFailedAssertions(t *testing.T) {
 			log:  "[earlier lines cut]\n    x.go:3: got 1; want 2\n",
 			want: "x.go:3: got 1; want 2",
 		},
-		{name: "a passing log", log: "=== RUN   gatecheck/X\n    x.go:1: observe: a = b\n--- PASS: gatecheck/X (0.00s)\n", want: ""},
+		{
+			// As the runner gets it: while the test ends, before its own
+			// "--- FAIL" line, with upstream's cleanup after its lines.
+			name: "the conformance test's own assertion, its FAIL line not yet written",
+			log: "=== RUN   gatecheck/ConnectionServerTimeout\n" +
+				"    runner.go:349: 2026-11-25T22:46:34.48Z: Applying gatecheck/connection-timeouts.yaml\n" +
+				"    connection_server_timeout.go:37: observe: exchange = status 504 after 2.001s\n" +
+				"    connection_server_timeout.go:42: 504 after 2.001s, want within [2s, 2.001s]\n" +
+				"    apply.go:279: 2026-11-25T22:46:37.91Z: Deleting gatecheck-connection-timeouts Deployment\n",
+			want: "connection_server_timeout.go:42: 504 after 2.001s, want within [2s, 2.001s]",
+		},
+		{
+			name: "a subtest's failure, the parent writing after it",
+			log: "=== RUN   gatecheck/X\n=== RUN   gatecheck/X/a\n    x.go:5: got 1; want 2\n--- FAIL: gatecheck/X/a (0.00s)\n" +
+				"=== NAME  gatecheck/X\n    x.go:9: 2026-01-01T00:00:00Z: done\n",
+			want: "a: x.go:5: got 1; want 2",
+		},
+		{
+			name: "only progress lines and cleanup: the last progress line",
+			log: "=== RUN   gatecheck/GatewayY\n    gw.go:12: 2026-01-01T00:00:30Z: timed out waiting for Programmed\n" +
+				"    apply.go:279: 2026-01-01T00:00:31Z: Deleting Gateway\n",
+			want: "gw.go:12: 2026-01-01T00:00:30Z: timed out waiting for Programmed",
+		},
 	}
 	for _, tt := range tests {
 		if got := FailedAssertions(tt.log); got != tt.want {
