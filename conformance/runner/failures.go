@@ -185,8 +185,10 @@ func (e logEntry) summary() string {
 			fields[key] = append(fields[key], strings.TrimSpace(l))
 		}
 	}
+	// The entry's own location is the test's line (testify marks its
+	// helpers); the trace's first frame is the helper that asserted.
 	loc := strings.TrimSuffix(strings.TrimSpace(e.head), ":")
-	if trace := fields["Error Trace"]; len(trace) > 0 && trace[0] != "" {
+	if trace := fields["Error Trace"]; loc == "" && len(trace) > 0 && trace[0] != "" {
 		loc = lastPathElements(trace[0])
 	}
 	s := loc + ": " + strings.Join(nonEmpty(fields["Error"]), " ")

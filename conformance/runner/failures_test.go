@@ -23,18 +23,22 @@ func TestFailedAssertions(t *testing.T) {
 			want: "code_503: retry.go:41: the backend saw 1 attempt; want 3 (retry.codes lists 503)\n    ledger: a1 503",
 		},
 		{
-			name: "testify's block, summarised",
-			log: "=== RUN   gatecheck/HTTPRouteSimpleSameNamespace\n" +
-				"    http.go:10: 2026-01-01T00:00:00Z: Request passed\n" +
-				"    http.go:250: \n" +
-				"        \tError Trace:\t/root/go/pkg/mod/x/conformance/utils/http/http.go:250\n" +
+			name: "testify's block, summarised at the test's line",
+			log: "=== RUN   gatecheck/TLSRouteSimpleSameNamespace\n" +
+				"=== RUN   gatecheck/TLSRouteSimpleSameNamespace/reaches_backend\n" +
+				"    tcp.go:100: 2026-11-25T22:50:55.4Z: client could not connect: connection refused; retrying\n" +
+				"    tlsroute-simple-same-namespace.go:66: \n" +
+				"        \tError Trace:\t/root/go/pkg/mod/x/conformance/utils/tcp/tcp.go:97\n" +
+				"        \t            \t\t\t\t/root/go/pkg/mod/x/conformance/tests/tlsroute-simple-same-namespace.go:66\n" +
 				"        \tError:      \tNot equal: \n" +
 				"        \t            \texpected: 200\n" +
 				"        \t            \tactual  : 503\n" +
-				"        \tTest:       \tgatecheck/HTTPRouteSimpleSameNamespace\n" +
+				"        \tTest:       \tgatecheck/TLSRouteSimpleSameNamespace/reaches_backend\n" +
 				"        \tMessages:   \texpected status code to be 200\n" +
-				"--- FAIL: gatecheck/HTTPRouteSimpleSameNamespace (30.00s)\n",
-			want: "http/http.go:250: Not equal: expected: 200 actual  : 503 (expected status code to be 200)",
+				"--- FAIL: gatecheck/TLSRouteSimpleSameNamespace/reaches_backend (10.01s)\n" +
+				"=== NAME  gatecheck/TLSRouteSimpleSameNamespace\n" +
+				"    apply.go:279: 2026-11-25T22:50:56.4Z: Deleting gateway-tlsroute Gateway\n",
+			want: "reaches_backend: tlsroute-simple-same-namespace.go:66: Not equal: expected: 200 actual  : 503 (expected status code to be 200)",
 		},
 		{
 			name: "only progress lines: the last one is the fatal one (tlog.Fatalf)",
