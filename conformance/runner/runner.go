@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,13 +102,16 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	}
 	if inProcess {
 		if fields := identityFields(opts.Implementation); len(fields) > 0 {
-			return nil, fmt.Errorf("runner: %s: %w", fields, errIdentityInProcess)
+			return nil, fmt.Errorf("runner: %s: %w", strings.Join(fields, ", "), errIdentityInProcess)
 		}
 		setInProcessDefaults(&opts)
 	}
 	if opts.ReportDir != "" || opts.ReportOutputPath != "" {
 		if err := opts.Implementation.Validate(); err != nil {
 			return nil, fmt.Errorf("runner: writing a report needs --organization, --project, --url, --version and --contact: %w", err)
+		}
+		if v := opts.Implementation.Version; !version.IsSemantic(v) {
+			opts.Warnings = append(opts.Warnings, fmt.Sprintf("--version %q is not a semantic version; the Gateway API project accepts reports of released versions or snapshots such as v1.2.3 or v0.0.0-20260301120000-0123456789ab", v))
 		}
 	}
 	// The suite fills in unset timeouts; the target's clients need them too.
