@@ -214,6 +214,10 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		planSide(s)
 		s.run = len(s.tests) > 0 && (co.RunTest == "" || slices.ContainsFunc(s.tests, func(ct suite.ConformanceTest) bool { return ct.ShortName == co.RunTest }))
 	}
+	running := slices.DeleteFunc(slices.Clone(sides), func(s *side) bool { return !s.run })
+	if len(running) == 0 {
+		return nil, errors.New("runner: there is no test to run")
+	}
 	var notes []string
 	if explicitProfiles || opts.ReportDir != "" || opts.ReportOutputPath != "" {
 		var err error
@@ -259,7 +263,6 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	// that runs, with the features of both (Setup applies the Gateway and
 	// mesh base resources if either needs them), then its results copied
 	// to the other.
-	running := slices.DeleteFunc(slices.Clone(sides), func(s *side) bool { return !s.run })
 	first := running[0].suite
 	claimed := first.SupportedFeatures
 	for _, s := range running[1:] {
