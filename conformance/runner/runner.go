@@ -91,13 +91,17 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	observe.Reset()
 
 	inProcess := opts.Kubeconfig == ""
+	// Where the claims come from, as upstream's suite decides it.
 	claimsSource := "--supported-features"
 	switch {
 	case opts.EnableAllSupportedFeatures:
 		claimsSource = "--all-features"
-	case len(opts.SupportedFeatures) == 0 && inProcess:
+	case len(opts.SupportedFeatures) > 0:
+	case inProcess:
 		claimsSource = "the reference gateway's features"
-	case len(opts.SupportedFeatures) == 0 && len(opts.ExemptFeatures) == 0 && opts.RunTest == "":
+	case opts.RunTest != "" || len(opts.ExemptFeatures) > 0:
+		claimsSource = "none given, so only the profiles' core features"
+	default:
 		claimsSource = "the GatewayClass's status.supportedFeatures"
 	}
 	if inProcess {
@@ -196,9 +200,22 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	if !explicitProfiles {
 		// No profile named: report on every profile whose core features
 		// the run claims (on a cluster the claims may come from the
-		// GatewayClass, known only now).
+		// GatewayClass, known only now), and with --run-test on the
+		// profiles of its side that count that test.
 		claimed := up.suite.SupportedFeatures
 		co.ConformanceProfiles = claimedProfiles(claimed)
+		for _, s := range []*side{up, gc} {
+			for _, ct := range s.tests {
+				if ct.ShortName != co.RunTest {
+					continue
+				}
+				for _, p := range countingProfiles(ct, profileNames(s.source)) {
+					if !slices.Contains(co.ConformanceProfiles, suite.ConformanceProfileName(p)) {
+						co.ConformanceProfiles = append(co.ConformanceProfiles, suite.ConformanceProfileName(p))
+					}
+				}
+			}
+		}
 		opts.ConformanceProfiles = co.ConformanceProfiles
 		upProfiles, gcProfiles = splitProfiles(co.ConformanceProfiles)
 		up.profiles, gc.profiles = upProfiles, gcProfiles
@@ -463,8 +480,12 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 	}
 	run.Claims.Features = sets.List(claimed)
 	run.Claims.Source = tgt.claimsSource
-	if !explicitProfiles {
-		run.Claims.Source += "; profiles: every profile whose core features are claimed"
+	switch {
+	case explicitProfiles:
+	case o.RunTest != "":
+		run.Claims.Source += "; profiles: those whose core features are claimed, and those of the --run-test test"
+	default:
+		run.Claims.Source += "; profiles: those whose core features are claimed"
 	}
 	return run
 }

@@ -454,9 +454,14 @@ func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
 		mk("Counted", gwfeatures.SupportHTTPRoute),
 		mk("NoProfileCan", gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute, gwfeatures.SupportGRPCRouteNamedRouteRule),
 	}}
+	// --run-test runs a test whatever the claims; upstream counts it
+	// nowhere when its features are not claimed.
+	s.planned = append(s.planned, plannedTest{test: suite.ConformanceTest{ShortName: "RunAlone", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteRetry}},
+		runs: true, source: reports.Upstream, unclaimed: []features.FeatureName{gwfeatures.SupportHTTPRouteRetry}})
 	notes, err := uncounted([]*side{s})
-	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "NoProfileCan runs, but no upstream profile has all its features") {
-		t.Errorf("uncounted = %q, %v; want one note for NoProfileCan and no error", notes, err)
+	if err != nil || len(notes) != 2 || !strings.Contains(notes[0], "NoProfileCan runs, but no upstream profile has all its features") ||
+		!strings.Contains(notes[1], "RunAlone runs because --run-test names it, but the run does not claim HTTPRouteRetry") {
+		t.Errorf("uncounted = %q, %v; want notes for NoProfileCan and RunAlone and no error", notes, err)
 	}
 	s.planned = append(s.planned, mk("InGRPC", gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute))
 	_, err = uncounted([]*side{s})
