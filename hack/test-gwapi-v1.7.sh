@@ -102,7 +102,7 @@ for f in "$src"/*.yaml; do
 done
 go run -mod=mod github.com/gatecheck/gatecheck/hack/gen-crd-overlays -crds "$crd_dir"
 rc=0
-GATECHECK_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatecheck/gatecheck/cmd/gatecheck run --report-dir "$report_dir" || rc=$?
+GATECHECK_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatecheck/gatecheck/cmd/gatecheck run --in-process --report-dir "$report_dir" || rc=$?
 say "upstream profiles on $version:"
 go run -mod=mod github.com/gatecheck/gatecheck/hack/gwapi-profiles "$report_dir"
 exit "$rc"

@@ -13,6 +13,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,10 +40,17 @@ func main() {
 	}
 }
 
-// printDir prints every ConformanceReport YAML file of dir and returns how
-// many it found.
+// printDir prints every ConformanceReport YAML file under dir (gatecheck
+// writes the upstream one under upstream/<version>/<implementation>/) and
+// returns how many it found.
 func printDir(w io.Writer, dir string) (int, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".yaml") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
