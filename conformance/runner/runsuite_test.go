@@ -456,8 +456,8 @@ func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
 	}}
 	// --run-test runs a test whatever the claims; upstream counts it
 	// nowhere when its features are not claimed.
-	s.planned = append(s.planned, plannedTest{test: suite.ConformanceTest{ShortName: "RunAlone", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteRetry}},
-		runs: true, source: reports.Upstream, unclaimed: []features.FeatureName{gwfeatures.SupportHTTPRouteRetry}})
+	s.planned = append(s.planned, plannedTest{test: suite.ConformanceTest{ShortName: "RunAlone", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, features.SupportHTTPRouteRetry}},
+		runs: true, source: reports.Upstream, unclaimed: []features.FeatureName{features.SupportHTTPRouteRetry}})
 	notes, err := uncounted([]*side{s})
 	if err != nil || len(notes) != 2 || !strings.Contains(notes[0], "NoProfileCan runs, but no upstream profile has all its features") ||
 		!strings.Contains(notes[1], "RunAlone runs because --run-test names it, but the run does not claim HTTPRouteRetry") {
