@@ -265,9 +265,15 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 			ps += " (not run: --run-test names a test of the other report)"
 		}
 		profiles = append(profiles, fmt.Sprintf("%s report: %s", s.source, ps))
+		if !s.run {
+			// Its tests are in no record of the run: counting them
+			// here would make the header's total differ from the
+			// summary's.
+			continue
+		}
 		n := 0
 		for _, p := range s.planned {
-			if p.runs && s.run {
+			if p.runs {
 				n++
 			}
 		}

@@ -469,3 +469,49 @@ func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
 		t.Errorf("uncounted = %v, want a refusal naming InGRPC and GATEWAY-GRPC", err)
 	}
 }
+
+// TestRunTestHeaderCountsWhatIsRecorded: with --run-test naming a test of
+// one side, the other side does not run, and the header's count of tests
+// is the count the run records and the summary prints.
+func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
+	useTestProfiles(t)
+	c := fakeCluster(t)
+	var progress bytes.Buffer
+	o := testOptions(t.TempDir(), &progress)
+	o.RunTest = "Passes"
+	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
+	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
+	upTests := []suite.ConformanceTest{
+		{ShortName: "Passes", Features: core, Test: pass},
+		{ShortName: "NotNamed", Features: core, Test: pass},
+	}
+	gcTests := []suite.ConformanceTest{
+		{ShortName: "GatecheckOne", Features: core, Test: pass},
+		{ShortName: "GatecheckTwo", Features: core, Test: pass},
+		{ShortName: "GatecheckThree", Features: core, Test: pass},
+	}
+	co := suite.ConformanceOptions{
+		ConfigurableOptions: o.ConfigurableOptions,
+		Client:              c,
+		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
+	}
+	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	observe.Reset()
+	var res *Result
+	t.Cleanup(func() {
+		if res == nil || res.Run == nil {
+			t.Fatal("the run left no record")
+		}
+		want := "tests:        1 of 2 will run (1 upstream); 1 skipped: --run-test names one test\n"
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+		if got := len(res.Run.Tests); got != 2 {
+			t.Errorf("the run recorded %d tests, want the 2 of the side that ran: %+v", got, res.Run.Tests)
+		}
+	})
+	var err error
+	if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
+		t.Fatal(err)
+	}
+}
