@@ -27,7 +27,7 @@ import (
 //
 //	GATECHECK_CLUSTER_TEST=1 go test ./conformance/plugin -run TestUpstreamRunnerWithGatecheck -timeout 60m \
 //	    -args --gateway-class=gatecheck --report-output=/tmp/report.yaml \
-//	    --organization=me --project=gw --url=https://example.com --version=dev --contact=me@example.com
+//	    --organization=me --project=gw --url=https://example.com --version=v1.2.3 --contact=me@example.com
 //
 // Without GATECHECK_CLUSTER_TEST it skips, so `go test ./...` never
 // touches the cluster a developer's default kubeconfig names.

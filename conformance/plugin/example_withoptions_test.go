@@ -21,7 +21,7 @@ import (
 //
 //	GATECHECK_CLUSTER_TEST=1 go test ./conformance/plugin -run TestRunConformanceWithOptionsWithGatecheck -timeout 60m \
 //	    -args --gateway-class=gatecheck --report-output=/tmp/report.yaml \
-//	    --organization=me --project=gw --url=https://example.com --version=dev --contact=me@example.com
+//	    --organization=me --project=gw --url=https://example.com --version=v1.2.3 --contact=me@example.com
 //
 // Select it with -run: it appends to upstream's tests.ConformanceTests, as
 // an implementer's test does, so run in one process after
