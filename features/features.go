@@ -2,15 +2,20 @@
 // upstream Gateway API conformance suite (v1.6.3) plus gatecheck's own, with
 // their channel, support level, GEP, dependencies and conformance profiles.
 //
-// Tests name the features they need with upstream's feature names, so a
-// gatecheck test and an upstream test gate on the same switches. gatecheck's
-// own profiles are registered with the upstream suite, so an upstream
-// ConformanceReport counts gatecheck's extended features like any other.
+// Tests name the features they need with upstream's feature names where the
+// meaning matches, so a gatecheck test and an upstream test gate on the same
+// switches; every gatecheck test also names at least one of gatecheck's own
+// features, so that it is never counted in an upstream profile.
+// gatecheck's own profiles are registered with the upstream suite, so an
+// upstream ConformanceReport counts gatecheck's extended features like any
+// other.
 //
-// Register and RegisterProfile are meant to be called from init functions,
-// before any conformance suite is created: the feature sets of gatecheck's
-// profiles are shared with the upstream suite, which reads them without
-// taking this package's lock.
+// gatecheck's features and profiles are package-level data (gatecheck.go
+// and gatecheck_*.go), as upstream's pkg/features declares its own. The
+// registry is built from that data and from upstream's sets once, in this
+// package's init; nothing registers itself, so no result depends on the
+// order in which files or packages initialise. Feature.Upstream and
+// Profile.Upstream tell upstream's from gatecheck's.
 package features
 
 import (
@@ -69,10 +74,10 @@ type Feature struct {
 	// DependsOn lists features an implementation must also support for this
 	// one to make sense.
 	DependsOn []FeatureName
-	// Profiles names conformance profiles. When registering, it lists the
-	// gatecheck profiles the feature joins as an extended feature; the
-	// features returned by Lookup and All list every profile (upstream or
-	// gatecheck) that contains the feature.
+	// Profiles names conformance profiles. In gatecheck's data it is left
+	// empty (the feature's list names its profile); the features returned
+	// by Lookup and All list every profile (upstream or gatecheck) that
+	// contains the feature.
 	Profiles []string
 	// Description says what the feature covers, in one sentence.
 	Description string
@@ -120,33 +125,75 @@ func newRegistry() *registry {
 
 var defaultRegistry = newRegistry()
 
-// Register adds a feature to the registry. It panics if the feature is
-// invalid (see the messages) or already registered, like http.Handle does,
-// since a bad registration is a programming error found at start-up.
-// Dependencies are checked by Validate, so features may be registered in
-// any order.
-func Register(f Feature) {
-	if err := defaultRegistry.register(f); err != nil {
-		panic(err)
+// init builds the default registry: upstream's features and profiles,
+// then gatecheck's profiles (also registered with the upstream suite, whose
+// reports count them) and features. It reads only package-level data, so it
+// does not depend on the order of any other initialisation. A bad entry in
+// the data is a programming error, found by any test of any package.
+func init() {
+	if err := registerUpstream(defaultRegistry); err != nil {
+		panic(fmt.Sprintf("features: deriving the upstream features: %v", err))
+	}
+	if err := registerGatecheck(defaultRegistry); err != nil {
+		panic(fmt.Sprintf("features: gatecheck's features: %v", err))
+	}
+	for _, p := range gatecheckProfiles {
+		ps := defaultRegistry.profiles[p.Name]
+		suite.RegisterConformanceProfile(suite.ConformanceProfile{
+			Name:             suite.ConformanceProfileName(ps.name),
+			CoreFeatures:     ps.core,
+			ExtendedFeatures: ps.extended,
+		})
 	}
 }
 
-// RegisterProfile registers a gatecheck conformance profile with this
-// registry and with the upstream suite (suite.RegisterConformanceProfile).
-// core lists the features an implementation claiming the profile must
-// support; extended lists optional features that already exist. Features
-// registered later join the profile through their Profiles field. It panics
-// if the name is malformed or already taken.
-func RegisterProfile(name string, core, extended []FeatureName) {
-	p, err := defaultRegistry.addProfile(name, core, extended, false)
-	if err != nil {
-		panic(err)
+// gatecheckAreas ties each list of gatecheck's features to the profile its
+// features join.
+var gatecheckAreas = []struct {
+	profile  string
+	features []Feature
+}{
+	{ProfileHTTPResilience, httpResilienceFeatures},
+	{ProfileGRPCDeadlines, grpcDeadlineFeatures},
+	{ProfileConnectionTimeouts, connectionFeatures},
+	{ProfileMeshProbes, meshProbeFeatures},
+}
+
+// ownFeatures returns gatecheck's features as the linked release has them:
+// every entry of gatecheckAreas with its profile set, less the
+// release-dependent ones the linked release defines itself (releases.go). A
+// feature with no Channel is experimental: none of gatecheck's features has
+// an API field in a standard release.
+func ownFeatures() []Feature {
+	var out []Feature
+	for _, area := range gatecheckAreas {
+		for _, f := range area.features {
+			if releaseDependent[f.Name] && upstreamHas(f.Name) {
+				continue
+			}
+			if f.Channel == "" {
+				f.Channel = ChannelExperimental
+			}
+			f.Profiles = []string{area.profile}
+			out = append(out, f)
+		}
 	}
-	suite.RegisterConformanceProfile(suite.ConformanceProfile{
-		Name:             suite.ConformanceProfileName(p.name),
-		CoreFeatures:     p.core,
-		ExtendedFeatures: p.extended,
-	})
+	return out
+}
+
+// registerGatecheck adds gatecheck's profiles and features to r.
+func registerGatecheck(r *registry) error {
+	for _, p := range gatecheckProfiles {
+		if _, err := r.addProfile(p.Name, p.Core, p.Extended, false); err != nil {
+			return err
+		}
+	}
+	for _, f := range ownFeatures() {
+		if err := r.register(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Lookup returns the feature with the given name.
@@ -164,6 +211,25 @@ func LookupProfile(name string) (Profile, bool) { return defaultRegistry.lookupP
 
 // Profiles returns every known profile, sorted by name.
 func Profiles() []Profile { return defaultRegistry.allProfiles() }
+
+// GatecheckProfiles returns gatecheck's own profiles (the GATECHECK-* ones),
+// sorted by name.
+func GatecheckProfiles() []Profile {
+	var out []Profile
+	for _, p := range Profiles() {
+		if !p.Upstream {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// IsGatecheck reports whether name is one of gatecheck's own features
+// rather than upstream's (false for unknown names too).
+func IsGatecheck(name FeatureName) bool {
+	f, ok := Lookup(name)
+	return ok && !f.Upstream
+}
 
 // Validate checks the registry as a whole: every dependency and every
 // profile member is a registered feature, and no feature depends on itself
@@ -226,7 +292,7 @@ func (r *registry) register(f Feature) error {
 	for _, p := range f.Profiles {
 		ps, ok := r.profiles[p]
 		if !ok {
-			return fmt.Errorf("feature %s: Profiles: no profile %q; register it first with RegisterProfile", f.Name, p)
+			return fmt.Errorf("feature %s: Profiles: no profile %q; add it to gatecheckProfiles", f.Name, p)
 		}
 		if ps.upstream {
 			return fmt.Errorf("feature %s: Profiles: %q is an upstream profile; a feature can only join gatecheck profiles", f.Name, p)

@@ -31,8 +31,9 @@ func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
 			t.Errorf("%s: Channel = %q, want upstream's %q", uf.Name, f.Channel, uf.Channel)
 		}
 	}
-	if got, want := len(All()), gwfeatures.AllFeatures.Len()+20; got != want {
-		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's 20)", got, want)
+	own := len(ownFeatures())
+	if got, want := len(All()), gwfeatures.AllFeatures.Len()+own; got != want {
+		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's %d)", got, want, own)
 	}
 }
 
@@ -72,12 +73,11 @@ func TestUpstreamLevelsAndDependencies(t *testing.T) {
 }
 
 func TestGatecheckFeatures(t *testing.T) {
-	for _, name := range []FeatureName{
-		SupportHTTPRouteRetryCodes, SupportHTTPRouteRetryBackoff, SupportHTTPRouteRetryWithRequestTimeout,
-		SupportGRPCRouteMaxStreamDuration, SupportGRPCRouteStrictEnforcement,
-		SupportGRPCRouteMaxStreamDurationDeadlineExceeded, SupportGRPCRouteTimeoutPropagation,
-		SupportGRPCRouteMaxStreamDurationCancelsBackend,
-	} {
+	var names []FeatureName
+	for _, f := range ownFeatures() {
+		names = append(names, f.Name)
+	}
+	for _, name := range names {
 		f, ok := Lookup(name)
 		if !ok {
 			t.Errorf("Lookup(%s) found nothing", name)
@@ -173,13 +173,69 @@ func TestRegisterRejectsBadFeatures(t *testing.T) {
 	}
 }
 
-func TestRegisterPanicsOnDuplicate(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("Register of an existing feature did not panic")
+// TestRegisterGatecheckOnce checks that gatecheck's data registers cleanly
+// once on top of upstream's, and that registering it again is refused
+// (profiles and features are unique).
+func TestRegisterGatecheckOnce(t *testing.T) {
+	r := newRegistry()
+	if err := registerUpstream(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := registerGatecheck(r); err != nil {
+		t.Fatalf("registerGatecheck: %v", err)
+	}
+	if err := r.validate(); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+	if err := registerGatecheck(r); err == nil || !strings.Contains(err.Error(), "already registered") {
+		t.Errorf("registerGatecheck a second time = %v, want an already-registered error", err)
+	}
+}
+
+// TestGatecheckProfilesHoldWhatTheirFeaturesNeed checks that every
+// gatecheck profile holds the dependencies of its features (so a test that
+// lists a feature and what it depends on is counted in the profile), and
+// that gatecheck's features join no upstream profile.
+func TestGatecheckProfilesHoldWhatTheirFeaturesNeed(t *testing.T) {
+	for _, p := range GatecheckProfiles() {
+		have := map[FeatureName]bool{}
+		for _, n := range append(slices.Clone(p.Core), p.Extended...) {
+			have[n] = true
 		}
-	}()
-	Register(Feature{Name: gwfeatures.SupportHTTPRoute, Channel: ChannelStandard, Level: LevelCore})
+		for _, n := range p.Extended {
+			f, _ := Lookup(n)
+			if f.Upstream {
+				continue
+			}
+			for _, d := range f.DependsOn {
+				df, _ := Lookup(d)
+				// A gatecheck feature's dependency on another gatecheck
+				// feature, or on a feature of the profile, is held;
+				// upstream refinements of a held feature (for example
+				// HTTPRouteRetryConnectionError of HTTPRouteRetry) must be
+				// in the profile themselves.
+				if !have[d] && df.Upstream && d != gwfeatures.SupportTLSRoute {
+					t.Errorf("profile %s: feature %s depends on %s, which the profile does not hold", p.Name, n, d)
+				}
+			}
+		}
+	}
+	for _, f := range All() {
+		if f.Upstream {
+			continue
+		}
+		for _, p := range f.Profiles {
+			if pp, _ := LookupProfile(p); pp.Upstream {
+				t.Errorf("gatecheck feature %s is in the upstream profile %s", f.Name, p)
+			}
+		}
+		if !IsGatecheck(f.Name) {
+			t.Errorf("IsGatecheck(%s) = false", f.Name)
+		}
+	}
+	if IsGatecheck(SupportHTTPRouteRetry) || IsGatecheck("NoSuchFeature") {
+		t.Error("IsGatecheck is true for an upstream or unknown feature")
+	}
 }
 
 func TestProfilesAndByProfile(t *testing.T) {
@@ -271,8 +327,7 @@ func TestTable(t *testing.T) {
 
 // TestUpstreamSuiteCountsGatecheckProfile runs the upstream suite (with a
 // fake API server and tests that need no cluster) and checks that its
-// report counts gatecheck's features in gatecheck's profile, including
-// features registered after the profile.
+// report counts gatecheck's features in gatecheck's profile.
 func TestUpstreamSuiteCountsGatecheckProfile(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {

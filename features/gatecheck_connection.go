@@ -22,9 +22,13 @@ const (
 	// the client and server timeouts, while an active one stays open.
 	SupportConnectionTunnelTimeout FeatureName = "ConnectionTunnelTimeout"
 	// SupportConnectionClientFinTimeout: after the backend half-closes a
-	// tunnel, the idle client side is closed at about the client-fin
-	// timeout.
+	// tunnel, no side of it outlives the client-fin timeout (closing at
+	// once is allowed).
 	SupportConnectionClientFinTimeout FeatureName = "ConnectionClientFinTimeout"
+	// SupportConnectionClientFinHalfOpen: after the backend half-closes a
+	// tunnel, the gateway keeps it half-open until the client-fin timeout,
+	// and closes it then.
+	SupportConnectionClientFinHalfOpen FeatureName = "ConnectionClientFinHalfOpen"
 	// SupportConnectionServerFinTimeout: after the client half-closes a
 	// tunnel, the idle backend side is closed at about the server-fin
 	// timeout.
@@ -35,30 +39,20 @@ const (
 	SupportConnectionTLSInspectDelay FeatureName = "ConnectionTLSInspectDelay"
 )
 
-// ProfileConnectionTimeouts covers the connection-level proxy timeouts.
-const ProfileConnectionTimeouts = "GATECHECK-CONNECTION-TIMEOUTS"
-
-// This file's init runs after gatecheck.go's (files initialise in name
-// order).
-func init() {
-	RegisterProfile(ProfileConnectionTimeouts,
-		[]FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
-		nil)
-	for _, f := range []Feature{
-		{Name: SupportConnectionServerTimeout, Description: "A backend silent for longer than the gateway's server timeout gets the client 504 Gateway Timeout, no earlier than the timeout and within the tolerance after it."},
-		{Name: SupportConnectionClientTimeout, Description: "A client connection that sends nothing, or stops in the middle of its request headers, is closed by the gateway at its client timeout."},
-		{Name: SupportConnectionTunnelTimeout, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
-			Description: "An idle WebSocket through the gateway is closed at its tunnel timeout, not at the shorter client or server timeout, while a WebSocket with traffic stays open past it."},
-		{Name: SupportConnectionClientFinTimeout, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
-			Description: "After the backend half-closes a WebSocket, the gateway passes the FIN on and closes the idle client side at its client-fin timeout."},
-		{Name: SupportConnectionServerFinTimeout, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
-			Description: "After the client half-closes a WebSocket, the gateway passes the FIN on and closes the idle backend side (and the tunnel) at its server-fin timeout."},
-		{Name: SupportConnectionTLSInspectDelay, DependsOn: []FeatureName{gwfeatures.SupportTLSRoute},
-			Description: "On a TLS passthrough listener, a client that connects and sends no ClientHello is closed at the gateway's TLS inspect delay, and no backend connection is made."},
-	} {
-		f.Channel = ChannelExperimental
-		f.Level = LevelImplementationSpecific
-		f.Profiles = []string{ProfileConnectionTimeouts}
-		Register(f)
-	}
+// connectionFeatures are the features of GATECHECK-CONNECTION-TIMEOUTS.
+var connectionFeatures = []Feature{
+	{Name: SupportConnectionServerTimeout, Level: LevelImplementationSpecific,
+		Description: "A backend silent for longer than the gateway's server timeout gets the client 504 Gateway Timeout, no earlier than the timeout and within the tolerance after it."},
+	{Name: SupportConnectionClientTimeout, Level: LevelImplementationSpecific,
+		Description: "A client connection that sends nothing, or stops in the middle of its request headers, is closed by the gateway at its client timeout."},
+	{Name: SupportConnectionTunnelTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+		Description: "An idle WebSocket through the gateway is closed at its tunnel timeout, not at the shorter client or server timeout, while a WebSocket with traffic stays open past it."},
+	{Name: SupportConnectionClientFinTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+		Description: "After the backend half-closes a WebSocket, the client gets the FIN (or the close), and no side of the tunnel outlives the gateway's client-fin timeout; closing at once is allowed."},
+	{Name: SupportConnectionClientFinHalfOpen, Level: LevelImplementationSpecific, DependsOn: []FeatureName{SupportConnectionClientFinTimeout},
+		Description: "After the backend half-closes a WebSocket, the gateway passes the FIN on and keeps the tunnel half-open until its client-fin timeout, then closes it."},
+	{Name: SupportConnectionServerFinTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+		Description: "After the client half-closes a WebSocket, the gateway passes the FIN on and closes the idle backend side (and the tunnel) at its server-fin timeout, not earlier: the backend may still be answering."},
+	{Name: SupportConnectionTLSInspectDelay, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportTLSRoute},
+		Description: "On a TLS passthrough listener, a client that connects and sends no ClientHello is closed at the gateway's TLS inspect delay, and no backend connection is made."},
 }

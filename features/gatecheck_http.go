@@ -2,10 +2,39 @@ package features
 
 import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-// Finer features of the GATECHECK-HTTP-RESILIENCE profile: where GEP-1731
-// or GEP-1742 leaves a choice, the portable test accepts every answer the
-// text allows, and one of these features pins the stricter one.
+// Features of the GATECHECK-HTTP-RESILIENCE profile: HTTPRoute retries
+// (GEP-1731) and timeouts (GEP-1742). Where the GEPs leave a choice, the
+// portable feature accepts every answer the text allows, and a finer
+// feature pins the stricter one.
 const (
+	// SupportHTTPRouteRetryCodes: a rule's retry.codes is honoured exactly;
+	// listed codes are retried and other codes are not. gatecheck's own
+	// feature in v1.6; from v1.7 upstream's, which names retries on status
+	// codes so (releases.go).
+	SupportHTTPRouteRetryCodes FeatureName = "HTTPRouteRetryCodes"
+	// SupportHTTPRouteRetryBackoff: consecutive attempts are at least
+	// retry.backoff apart, as measured by the backend.
+	SupportHTTPRouteRetryBackoff FeatureName = "HTTPRouteRetryBackoff"
+	// SupportHTTPRouteRetryWithRequestTimeout: timeouts.request bounds the
+	// whole retried exchange, all attempts included.
+	SupportHTTPRouteRetryWithRequestTimeout FeatureName = "HTTPRouteRetryWithRequestTimeout"
+	// SupportHTTPRouteRetryConnectionErrorAttempts: attempts that fail
+	// without response headers are retried, as the backend's ledger counts
+	// them, with the failing attempt on a fresh connection, where no
+	// transport's own resend can stand in for the retry.
+	SupportHTTPRouteRetryConnectionErrorAttempts FeatureName = "HTTPRouteRetryConnectionErrorAttempts"
+	// SupportHTTPRouteRetryCancelsTimedOutAttempt: an attempt that reaches
+	// timeouts.backendRequest is cancelled then, as the backend sees it,
+	// and retried.
+	SupportHTTPRouteRetryCancelsTimedOutAttempt FeatureName = "HTTPRouteRetryCancelsTimedOutAttempt"
+	// SupportHTTPRouteRetryNonIdempotent: requests with a body and a
+	// non-idempotent method (POST) are retried too, with the body replayed.
+	// GEP-1731 does not ask for it (nginx, for one, does not by default).
+	SupportHTTPRouteRetryNonIdempotent FeatureName = "HTTPRouteRetryNonIdempotent"
+	// SupportHTTPRouteTimeoutDeadlines: timeouts.request and
+	// timeouts.backendRequest are deadlines over the whole response, not
+	// inactivity timers; 0s disables them.
+	SupportHTTPRouteTimeoutDeadlines FeatureName = "HTTPRouteTimeoutDeadlines"
 	// SupportHTTPRouteRetryLastStatus: when every attempt allowed failed
 	// with a status, the client gets the backend's own last response.
 	SupportHTTPRouteRetryLastStatus FeatureName = "HTTPRouteRetryLastStatus"
@@ -14,25 +43,61 @@ const (
 	SupportHTTPRouteTimeout504 FeatureName = "HTTPRouteTimeout504"
 )
 
-// This file's init runs after gatecheck.go's (files initialise in name
-// order), which registers the profile these features join.
-func init() {
-	Register(Feature{
-		Name:        SupportHTTPRouteRetryLastStatus,
-		Channel:     ChannelExperimental,
-		Level:       LevelImplementationSpecific,
-		GEP:         1731,
+// httpResilienceFeatures are the features of GATECHECK-HTTP-RESILIENCE.
+var httpResilienceFeatures = []Feature{
+	// Registered only when the linked release does not define it (v1.6).
+	{
+		Name: SupportHTTPRouteRetryCodes, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
-		Profiles:    []string{ProfileHTTPResilience},
+		Description: "Retries exactly the HTTP status codes listed in retry.codes and no others.",
+	},
+	// Registered only when the linked release does not define it (v1.7
+	// dropped it); in v1.6 it is upstream's, in the profile's Extended.
+	{
+		Name: SupportHTTPRouteRetryBackendTimeout, Level: LevelExtended, GEP: 1731,
+		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout},
+		Description: "Retries an attempt that timeouts.backendRequest cut, like a failed one.",
+	},
+	{
+		Name: SupportHTTPRouteRetryBackoff, Level: LevelExtended, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
+		Description: "Waits at least retry.backoff between attempts, as the backend sees them.",
+	},
+	{
+		Name: SupportHTTPRouteRetryWithRequestTimeout, Level: LevelExtended, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRequestTimeout},
+		Description: "Ends a retried request when timeouts.request expires, whatever attempt is in flight.",
+	},
+	{
+		Name: SupportHTTPRouteRetryConnectionErrorAttempts, Level: LevelExtended, GEP: 1731,
+		DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteRetryConnectionError},
+		Description: "Retries an attempt reset or closed before its response headers, and a refused connection, as the backend's ledger " +
+			"counts attempts: the failing attempt is on a fresh connection, so no transport's own resend can stand in for the retry.",
+	},
+	{
+		Name: SupportHTTPRouteRetryCancelsTimedOutAttempt, Level: LevelExtended, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetryBackendTimeout},
+		Description: "Cancels an attempt when timeouts.backendRequest expires, as the backend sees it, and retries it.",
+	},
+	{
+		Name: SupportHTTPRouteRetryNonIdempotent, Level: LevelImplementationSpecific, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
+		Description: "Retries non-idempotent requests (a POST with a body) too, replaying the same body on every attempt.",
+	},
+	{
+		Name: SupportHTTPRouteTimeoutDeadlines, Channel: ChannelStandard, Level: LevelExtended, GEP: 1742,
+		DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteRequestTimeout, gwfeatures.SupportHTTPRouteBackendTimeout},
+		Description: "Ends an exchange at timeouts.request or timeouts.backendRequest even while its response keeps flowing (deadlines, " +
+			"not inactivity timers), cancels the backend's attempt, and lets 0s disable both.",
+	},
+	{
+		Name: SupportHTTPRouteRetryLastStatus, Level: LevelImplementationSpecific, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "After the last allowed attempt failed with a status, relays the backend's own last response rather than an error of the gateway's.",
-	})
-	Register(Feature{
-		Name:        SupportHTTPRouteTimeout504,
-		Channel:     ChannelStandard,
-		Level:       LevelImplementationSpecific,
-		GEP:         1742,
+	},
+	{
+		Name: SupportHTTPRouteTimeout504, Channel: ChannelStandard, Level: LevelImplementationSpecific, GEP: 1742,
 		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRequestTimeout, gwfeatures.SupportHTTPRouteBackendTimeout},
-		Profiles:    []string{ProfileHTTPResilience},
 		Description: "Answers an expired timeouts.request or timeouts.backendRequest with 504 Gateway Timeout, not 408 or another error.",
-	})
+	},
 }

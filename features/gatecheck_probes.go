@@ -7,7 +7,8 @@ import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 // as the kubelet's probes see it, even when a sidecar captures the pod's
 // inbound traffic. They are mesh-side features: the Gateway only has to
 // send traffic to ready endpoints (which every GATEWAY-HTTP implementation
-// does); the sidecar and its injector are what is tested. See
+// does); the sidecar and its injector are what is tested, and a run in
+// which no mesh is in the probes' path skips the tests. See
 // docs/semantics/probes.md.
 const (
 	// SupportMeshProbeHTTP: an httpGet readiness probe fails when the app
@@ -26,28 +27,14 @@ const (
 	SupportMeshProbeRewrite FeatureName = "MeshProbeRewrite"
 )
 
-// ProfileMeshProbes covers health probes through a mesh's sidecar.
-const ProfileMeshProbes = "GATECHECK-MESH-PROBES"
-
-// This file's init runs after gatecheck.go's (files initialise in name
-// order).
-func init() {
-	RegisterProfile(ProfileMeshProbes,
-		[]FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
-		nil)
-	for _, f := range []Feature{
-		{Name: SupportMeshProbeHTTP, Description: "An httpGet readiness probe through the mesh's sidecar fails when the app answers with an error status, so the pod leaves the Gateway's rotation within periodSeconds × failureThreshold, and returns when it recovers."},
-		{Name: SupportMeshProbeTCP, Description: "A tcpSocket readiness probe through the mesh's sidecar fails when the app's port is closed, though the sidecar could accept the connection, so the pod leaves the Gateway's rotation in time, and returns when the port reopens."},
-		{Name: SupportMeshProbeGRPC, Description: "A grpc readiness probe through the mesh's sidecar fails when the app's health service answers NOT_SERVING for the probe's service, so the pod leaves the GRPCRoute's rotation in time, and returns when it serves again."},
-		{Name: SupportMeshProbeRewrite, Description: "Readiness probes on named ports with custom headers, in a pod that already uses the mesh's usual probe ports, still follow the app's health through the mesh's probe rewrite."},
-	} {
-		f.Channel = ChannelExperimental
-		f.Level = LevelExtended
-		f.DependsOn = []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute}
-		if f.Name == SupportMeshProbeGRPC {
-			f.DependsOn = []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute}
-		}
-		f.Profiles = []string{ProfileMeshProbes}
-		Register(f)
-	}
+// meshProbeFeatures are the features of GATECHECK-MESH-PROBES.
+var meshProbeFeatures = []Feature{
+	{Name: SupportMeshProbeHTTP, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+		Description: "In a Pod whose probes a mesh intercepts, an httpGet readiness probe fails when the app answers with an error status, so the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold, and returns when the app recovers."},
+	{Name: SupportMeshProbeTCP, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+		Description: "In a Pod whose probes a mesh intercepts, a tcpSocket readiness probe fails when the app's port is closed, though the sidecar could accept the connection, so the Pod leaves the Gateway's rotation in time, and returns when the port reopens."},
+	{Name: SupportMeshProbeGRPC, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute},
+		Description: "In a Pod whose probes a mesh intercepts, a grpc readiness probe fails when the app's health service answers NOT_SERVING for the probe's service, so the Pod leaves the GRPCRoute's rotation in time, and returns when it serves again."},
+	{Name: SupportMeshProbeRewrite, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+		Description: "In a Pod whose probes a mesh intercepts, readiness probes on named ports with custom headers, in a Pod that already uses the mesh's usual probe ports, still follow the app's health."},
 }

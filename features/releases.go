@@ -41,3 +41,27 @@ func upstreamHas(name FeatureName) bool {
 	}
 	return false
 }
+
+// releaseDependent are the features that are upstream's in one supported
+// release and gatecheck's own in the other. gatecheck's data lists them as
+// its own; registerGatecheck skips such an entry when the linked release
+// defines the feature, and linkedUpstream drops it from a profile's
+// upstream list when the linked release does not.
+var releaseDependent = map[FeatureName]bool{
+	SupportHTTPRouteRetryCodes:          true, // gatecheck's in v1.6, upstream's from v1.7
+	SupportHTTPRouteRetryBackendTimeout: true, // upstream's in v1.6, gatecheck's from v1.7
+}
+
+// linkedUpstream returns names without the release-dependent features the
+// linked release does not define: the upstream features of a gatecheck
+// profile as the linked release has them.
+func linkedUpstream(names ...FeatureName) []FeatureName {
+	out := make([]FeatureName, 0, len(names))
+	for _, n := range names {
+		if releaseDependent[n] && !upstreamHas(n) {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
