@@ -27,6 +27,9 @@ type grpcCall struct {
 	budget   time.Duration
 	source   budgetSource
 	deadline time.Time
+	// inactivity: the budget is an inactivity timer, not a deadline
+	// (Breakages.InactivityTimeouts).
+	inactivity bool
 }
 
 // expired reports whether the call's budget has run out. It reads the clock
@@ -34,7 +37,7 @@ type grpcCall struct {
 // whatever the gateway observes after the deadline (a backend's own
 // DEADLINE_EXCEEDED included) is too late to relay.
 func (c *grpcCall) expired() bool {
-	return c != nil && (errors.Is(context.Cause(c.ctx), errCallBudget) || !time.Now().Before(c.deadline))
+	return c != nil && (errors.Is(context.Cause(c.ctx), errCallBudget) || !c.inactivity && !time.Now().Before(c.deadline))
 }
 
 // serveGRPC runs a matched GRPCRoute rule. The call's budget starts now,
@@ -63,9 +66,13 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 	if budget, source := callBudget(act.grpcLimits, client, hasClient, s.grpcFaults); source != budgetNone {
 		deadline := start.Add(budget)
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadlineCause(ctx, deadline, errCallBudget)
+		if s.breakages.InactivityTimeouts { // breakages.go
+			ctx, cancel = withInactivity(ctx, budget, errCallBudget)
+		} else {
+			ctx, cancel = context.WithDeadlineCause(ctx, deadline, errCallBudget)
+		}
 		defer cancel()
-		call = &grpcCall{ctx: ctx, budget: budget, source: source, deadline: deadline}
+		call = &grpcCall{ctx: ctx, budget: budget, source: source, deadline: deadline, inactivity: s.breakages.InactivityTimeouts}
 	}
 
 	out := upstreamRequest(ctx, r)
@@ -73,7 +80,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 	applyRequestFilters(out, &act.filters, matchedPath{})
 	applyRequestFilters(out, &b.filters, matchedPath{})
 	switch {
-	case s.grpcFaults.NoTimeoutPropagation:
+	case s.grpcFaults.NoTimeoutPropagation, s.breakages.InactivityTimeouts:
 		delete(out.Header, grpcTimeoutHeader)
 		if vs := r.Header[grpcTimeoutHeader]; len(vs) > 0 {
 			out.Header[grpcTimeoutHeader] = vs
@@ -119,6 +126,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		}
 		return
 	}
+	resp.Body = watchInactivity(ctx, resp.Body) // breakages.go; as is without them
 	if call != nil {
 		// The transport stops a response body read on cancellation only
 		// once its request body is done; a bidirectional call whose client

@@ -100,7 +100,11 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	ctx := r.Context()
 	if act.requestTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, act.requestTimeout)
+		if s.breakages.InactivityTimeouts { // breakages.go
+			ctx, cancel = withInactivity(ctx, act.requestTimeout, context.DeadlineExceeded)
+		} else {
+			ctx, cancel = context.WithTimeout(ctx, act.requestTimeout)
+		}
 		defer cancel()
 	}
 	out := upstreamRequest(ctx, r)

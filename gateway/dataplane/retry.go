@@ -196,6 +196,9 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 	p := act.retry
 	limit := p.attempts()
+	if s.breakages.NoNonIdempotentRetries && !idempotent(r.Method) {
+		limit = 1 // breakages.go
+	}
 	var body []byte
 	if limit > 1 {
 		var ok bool
@@ -245,7 +248,13 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 // try makes one attempt: out, with a fresh copy of body when replay is set,
 // goes to endpoint under a context bounded by timeouts.backendRequest.
 func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay bool, act *action, b *backend, endpoint string) *attempt {
-	actx, cancel := act.attemptContext(ctx)
+	var actx context.Context
+	var cancel context.CancelFunc
+	if s.breakages.InactivityTimeouts && act.backendTimeout > 0 {
+		actx, cancel = withInactivity(ctx, act.backendTimeout, errBackendTimeout) // breakages.go
+	} else {
+		actx, cancel = act.attemptContext(ctx)
+	}
 	actx, idle, stopIdle := serverIdleContext(actx, act.serverTimeout) // conntimeouts.go
 	cancel = joinCancel(stopIdle, cancel)
 	req := out.WithContext(actx)
@@ -253,7 +262,9 @@ func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 	}
-	forbidTransportResend(req, b.h2c && out.Header.Get("Upgrade") == "")
+	if !s.breakages.TransportResends { // breakages.go
+		forbidTransportResend(req, b.h2c && out.Header.Get("Upgrade") == "")
+	}
 	at := &attempt{endpoint: endpoint, cancel: cancel}
 	at.resp, at.err = s.forward(actx, req, b, endpoint)
 	switch {
@@ -262,7 +273,7 @@ func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay
 	case at.resp.StatusCode == http.StatusSwitchingProtocols:
 		idle.stop() // the tunnel's own timeouts take over
 	default:
-		at.resp.Body = idle.watch(at.resp.Body)
+		at.resp.Body = watchInactivity(actx, idle.watch(at.resp.Body))
 	}
 	return at
 }

@@ -36,6 +36,10 @@ type Options struct {
 	// GRPCTimeoutFaults is for negative conformance checks only: it breaks
 	// chosen parts of the GRPCRoute timeout behaviour. Leave it zero.
 	GRPCTimeoutFaults GRPCTimeoutFaults
+	// Breakages is for negative conformance checks only: it makes the data
+	// plane go wrong the way real data planes do (breakages.go). Leave it
+	// zero.
+	Breakages Breakages
 }
 
 // Server serves the listeners of a routing snapshot: one socket per
@@ -47,6 +51,11 @@ type Server struct {
 	listenAddr func(namespace, name string, port int32) (string, error)
 	log        logr.Logger
 	grpcFaults GRPCTimeoutFaults
+	breakages  Breakages
+
+	// lateMu guards the order of late snapshots (Breakages.LateApply).
+	lateMu               sync.Mutex
+	lateSeq, lateApplied uint64
 
 	snap atomic.Pointer[snapshot]
 
@@ -78,6 +87,7 @@ func New(opts Options) *Server {
 		listenAddr:  opts.ListenAddr,
 		log:         opts.Logger,
 		grpcFaults:  opts.GRPCTimeoutFaults,
+		breakages:   opts.Breakages,
 		ports:       make(map[portKey]*portServer),
 		h1:          newTransport(false),
 		h2c:         newTransport(true),
@@ -118,6 +128,14 @@ func (ps *portServer) close() error {
 // returned error; everything else is served. Apply keeps references into cfg,
 // which must not be modified afterwards.
 func (s *Server) Apply(cfg *Config) error {
+	if d := s.breakages.LateApply; d > 0 {
+		s.lateApply(cfg, d) // breakages.go
+		return nil
+	}
+	return s.apply(cfg)
+}
+
+func (s *Server) apply(cfg *Config) error {
 	snap, compileErr := compile(cfg)
 	errs := []error{compileErr}
 

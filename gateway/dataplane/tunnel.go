@@ -48,8 +48,10 @@ type tunnelSide struct {
 // whose limit becomes ClientFin (the client side) or ServerFin (the
 // backend side). When a limit expires both connections are closed. tunnel
 // closes both connections before it returns and reports which limit ended
-// it ("" when both directions ended normally).
-func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ConnectionTimeouts) string {
+// it ("" when both directions ended normally). closeOnBackendFIN is the
+// test-only Breakages.CloseTunnelOnBackendFIN: the backend's half-close
+// closes both connections at once.
+func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ConnectionTimeouts, closeOnBackendFIN bool) string {
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
 	cs := &tunnelSide{conn: client, r: clientR, idle: cmpOr(t.Tunnel, t.Client), fin: cmpOr(t.ClientFin, cmpOr(t.Tunnel, t.Client))}
@@ -81,6 +83,11 @@ func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Re
 			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
+					client.Close()
+					backend.Close()
+					return
+				}
+				if closeOnBackendFIN && from == bs {
 					client.Close()
 					backend.Close()
 					return

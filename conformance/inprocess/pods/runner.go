@@ -130,6 +130,11 @@ type Options struct {
 	// tests fail against a proxy that does not forward probes. Leave it
 	// probeproxy.FaultNone otherwise.
 	ProbeProxyFault probeproxy.Fault
+	// NoMesh ignores the probe proxy annotation, as a cluster with no mesh
+	// would: every Pod keeps its probes and the kubelet probes the app
+	// directly. Go tests use it to show that the probe conformance tests
+	// do not pass without a mesh. Leave it false otherwise.
+	NoMesh bool
 }
 
 // Runner runs the replicas of Deployments in-process. Create it with New and
@@ -141,6 +146,7 @@ type Runner struct {
 	maxReplicas int
 	parentDir   string
 	proxyFault  probeproxy.Fault
+	noMesh      bool
 	trigger     chan struct{}
 
 	// Owned by the Run goroutine.
@@ -223,6 +229,7 @@ func New(opts Options) (*Runner, error) {
 		maxReplicas: opts.MaxReplicas,
 		parentDir:   opts.Dir,
 		proxyFault:  opts.ProbeProxyFault,
+		noMesh:      opts.NoMesh,
 		trigger:     make(chan struct{}, 1),
 		ipUsed:      map[netip.Addr]bool{},
 		reported:    map[types.UID]string{},
@@ -553,7 +560,7 @@ func (r *Runner) createPod(ctx context.Context, d *appsv1.Deployment, t *podTemp
 		Spec: tmpl.Spec,
 	}
 	pod.Spec.NodeName = NodeName
-	if t.proxy {
+	if t.proxy && !r.noMesh {
 		// As a mesh injector would, at admission: the Pod is stored with
 		// its probes rewritten. parseTemplate has rewritten the same
 		// template once already, so this does not fail in practice.
@@ -624,7 +631,7 @@ func (r *Runner) start(ctx context.Context, rep *replica, t *podTemplate) (retry
 		cfg.Log = rep.log
 		b, err := echobackend.Start(cfg)
 		var proxy *probeproxy.Server
-		if err == nil && t.proxy {
+		if err == nil && t.proxy && !r.noMesh {
 			proxy, err = r.startProxy(rep, ip)
 			if err != nil {
 				b.Close()

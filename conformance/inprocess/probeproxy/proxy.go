@@ -34,6 +34,9 @@ const (
 	// FaultGRPCAlwaysServing answers every gRPC probe 200 without asking
 	// the app.
 	FaultGRPCAlwaysServing Fault = "grpc-always-serving"
+	// FaultHTTPAlwaysUp answers every HTTP probe 200 without asking the
+	// app, as a sidecar that answers probes itself does.
+	FaultHTTPAlwaysUp Fault = "http-always-up"
 )
 
 // Options configure a Handler.
@@ -85,6 +88,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		res = probe.GRPC(ctx, addr, r.Header.Get(HeaderGRPCService), MaxCheckTime)
 	default:
+		if h.opts.Fault == FaultHTTPAlwaysUp {
+			res = probe.Result{Success: true}
+			break
+		}
 		h.forwardHTTP(ctx, w, r, port, rest)
 		return
 	}
