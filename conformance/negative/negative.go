@@ -1,6 +1,13 @@
 // Package negative runs conformance tests against a reference gateway that
 // is broken on purpose, to show that each test can fail: a test that still
-// passes when the behaviour it checks is gone proves nothing.
+// passes when the behaviour it checks is gone proves nothing, and one that
+// fails against a data plane that does what the text allows is wrong.
+//
+// A Breakage is one broken reference gateway, modelled on how a real data
+// plane goes wrong, with the tests it must fail. Check runs the tests of a
+// breakage's profiles against it and wants exactly those to fail, the ones
+// it names in Skips to skip, and every other one to pass. Pack groups
+// breakages of disjoint profiles so that they share a child process.
 //
 // A failing conformance test fails the Go test that runs the suite, so the
 // suite runs in a child process: the same test binary, re-executed with
@@ -9,16 +16,18 @@
 // reads. A package that has negative checks declares its breakages and one
 // helper test:
 //
-//	var breakages = map[string]runner.ReferenceGateway{
-//		"hostnames-ignored": {MutateConfig: ignoreHostnames},
+//	var breakages = []negative.Breakage{
+//		{Name: "hostnames-ignored", Gateway: runner.ReferenceGateway{MutateConfig: ignoreHostnames}, ...},
 //	}
 //
 //	func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
 //
+// and runs them with Check (a breakage registry) or Run (chosen tests).
+//
 //	func TestHostnameIntersectionCanFail(t *testing.T) {
-//		got := negative.Run(t, "TestNegativeHelper", "hostnames-ignored",
+//		got := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", 0,
 //			"HTTPRouteHostnameIntersection", "HTTPRouteSimpleSameNamespace")
-//		// got["HTTPRouteHostnameIntersection"] must be reports.Fail, ...
+//		// got["HTTPRouteHostnameIntersection"].Result must be reports.Fail, ...
 //	}
 package negative
 
@@ -37,15 +46,45 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
+	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
 	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
+// Breakage is a reference gateway broken the way a real data plane goes
+// wrong, and what that must do to the tests.
+type Breakage struct {
+	// Name names the breakage in test names and messages.
+	Name string
+	// Models says which real data planes go wrong this way, and how.
+	Models string
+	// Gateway breaks the in-process reference gateway.
+	Gateway runner.ReferenceGateway
+	// Unclaimed lists features the broken gateway does not claim, as an
+	// honest implementation without the behaviour would not: the tests
+	// that need them are not run, and assertions gated on them are not
+	// made.
+	Unclaimed []features.FeatureName
+	// Profiles are the profiles whose tests the breakage is checked
+	// against: every test of the given set counted in one of them (see
+	// Check). They must hold every test the break can reach: a data plane
+	// that serves every snapshot late reaches every profile's tests.
+	Profiles []string
+	// Fails lists the ShortNames of the tests that must fail.
+	Fails []string
+	// Skips lists the ShortNames of tests that must skip themselves (not
+	// pass) against the breakage, such as a probe test without a mesh.
+	Skips []string
+}
+
 // Environment of the child process.
 const (
-	envBreakage = "GATECHECK_NEGATIVE_BREAKAGE"
-	envTests    = "GATECHECK_NEGATIVE_TESTS"
-	envResults  = "GATECHECK_NEGATIVE_RESULTS"
+	envBreakage  = "GATECHECK_NEGATIVE_BREAKAGE"
+	envTests     = "GATECHECK_NEGATIVE_TESTS"
+	envResults   = "GATECHECK_NEGATIVE_RESULTS"
+	envTolerance = "GATECHECK_NEGATIVE_TOLERANCE"
 )
 
 // Healthy names the unbroken reference gateway, for a control run.
@@ -60,19 +99,6 @@ const childTimeout = 10 * time.Minute
 // run their breakages as parallel subtests and Run holds the bound.
 const EnvParallel = "GATECHECK_NEGATIVE_PARALLEL"
 
-// EnvTolerance sets the timing tolerance of the child runs (a Go duration;
-// default ChildTolerance).
-const EnvTolerance = "GATECHECK_NEGATIVE_TOLERANCE"
-
-// ChildTolerance is the timing tolerance child runs use unless EnvTolerance
-// says otherwise. It is wider than the suite's default (500ms) because
-// children share two cores with one another and with -race: a timer that
-// fires late must not flip a test that should pass. It stays below the
-// smallest gap between healthy and broken behaviour the breakages provoke
-// (1s), so a broken gateway still fails: a wider window only makes the
-// check harder to pass.
-const ChildTolerance = 750 * time.Millisecond
-
 // slots bounds the child runs going at once.
 var slots = make(chan struct{}, parallelChildren())
 
@@ -83,13 +109,23 @@ func parallelChildren() int {
 	return max(runtime.NumCPU(), 2)
 }
 
+// Outcome is one test's result in a child run, what it reported as
+// failures (Run reads it from the child's output), and the keys of the
+// observations it recorded.
+type Outcome struct {
+	Result       reports.Result
+	Message      string   `json:",omitempty"`
+	Observations []string `json:",omitempty"`
+}
+
 // Run runs the named conformance tests (ShortNames) against the reference
-// gateway broken by breakage, in a child process running the helper test
-// helperTest, and returns each selected test's result. Tests that the suite
-// skipped appear with reports.Skip. It fails t if the child could not run
-// or wrote no results. Run is safe to call from parallel tests; at most
-// EnvParallel children run at once.
-func Run(t *testing.T, helperTest, breakage string, tests ...string) map[string]reports.Result {
+// gateway broken by breakage (Healthy: unbroken), at the timing tolerance
+// tol (0: the suite's default), in a child process running the helper
+// test helperTest, and returns each selected test's outcome. Tests that
+// the suite skipped appear with reports.Skip. It fails t if the child could
+// not run or wrote no results. Run is safe to call from parallel tests; at
+// most EnvParallel children run at once.
+func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...string) map[string]Outcome {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("negative checks start the in-process cluster in a child process; run without -short")
@@ -103,9 +139,13 @@ func Run(t *testing.T, helperTest, breakage string, tests ...string) map[string]
 		envTests+"="+strings.Join(tests, ","),
 		envResults+"="+results,
 	)
+	if tol > 0 {
+		cmd.Env = append(cmd.Env, envTolerance+"="+tol.String())
+	}
 	done := make(chan struct{})
 	var out []byte
 	var err error
+	start := time.Now()
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
@@ -118,40 +158,248 @@ func Run(t *testing.T, helperTest, breakage string, tests ...string) map[string]
 	if readErr != nil {
 		t.Fatalf("negative run %q wrote no results (exit: %v): %v; output:\n%s", breakage, err, readErr, tail(out))
 	}
-	got := map[string]reports.Result{}
+	got := map[string]Outcome{}
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatalf("negative run %q: reading %s: %v", breakage, results, err)
 	}
 	for _, name := range tests {
-		if _, ok := got[name]; !ok {
+		o, ok := got[name]
+		if !ok {
 			t.Fatalf("negative run %q has no result for %s (is the ShortName right?); results: %v", breakage, name, got)
 		}
+		if o.Result == reports.Fail {
+			o.Message = failureLines(out, name)
+			got[name] = o
+		}
 	}
-	t.Logf("negative run %q: %v", breakage, got)
+	summary := make([]string, 0, len(tests))
+	for _, name := range tests {
+		summary = append(summary, name+"="+string(got[name].Result))
+	}
+	t.Logf("negative run %q at tolerance %v took %v: %s", breakage, tol, time.Since(start).Round(time.Second), strings.Join(summary, " "))
 	return got
+}
+
+// Check runs the breakages of pack together in one child process, against
+// the tests of all that count in one of their profiles, at the timing
+// tolerance tol, and fails t unless, for each breakage, exactly its Fails
+// fail, its Skips skip and the other tests of its profiles pass. It
+// returns the outcomes. A pack is what Pack makes: breakages of disjoint
+// profiles, so that each one's tests see only its own break (see Pack).
+func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol time.Duration) map[string]Outcome {
+	t.Helper()
+	var names, scope []string
+	for _, b := range pack {
+		names = append(names, b.Name)
+		scope = append(scope, Scope(b, all)...)
+	}
+	got := Run(t, helperTest, strings.Join(names, packSeparator), tol, scope...)
+	for _, b := range pack {
+		var failed, skipped []string
+		for _, name := range Scope(b, all) {
+			want := reports.Pass
+			switch {
+			case slices.Contains(b.Fails, name):
+				want = reports.Fail
+			case slices.Contains(b.Skips, name) || !claims(b, all, name):
+				want = reports.Skip
+			}
+			o := got[name]
+			switch o.Result {
+			case reports.Fail:
+				failed = append(failed, name)
+			case reports.Skip:
+				skipped = append(skipped, name)
+			}
+			if o.Result != want {
+				msg := ""
+				if o.Message != "" {
+					msg = ": " + firstLines(o.Message, 6)
+				}
+				alone := ""
+				if len(pack) > 1 {
+					alone = fmt.Sprintf(" (run with %v; %s=%s runs it alone)", names, EnvAlone, b.Name)
+				}
+				t.Errorf("%s at tolerance %v: %s %s, want %s%s%s", b.Name, tol, name, o.Result, want, alone, msg)
+			}
+		}
+		t.Logf("breakage %s at tolerance %v: failed %v, skipped %v", b.Name, tol, failed, skipped)
+	}
+	return got
+}
+
+// packSeparator joins the names of a pack's breakages for the child.
+const packSeparator = "+"
+
+// EnvAlone names breakages (comma-separated) that Pack leaves in a pack of
+// their own, to see what one does without the others.
+const EnvAlone = "GATECHECK_NEGATIVE_ALONE"
+
+// Pack groups breakages into runs of one child process each: breakages
+// whose profiles are disjoint, and that leave every feature claimed, share
+// a child, each acting on its own part of the gateway and checked only
+// against the tests of its own profiles. A break that reached another
+// pack member's tests would show as an unexpected result there, never as
+// a pass, so packing saves children without hiding anything. A breakage
+// with Unclaimed features, or named in EnvAlone, runs alone.
+func Pack(bs []Breakage) [][]Breakage {
+	alone := strings.Split(os.Getenv(EnvAlone), ",")
+	// The breakages of most profiles first: they are the hardest to place.
+	bs = slices.Clone(bs)
+	slices.SortStableFunc(bs, func(a, b Breakage) int { return len(b.Profiles) - len(a.Profiles) })
+	var packs [][]Breakage
+	for _, b := range bs {
+		placed := false
+		if len(b.Unclaimed) == 0 && !slices.Contains(alone, b.Name) {
+			for i, p := range packs {
+				if len(p[0].Unclaimed) == 0 && !slices.Contains(alone, p[0].Name) && disjoint(p, b) {
+					packs[i] = append(p, b)
+					placed = true
+					break
+				}
+			}
+		}
+		if !placed {
+			packs = append(packs, []Breakage{b})
+		}
+	}
+	return packs
+}
+
+func disjoint(pack []Breakage, b Breakage) bool {
+	for _, o := range pack {
+		for _, p := range b.Profiles {
+			if slices.Contains(o.Profiles, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compose returns a reference gateway broken by every breakage of bs.
+func compose(bs []Breakage) runner.ReferenceGateway {
+	var mutates []func(*dataplane.Config)
+	var dataPlanes []func(*dataplane.Options)
+	var podss []func(*pods.Options)
+	for _, b := range bs {
+		if f := b.Gateway.MutateConfig; f != nil {
+			mutates = append(mutates, f)
+		}
+		if f := b.Gateway.DataPlane; f != nil {
+			dataPlanes = append(dataPlanes, f)
+		}
+		if f := b.Gateway.Pods; f != nil {
+			podss = append(podss, f)
+		}
+	}
+	var g runner.ReferenceGateway
+	if len(mutates) > 0 {
+		g.MutateConfig = func(c *dataplane.Config) {
+			for _, f := range mutates {
+				f(c)
+			}
+		}
+	}
+	if len(dataPlanes) > 0 {
+		g.DataPlane = func(o *dataplane.Options) {
+			for _, f := range dataPlanes {
+				f(o)
+			}
+		}
+	}
+	if len(podss) > 0 {
+		g.Pods = func(o *pods.Options) {
+			for _, f := range podss {
+				f(o)
+			}
+		}
+	}
+	return g
+}
+
+// Test is what Check needs to know of a conformance test.
+type Test struct {
+	ShortName string
+	Features  []features.FeatureName
+}
+
+// Scope returns the ShortNames of the tests of all that count in one of
+// b.Profiles, by the upstream suite's rule: a profile counts a test when it
+// holds every feature the test lists.
+func Scope(b Breakage, all []Test) []string {
+	var out []string
+	for _, ct := range all {
+		for _, name := range b.Profiles {
+			p, ok := features.LookupProfile(name)
+			if ok && holdsAll(p, ct.Features) {
+				out = append(out, ct.ShortName)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func holdsAll(p features.Profile, fs []features.FeatureName) bool {
+	for _, f := range fs {
+		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// claims reports whether b's gateway claims every feature the named test
+// needs.
+func claims(b Breakage, all []Test, name string) bool {
+	for _, ct := range all {
+		if ct.ShortName == name {
+			for _, f := range ct.Features {
+				if slices.Contains(b.Unclaimed, f) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // Helper is the body of a package's helper test. Run normally (no
 // breakage in the environment) it skips; in a child started by Run it runs
-// the selected tests against the reference gateway broken as
-// breakages[name] says (Healthy: unbroken) and writes their results.
-func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
+// the selected tests against the reference gateway broken as the named
+// breakage says (Healthy: unbroken), at the tolerance Run passed, and
+// writes their outcomes.
+func Helper(t *testing.T, breakages []Breakage) {
 	name := os.Getenv(envBreakage)
 	if name == "" {
 		t.Skip("helper process of the negative checks; it runs only as their child")
 	}
-	gw, ok := breakages[name]
-	if !ok && name != Healthy {
-		t.Fatalf("unknown breakage %q; known: %v", name, keys(breakages))
+	var pack []Breakage
+	var unclaimed []features.FeatureName
+	for _, n := range strings.Split(name, packSeparator) {
+		if n == Healthy {
+			continue
+		}
+		i := slices.IndexFunc(breakages, func(b Breakage) bool { return b.Name == n })
+		if i < 0 {
+			t.Fatalf("unknown breakage %q", n)
+		}
+		pack = append(pack, breakages[i])
+		unclaimed = append(unclaimed, breakages[i].Unclaimed...)
 	}
 	selected := strings.Split(os.Getenv(envTests), ",")
 	o := runner.DefaultOptions()
-	o.ReferenceGateway = gw
-	o.TimingTolerance = ChildTolerance
-	if v := os.Getenv(EnvTolerance); v != "" {
+	o.ReferenceGateway = compose(pack)
+	for _, f := range runner.ReferenceFeatures() {
+		if !slices.Contains(unclaimed, f) {
+			o.SupportedFeatures = append(o.SupportedFeatures, f)
+		}
+	}
+	if v := os.Getenv(envTolerance); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			t.Fatalf("%s=%q: accepted: a positive Go duration such as 750ms", EnvTolerance, v)
+		if err != nil {
+			t.Fatalf("%s=%q: accepted: a Go duration such as 750ms", envTolerance, v)
 		}
 		o.TimingTolerance = d
 	}
@@ -164,14 +412,19 @@ func Helper(t *testing.T, breakages map[string]runner.ReferenceGateway) {
 	var res *runner.Result
 	// Run completes in t's cleanups; this one, registered first, runs last.
 	t.Cleanup(func() {
-		if res == nil {
+		if res == nil || res.Run == nil {
 			return
 		}
-		got := map[string]reports.Result{}
+		got := map[string]Outcome{}
 		for _, tr := range res.Run.Tests {
-			if slices.Contains(selected, tr.ShortName) {
-				got[tr.ShortName] = tr.Result
+			if !slices.Contains(selected, tr.ShortName) {
+				continue
 			}
+			o := Outcome{Result: tr.Result}
+			for _, ob := range tr.Observations {
+				o.Observations = append(o.Observations, ob.Key)
+			}
+			got[tr.ShortName] = o
 		}
 		data, err := json.Marshal(got)
 		if err == nil {
@@ -205,13 +458,50 @@ func shortenWaits(tc *config.TimeoutConfig) {
 	}
 }
 
-func keys(m map[string]runner.ReferenceGateway) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// failureLines returns what the test named test (a ShortName) reported
+// as failures in a child's verbose output: the lines written under its
+// subtests' headers ("=== RUN", "=== CONT", "=== NAME") that are neither
+// the suite's timestamped log lines nor observations.
+func failureLines(out []byte, test string) string {
+	prefix := "TestNegativeHelper/" + test
+	var current string
+	var lines []string
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimRight(line, "\n")
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "===" {
+			current = f[2]
+			continue
+		}
+		if current != prefix && !strings.HasPrefix(current, prefix+"/") {
+			continue
+		}
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "---") || strings.Contains(line, "observe: ") || isTimestamped(trimmed) {
+			continue
+		}
+		lines = append(lines, trimmed)
 	}
-	slices.Sort(ks)
-	return ks
+	if len(lines) == 0 {
+		return "(no failure text in the child's output)"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isTimestamped reports whether a log line is the suite's ("file.go:N:
+// 2026-01-02T15:04:05.000Z: ..."), which says what a test did, not why it
+// failed.
+func isTimestamped(line string) bool {
+	_, rest, ok := strings.Cut(line, ": ")
+	return ok && len(rest) > 20 && rest[4] == '-' && rest[7] == '-' && rest[10] == 'T'
+}
+
+// firstLines returns the first n lines of s, for messages.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // tail returns the end of a child's output, enough to see why it failed.

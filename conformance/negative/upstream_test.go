@@ -25,9 +25,11 @@ func ignoreHostnames(cfg *dataplane.Config) {
 	}
 }
 
-var breakages = map[string]runner.ReferenceGateway{
-	"hostnames-ignored": {MutateConfig: ignoreHostnames},
-}
+var breakages = []negative.Breakage{{
+	Name:    "hostnames-ignored",
+	Models:  "a data plane that matches routes by path alone",
+	Gateway: runner.ReferenceGateway{MutateConfig: ignoreHostnames},
+}}
 
 func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
 
@@ -41,21 +43,21 @@ func TestUpstreamHostnameTestsCatchIgnoredHostnames(t *testing.T) {
 
 	t.Run("healthy", func(t *testing.T) {
 		t.Parallel()
-		healthy := negative.Run(t, "TestNegativeHelper", negative.Healthy, selected...)
+		healthy := negative.Run(t, "TestNegativeHelper", negative.Healthy, 0, selected...)
 		for _, name := range selected {
-			if healthy[name] != reports.Pass {
-				t.Errorf("healthy gateway: %s = %q, want pass", name, healthy[name])
+			if healthy[name].Result != reports.Pass {
+				t.Errorf("healthy gateway: %s = %q, want pass", name, healthy[name].Result)
 			}
 		}
 	})
 	t.Run("hostnames-ignored", func(t *testing.T) {
 		t.Parallel()
-		broken := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", selected...)
-		if broken[control] != reports.Pass {
-			t.Errorf("hostnames ignored: %s = %q, want pass (it does not depend on hostnames)", control, broken[control])
+		broken := negative.Run(t, "TestNegativeHelper", "hostnames-ignored", 0, selected...)
+		if broken[control].Result != reports.Pass {
+			t.Errorf("hostnames ignored: %s = %q, want pass (it does not depend on hostnames)", control, broken[control].Result)
 		}
-		if broken["HTTPRouteHostnameIntersection"] != reports.Fail {
-			t.Errorf("hostnames ignored: HTTPRouteHostnameIntersection = %q, want fail", broken["HTTPRouteHostnameIntersection"])
+		if broken["HTTPRouteHostnameIntersection"].Result != reports.Fail {
+			t.Errorf("hostnames ignored: HTTPRouteHostnameIntersection = %q, want fail", broken["HTTPRouteHostnameIntersection"].Result)
 		}
 	})
 }

@@ -42,8 +42,13 @@ const (
 // while tests run before it names the tests still running.
 const DefaultProgressInterval = 10 * time.Second
 
-// MaxTimingTolerance is the largest --timing-tolerance accepted.
-const MaxTimingTolerance = time.Minute
+// MinTimingTolerance and MaxTimingTolerance bound --timing-tolerance: the
+// tests size their scenarios so that no verdict changes within the range
+// (see conformance/tests).
+const (
+	MinTimingTolerance = tests.MinTimingTolerance
+	MaxTimingTolerance = tests.MaxTimingTolerance
+)
 
 // maxOptionsFileSize bounds what --options-file reads.
 const maxOptionsFileSize = 1 << 20
@@ -352,9 +357,7 @@ func (o *Options) Validate() error {
 	check("implementation.url", checkURL(o.Implementation.URL))
 	check("namespaceLabels", checkKeyValues(o.NamespaceLabels, true))
 	check("namespaceAnnotations", checkKeyValues(o.NamespaceAnnotations, false))
-	if o.TimingTolerance <= 0 || o.TimingTolerance > MaxTimingTolerance {
-		check("timingTolerance", fmt.Errorf("%v is out of range; want a duration above 0 and at most %v, such as 500ms", o.TimingTolerance, MaxTimingTolerance))
-	}
+	check("timingTolerance", tests.CheckTimingTolerance(o.TimingTolerance))
 	return errors.Join(errs...)
 }
 
@@ -529,8 +532,11 @@ func parseAddress(v string) ([]gwv1.GatewaySpecAddress, error) {
 
 func parseTolerance(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 || d > MaxTimingTolerance {
-		return 0, fmt.Errorf("%q is not a duration above 0 and at most %v; want a Go duration such as 500ms or 2s", v, MaxTimingTolerance)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a Go duration; accepted: a duration from %v to %v, such as 1s or 1500ms", v, MinTimingTolerance, MaxTimingTolerance)
+	}
+	if err := tests.CheckTimingTolerance(d); err != nil {
+		return 0, err
 	}
 	return d, nil
 }

@@ -146,9 +146,10 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		{[]string{"--timeout-config-overrides", "CreateTimeout:soon"}, []string{"flag --timeout-config-overrides", "CreateTimeout", "neither whole seconds nor a Go duration"}},
 		{[]string{"--timeout-config-overrides", "CreateTimeout:-5"}, []string{"flag --timeout-config-overrides", "out of range"}},
 		{[]string{"--timeout-config-overrides", "RequiredConsecutiveSuccesses:0"}, []string{"flag --timeout-config-overrides", "not a count from 1 to 1000"}},
-		{[]string{"--timing-tolerance", "fast"}, []string{"flag --timing-tolerance", `"fast"`, "500ms"}},
-		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "above 0"}},
-		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "at most 1m0s"}},
+		{[]string{"--timing-tolerance", "fast"}, []string{"flag --timing-tolerance", `"fast"`, "from 1s to 2s"}},
+		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "out of range", "from 1s to 2s"}},
+		{[]string{"--timing-tolerance", "100ms"}, []string{"flag --timing-tolerance", "out of range", "from 1s to 2s"}},
+		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "out of range", "from 1s to 2s"}},
 		{[]string{"--debug=maybe"}, []string{"-debug", "invalid boolean"}},
 	}
 	for _, tt := range tests {
@@ -180,7 +181,7 @@ timeoutConfig:
   createTimeout: 90s
 kubeconfig: /etc/kc
 reportDir: reports
-timingTolerance: 750ms
+timingTolerance: 1500ms
 `
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ timingTolerance: 750ms
 		t.Fatal(err)
 	}
 	if o.GatewayClassName != "from-file" || o.Mode != "flag-mode" || o.Implementation.Organization != "acme" ||
-		o.Kubeconfig != "/etc/kc" || o.ReportDir != "reports" || o.TimingTolerance != 750*time.Millisecond ||
+		o.Kubeconfig != "/etc/kc" || o.ReportDir != "reports" || o.TimingTolerance != 1500*time.Millisecond ||
 		!slices.Equal(o.SupportedFeatures, []features.FeatureName{"Gateway", "HTTPRoute"}) {
 		t.Errorf("options from the file, --mode from the flag: got %+v", o)
 	}

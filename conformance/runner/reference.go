@@ -34,27 +34,31 @@ var referenceExtended = []features.FeatureName{
 	gwfeatures.SupportHTTPRoute303RedirectStatusCode,            // handler.go: any statusCode
 	gwfeatures.SupportHTTPRoute307RedirectStatusCode,
 	gwfeatures.SupportHTTPRoute308RedirectStatusCode,
-	gwfeatures.SupportHTTPRouteHostRewrite,              // URLRewrite
-	gwfeatures.SupportHTTPRoutePathRewrite,              // URLRewrite
-	gwfeatures.SupportHTTPRouteRequestMirror,            // filters.go: mirrors
-	gwfeatures.SupportHTTPRouteRequestMultipleMirrors,   // filters.go: mirrors
-	gwfeatures.SupportHTTPRouteRequestPercentageMirror,  // filters.go: percent and fraction
-	gwfeatures.SupportHTTPRouteRequestTimeout,           // GEP-1742 timeouts.request
-	gwfeatures.SupportHTTPRouteBackendTimeout,           // GEP-1742 timeouts.backendRequest
-	features.SupportHTTPRouteRetry,                      // GEP-1731 retry.go
-	features.SupportHTTPRouteRetryBackendTimeout,        // retry.go: timed-out attempts retried
-	gwfeatures.SupportHTTPRouteRetryConnectionError,     // retry.go: connection errors retried
-	features.SupportHTTPRouteRetryCodes,                 // retry.go: retriesStatus
-	features.SupportHTTPRouteRetryBackoff,               // retry.go: wait
-	features.SupportHTTPRouteRetryWithRequestTimeout,    // retry.go: exchange under timeouts.request
-	features.SupportHTTPRouteRetryLastStatus,            // retry.go: finish relays the last answer
-	features.SupportHTTPRouteTimeout504,                 // retry.go: answerEnd, finish
-	gwfeatures.SupportHTTPRouteParentRefPort,            // controller/attach.go
-	gwfeatures.SupportHTTPRouteBackendProtocolH2C,       // appProtocol kubernetes.io/h2c
-	gwfeatures.SupportHTTPRouteBackendProtocolWebSocket, // protocol upgrades
-	gwfeatures.SupportHTTPRouteNamedRouteRule,           // rule names
-	gwfeatures.SupportHTTPRouteCORS,                     // filters.go: corsPolicy
-	gwfeatures.SupportGRPCRouteNamedRouteRule,           // rule names
+	gwfeatures.SupportHTTPRouteHostRewrite,                // URLRewrite
+	gwfeatures.SupportHTTPRoutePathRewrite,                // URLRewrite
+	gwfeatures.SupportHTTPRouteRequestMirror,              // filters.go: mirrors
+	gwfeatures.SupportHTTPRouteRequestMultipleMirrors,     // filters.go: mirrors
+	gwfeatures.SupportHTTPRouteRequestPercentageMirror,    // filters.go: percent and fraction
+	gwfeatures.SupportHTTPRouteRequestTimeout,             // GEP-1742 timeouts.request
+	gwfeatures.SupportHTTPRouteBackendTimeout,             // GEP-1742 timeouts.backendRequest
+	features.SupportHTTPRouteRetry,                        // GEP-1731 retry.go
+	features.SupportHTTPRouteRetryBackendTimeout,          // retry.go: timed-out attempts retried
+	gwfeatures.SupportHTTPRouteRetryConnectionError,       // retry.go: connection errors retried
+	features.SupportHTTPRouteRetryCodes,                   // retry.go: retriesStatus
+	features.SupportHTTPRouteRetryBackoff,                 // retry.go: wait
+	features.SupportHTTPRouteRetryWithRequestTimeout,      // retry.go: exchange under timeouts.request
+	features.SupportHTTPRouteRetryLastStatus,              // retry.go: finish relays the last answer
+	features.SupportHTTPRouteTimeout504,                   // retry.go: answerEnd, finish
+	features.SupportHTTPRouteRetryConnectionErrorAttempts, // retry.go: retryReason, forbidTransportResend
+	features.SupportHTTPRouteRetryCancelsTimedOutAttempt,  // retry.go, timeouts.go: attemptContext
+	features.SupportHTTPRouteRetryNonIdempotent,           // retry.go: bufferBody replays any method's body
+	features.SupportHTTPRouteTimeoutDeadlines,             // handler.go, timeouts.go: context deadlines
+	gwfeatures.SupportHTTPRouteParentRefPort,              // controller/attach.go
+	gwfeatures.SupportHTTPRouteBackendProtocolH2C,         // appProtocol kubernetes.io/h2c
+	gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,   // protocol upgrades
+	gwfeatures.SupportHTTPRouteNamedRouteRule,             // rule names
+	gwfeatures.SupportHTTPRouteCORS,                       // filters.go: corsPolicy
+	gwfeatures.SupportGRPCRouteNamedRouteRule,             // rule names
 	// GEP-3139 GRPCRoute timeouts: dataplane/grpc_proxy.go, grpc_timeouts.go.
 	features.SupportGRPCRouteMaxStreamDuration,
 	features.SupportGRPCRouteStrictEnforcement,
@@ -67,6 +71,7 @@ var referenceExtended = []features.FeatureName{
 	features.SupportConnectionClientTimeout,
 	features.SupportConnectionTunnelTimeout,
 	features.SupportConnectionClientFinTimeout,
+	features.SupportConnectionClientFinHalfOpen, // tunnel.go: the FIN passed on, the client side bounded by ClientFin
 	features.SupportConnectionServerFinTimeout,
 	// Readiness probes run by the pod runner, with and without the probe
 	// proxy: conformance/inprocess/probe, probeproxy, pods.

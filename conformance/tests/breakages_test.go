@@ -1,38 +1,398 @@
 package tests_test
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
+	"github.com/gatecheck/gatecheck/conformance/negative"
 	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/reports"
 )
 
-// breakages are the deliberately broken reference gateways the negative
-// checks of this package run conformance tests against (see
-// TestNegativeHelper). Each names the behaviour it breaks.
-var breakages = map[string]runner.ReferenceGateway{
-	// GRPCRoute timeouts (GEP-3139).
-	"grpc-max-stream-duration-ignored": {MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.MaxStreamDuration = 0 })},
-	"grpc-strict-enforcement-inverted": {MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
-	"grpc-client-timeout-ignored":      {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.IgnoreClientTimeout = true }},
-	"grpc-looser-timeout-wins":         {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.LooserWins = true }},
-	"grpc-unavailable-on-expiry":       {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.UnavailableOnExpiry = true }},
-	"grpc-no-timeout-propagation":      {DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.NoTimeoutPropagation = true }},
-	// HTTPRoute retries and timeouts (GEP-1731, GEP-1742); the mutations
-	// are in httproute_negative_test.go.
-	"http-retries-off":                 {MutateConfig: eachHTTPRule(func(r *dataplane.HTTPRule) { r.Retry = nil })},
-	"http-retry-backoff-ignored":       {MutateConfig: eachHTTPRule(withRetry(noBackoff))},
-	"http-retry-codes-ignored":         {MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = nil }))},
-	"http-retry-every-5xx":             {MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
-	"http-backend-timeout-ignored":     {MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
-	"http-request-timeout-per-attempt": {MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
-	// Connection-level timeouts (connection_timeouts_test.go).
-	"conn-server-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
-	"conn-client-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
-	"conn-tunnel-timeout-ignored":     {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
-	"conn-client-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
-	"conn-server-fin-timeout-ignored": {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
-	"conn-tls-inspect-delay-ignored":  {MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
+// The ShortNames of gatecheck's tests, as the breakages name them.
+var (
+	retryCodes          = tests.HTTPRouteRetryCodesAndAttempts.ShortName
+	retryBackoff        = tests.HTTPRouteRetryBackoffGaps.ShortName
+	retryBackendTimeout = tests.HTTPRouteRetryBackendTimeoutCancels.ShortName
+	retryConnection     = tests.HTTPRouteRetryConnectionErrors.ShortName
+	retryBudget         = tests.HTTPRouteRetryRequestTimeoutBudget.ShortName
+	retryBody           = tests.HTTPRouteRetryBodyReplay.ShortName
+	routeTimeouts       = tests.HTTPRouteTimeoutsWithoutRetry.ShortName
+
+	grpcMaxStream   = tests.GRPCRouteMaxStreamDuration.ShortName
+	grpcStrict      = tests.GRPCRouteStrictEnforcement.ShortName
+	grpcDeadline    = tests.GRPCRouteMaxStreamDurationDeadlineExceeded.ShortName
+	grpcPropagation = tests.GRPCRouteTimeoutPropagation.ShortName
+	grpcCancels     = tests.GRPCRouteMaxStreamDurationCancelsBackend.ShortName
+
+	connServer        = tests.ConnectionServerTimeout.ShortName
+	connClient        = tests.ConnectionClientTimeout.ShortName
+	connTunnel        = tests.ConnectionTunnelTimeout.ShortName
+	connClientFin     = tests.ConnectionClientFinTimeout.ShortName
+	connClientFinHeld = tests.ConnectionClientFinHalfOpen.ShortName
+	connServerFin     = tests.ConnectionServerFinTimeout.ShortName
+	connTLS           = tests.ConnectionTLSInspectDelay.ShortName
+
+	meshHTTP    = tests.MeshProbeHTTP.ShortName
+	meshTCP     = tests.MeshProbeTCP.ShortName
+	meshGRPC    = tests.MeshProbeGRPC.ShortName
+	meshRewrite = tests.MeshProbeRewrite.ShortName
+)
+
+// Profiles, as the breakages name their scope.
+const (
+	httpProfile  = features.ProfileHTTPResilience
+	grpcProfile  = features.ProfileGRPCDeadlines
+	connProfile  = features.ProfileConnectionTimeouts
+	probeProfile = features.ProfileMeshProbes
+)
+
+// breakages are the reference gateways, broken the way real data planes go
+// wrong, that gatecheck's tests are checked against (see
+// TestEveryGatecheckTestHasABreakage). Each is checked against every test
+// of its Profiles: exactly Fails fail, Skips skip, the rest pass.
+var breakages = []negative.Breakage{
+	// HTTPRoute retries and timeouts (GEP-1731, GEP-1742).
+	{
+		Name: "plain-reverse-proxy",
+		Models: "a plain httputil.ReverseProxy-style data plane: no retry policy, and a net/http transport that resends an idempotent " +
+			"request by itself when a reused keep-alive connection fails; the resend must not pass for a retry",
+		Gateway: runner.ReferenceGateway{
+			MutateConfig: eachHTTPRule(func(r *dataplane.HTTPRule) { r.Retry = nil }),
+			DataPlane:    func(o *dataplane.Options) { o.Breakages.TransportResends = true },
+		},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody},
+	},
+	{
+		Name:     "retries-without-backoff",
+		Models:   "a data plane that retries at once, ignoring retry.backoff, and claims HTTPRouteRetryBackoff all the same",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBackoff, retryBackendTimeout, retryBudget},
+	},
+	{
+		Name:      "retries-without-backoff-unclaimed",
+		Models:    "a data plane that retries at once and says so (HTTPRouteRetryBackoff not claimed): no test may hold the backoff against it",
+		Gateway:   runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
+		Unclaimed: []features.FeatureName{features.SupportHTTPRouteRetryBackoff},
+		Profiles:  []string{httpProfile},
+	},
+	{
+		Name:     "retry-codes-ignored",
+		Models:   "a data plane that silently ignores retry.codes and retries connection errors and timeouts only",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = nil }))},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryCodes, retryBackoff, retryBudget, retryBody},
+	},
+	{
+		Name:     "retry-every-5xx",
+		Models:   "a data plane that retries every 5xx (a retry_on: 5xx policy) whatever retry.codes lists",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryCodes},
+	},
+	{
+		Name:     "backend-request-timeout-ignored",
+		Models:   "a data plane that silently ignores timeouts.backendRequest",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBackendTimeout, routeTimeouts},
+	},
+	{
+		Name:     "request-timeout-per-attempt",
+		Models:   "a data plane that maps timeouts.request on a retried rule to a per-try timeout, so retries get a fresh budget each",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBudget},
+	},
+	{
+		Name:     "non-idempotent-not-retried",
+		Models:   "a data plane that never retries a POST, as nginx's proxy_next_upstream does by default (GEP-1731 allows it)",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.NoNonIdempotentRetries = true }},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBody},
+	},
+	{
+		Name: "timeouts-as-inactivity",
+		Models: "a data plane whose route timeouts are inactivity timers, as HAProxy's timeout server is, restarted by every response " +
+			"byte or message, and which (like HAProxy) does not rewrite grpc-timeout",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.InactivityTimeouts = true }},
+		Profiles: []string{httpProfile, grpcProfile},
+		Fails:    []string{retryBudget, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
+	},
+	{
+		Name: "accepted-before-served",
+		Models: "a data plane fed asynchronously (xDS, a reload): routes and Gateways are Accepted and Programmed, and readiness " +
+			"changes reach the data plane, seconds late; no test may take a status for a served route",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.LateApply = 3 * time.Second }},
+		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile},
+	},
+
+	// GRPCRoute timeouts (GEP-3139). UNAVAILABLE at expiry fails only the
+	// strict DeadlineExceeded test.
+	{
+		Name:     "grpc-max-stream-duration-ignored",
+		Models:   "a data plane that silently ignores timeouts.maxStreamDuration",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.MaxStreamDuration = 0 })},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
+	},
+	{
+		Name:     "grpc-strict-enforcement-inverted",
+		Models:   "a data plane that reads strictEnforcement the wrong way round",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcStrict, grpcPropagation},
+	},
+	{
+		Name:     "grpc-client-timeout-ignored",
+		Models:   "a data plane that ignores the client's grpc-timeout",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.IgnoreClientTimeout = true }},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcStrict, grpcPropagation},
+	},
+	{
+		Name:     "grpc-looser-timeout-wins",
+		Models:   "a data plane that takes the longer of maxStreamDuration and grpc-timeout under Allow",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.LooserWins = true }},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcStrict, grpcPropagation},
+	},
+	{
+		Name:     "grpc-unavailable-on-expiry",
+		Models:   "a data plane that ends an expired call as an HTTP 504 would map: UNAVAILABLE, not DEADLINE_EXCEEDED",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.UnavailableOnExpiry = true }},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcDeadline},
+	},
+	{
+		Name:     "grpc-no-timeout-propagation",
+		Models:   "a data plane that forwards grpc-timeout as received, not the call's remaining bound",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.NoTimeoutPropagation = true }},
+		Profiles: []string{grpcProfile},
+		Fails:    []string{grpcPropagation},
+	},
+
+	// Connection-level timeouts (fields silently ignored, and HAProxy's
+	// HTTP mode, which closes a tunnel at once on the backend's FIN).
+	{
+		Name:     "server-timeout-ignored",
+		Models:   "a data plane that ignores the server timeout it was configured with",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connServer},
+	},
+	{
+		Name:     "client-timeout-ignored",
+		Models:   "a data plane that ignores the client timeout it was configured with",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connClient},
+	},
+	{
+		Name:     "tunnel-timeout-ignored",
+		Models:   "a data plane that applies the client and server timeouts to WebSockets",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connTunnel},
+	},
+	{
+		Name:     "half-closed-tunnel-lingers",
+		Models:   "a data plane without a client-fin timeout: a tunnel whose backend half-closed stays open until the tunnel timeout",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connClientFin, connClientFinHeld},
+	},
+	{
+		Name:     "tunnel-closed-on-backend-fin",
+		Models:   "HAProxy in HTTP mode: when the backend half-closes a WebSocket, both sides are closed at once, client-fin never applies",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.CloseTunnelOnBackendFIN = true }},
+		Profiles: []string{connProfile},
+		Fails:    []string{connClientFinHeld},
+	},
+	{
+		Name:     "server-fin-timeout-ignored",
+		Models:   "a data plane without a server-fin timeout: a tunnel whose client half-closed stays open until the tunnel timeout",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connServerFin},
+	},
+	{
+		Name:     "tls-inspect-delay-ignored",
+		Models:   "a data plane that waits the client timeout, not the inspect delay, for a ClientHello",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
+		Profiles: []string{connProfile},
+		Fails:    []string{connTLS},
+	},
+
+	// Health probes through a mesh.
+	{
+		Name:     "probe-proxy-http-always-up",
+		Models:   "a sidecar that answers HTTP probes itself",
+		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultHTTPAlwaysUp }},
+		Profiles: []string{probeProfile},
+		Fails:    []string{meshHTTP, meshRewrite},
+	},
+	{
+		Name:     "probe-proxy-tcp-always-up",
+		Models:   "a sidecar that captures inbound traffic and accepts every TCP probe itself",
+		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultTCPAlwaysUp }},
+		Profiles: []string{probeProfile},
+		Fails:    []string{meshTCP},
+	},
+	{
+		Name:     "probe-proxy-grpc-always-serving",
+		Models:   "a sidecar that answers every gRPC probe SERVING",
+		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultGRPCAlwaysServing }},
+		Profiles: []string{probeProfile},
+		Fails:    []string{meshGRPC},
+	},
+	{
+		Name:     "no-mesh",
+		Models:   "a cluster with no mesh: the kubelet probes every Pod directly, and a probe test has nothing of a mesh to verify",
+		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.NoMesh = true }},
+		Profiles: []string{probeProfile},
+		Skips:    []string{meshHTTP, meshTCP, meshGRPC, meshRewrite},
+	},
+}
+
+// healthy is the unbroken reference gateway, checked against every test.
+var healthy = negative.Breakage{
+	Name:     negative.Healthy,
+	Models:   "the reference gateway as it is",
+	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile},
+}
+
+// TestNegativeHelper is the child process of the negative checks: run by
+// negative.Run, it runs the selected conformance tests against the
+// reference gateway broken as the named breakage says. Run directly, it
+// skips.
+func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
+
+// EnvTolerances selects the tolerances TestEveryGatecheckTestHasABreakage
+// runs the breakages at: "min", "max" or "min,max" (the default).
+const EnvTolerances = "GATECHECK_NEGATIVE_TOLERANCES"
+
+// EnvBreakages, when set, limits TestEveryGatecheckTestHasABreakage's runs
+// to the comma-separated breakage names (and "healthy").
+const EnvBreakages = "GATECHECK_NEGATIVE_BREAKAGES"
+
+// TestEveryGatecheckTestHasABreakage checks the breakages registry and
+// runs it: every gatecheck test must be failed by at least one breakage;
+// every breakage must name tests that exist in its scope; and, each in a
+// child process at the smallest and the largest accepted timing tolerance,
+// each breakage must fail exactly the tests it names, skip exactly its
+// Skips, and leave every other test of its profiles passing, while the
+// healthy reference gateway passes every test and each records
+// observations.
+func TestEveryGatecheckTestHasABreakage(t *testing.T) {
+	all := gatecheckTests()
+	var names []string
+	for _, ct := range all {
+		names = append(names, ct.ShortName)
+	}
+	seen := map[string]bool{}
+	for _, b := range breakages {
+		if seen[b.Name] || b.Name == negative.Healthy || b.Name == "" {
+			t.Errorf("breakage %q: names must be unique, not empty and not %q", b.Name, negative.Healthy)
+		}
+		seen[b.Name] = true
+		if b.Models == "" || len(b.Profiles) == 0 {
+			t.Errorf("breakage %s: want Models (the real data plane it models) and Profiles (its scope)", b.Name)
+		}
+		scope := negative.Scope(b, all)
+		for _, name := range append(slices.Clone(b.Fails), b.Skips...) {
+			if !slices.Contains(names, name) {
+				t.Errorf("breakage %s names %s, which is not a gatecheck test", b.Name, name)
+			} else if !slices.Contains(scope, name) {
+				t.Errorf("breakage %s names %s, which is outside its profiles %v", b.Name, name, b.Profiles)
+			}
+		}
+	}
+	for _, name := range names {
+		failed := slices.ContainsFunc(breakages, func(b negative.Breakage) bool { return slices.Contains(b.Fails, name) })
+		if !failed {
+			t.Errorf("gatecheck test %s has no breakage: no entry of breakages (breakages_test.go) lists it in Fails, so nothing shows it can fail", name)
+		}
+	}
+	if t.Failed() {
+		t.FailNow() // the registry is wrong: running it would prove nothing
+	}
+
+	tolerances := map[string]time.Duration{"min": tests.MinTimingTolerance, "max": tests.MaxTimingTolerance}
+	chosen := strings.Split(os.Getenv(EnvTolerances), ",")
+	if os.Getenv(EnvTolerances) == "" {
+		chosen = []string{"min", "max"}
+	}
+	only := os.Getenv(EnvBreakages)
+	for _, which := range chosen {
+		tol, ok := tolerances[which]
+		if !ok {
+			t.Fatalf("%s=%q: accepted: min, max or min,max", EnvTolerances, os.Getenv(EnvTolerances))
+		}
+		var run []negative.Breakage
+		for _, b := range breakages {
+			if only == "" || slices.Contains(strings.Split(only, ","), b.Name) {
+				run = append(run, b)
+			}
+		}
+		for _, pack := range append([][]negative.Breakage{{healthy}}, negative.Pack(run)...) {
+			var names []string
+			for _, b := range pack {
+				names = append(names, b.Name)
+			}
+			t.Run(fmt.Sprintf("%s/%s", which, strings.Join(names, "+")), func(t *testing.T) {
+				t.Parallel()
+				got := negative.Check(t, "TestNegativeHelper", pack, all, tol)
+				if pack[0].Name != negative.Healthy {
+					return
+				}
+				for name, o := range got {
+					if o.Result == reports.Pass && len(o.Observations) == 0 {
+						t.Errorf("%s passed without recording an observation", name)
+					}
+				}
+			})
+		}
+	}
+}
+
+// gatecheckTests are gatecheck's tests as the negative checks see them.
+func gatecheckTests() []negative.Test {
+	var out []negative.Test
+	for _, ct := range tests.ConformanceTests {
+		out = append(out, negative.Test{ShortName: ct.ShortName, Features: ct.Features})
+	}
+	return out
+}
+
+// eachHTTPRule returns a MutateConfig that applies f to every HTTPRoute
+// rule of a snapshot.
+func eachHTTPRule(f func(*dataplane.HTTPRule)) func(*dataplane.Config) {
+	return func(cfg *dataplane.Config) {
+		for gi := range cfg.Gateways {
+			for li := range cfg.Gateways[gi].Listeners {
+				l := &cfg.Gateways[gi].Listeners[li]
+				for ri := range l.HTTPRoutes {
+					for i := range l.HTTPRoutes[ri].Rules {
+						f(&l.HTTPRoutes[ri].Rules[i])
+					}
+				}
+			}
+		}
+	}
 }
 
 // eachGRPCRule returns a MutateConfig that applies f to every GRPCRoute rule
@@ -50,4 +410,65 @@ func eachGRPCRule(f func(*dataplane.GRPCRule)) func(*dataplane.Config) {
 			}
 		}
 	}
+}
+
+// eachGateway returns a MutateConfig that applies f to the connection
+// timeouts of every Gateway of a snapshot.
+func eachGateway(f func(*dataplane.ConnectionTimeouts)) func(*dataplane.Config) {
+	return func(cfg *dataplane.Config) {
+		for i := range cfg.Gateways {
+			f(&cfg.Gateways[i].Timeouts)
+		}
+	}
+}
+
+// withRetry returns a rule mutation that applies f to the retry stanza of
+// rules that have one. The snapshot's stanzas may be shared with the
+// controller's objects, so f gets a copy.
+func withRetry(f func(*gwv1.HTTPRouteRetry)) func(*dataplane.HTTPRule) {
+	return func(r *dataplane.HTTPRule) {
+		if r.Retry == nil {
+			return
+		}
+		r.Retry = r.Retry.DeepCopy()
+		f(r.Retry)
+	}
+}
+
+// everyStatus5xx lists 500 to 599: a gateway that retries all of them
+// ignores which codes the stanza lists.
+func everyStatus5xx() []gwv1.HTTPRouteRetryStatusCode {
+	var out []gwv1.HTTPRouteRetryStatusCode
+	for c := 500; c <= 599; c++ {
+		out = append(out, gwv1.HTTPRouteRetryStatusCode(c))
+	}
+	return out
+}
+
+// requestTimeoutPerAttempt turns a retried rule's timeouts.request into a
+// per-attempt bound: the request budget no longer covers the retries.
+func requestTimeoutPerAttempt(r *dataplane.HTTPRule) {
+	if r.Retry == nil || r.Timeouts == nil || r.Timeouts.Request == nil {
+		return
+	}
+	t := r.Timeouts.DeepCopy()
+	t.BackendRequest, t.Request = t.Request, nil
+	r.Timeouts = t
+}
+
+// ignoreBackendTimeout drops a rule's timeouts.backendRequest: attempts
+// are bounded by timeouts.request alone.
+func ignoreBackendTimeout(r *dataplane.HTTPRule) {
+	if r.Timeouts == nil || r.Timeouts.BackendRequest == nil {
+		return
+	}
+	t := r.Timeouts.DeepCopy()
+	t.BackendRequest = nil
+	r.Timeouts = t
+}
+
+// noBackoff sets a retry stanza's backoff to 0s: retries start at once.
+func noBackoff(r *gwv1.HTTPRouteRetry) {
+	zero := gwv1.Duration("0s")
+	r.Backoff = &zero
 }

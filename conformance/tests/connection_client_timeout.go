@@ -13,8 +13,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, ConnectionClientTimeout) }
-
 // ConnectionClientTimeout checks the gateway's client timeout (HAProxy's
 // "timeout client"): a client connection that sends nothing, and one that
 // stops in the middle of its request headers, are closed no earlier than
@@ -28,10 +26,10 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportConnectionClientTimeout,
 	},
-	Manifests: []string{connManifest},
+	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "clientTimeout", ExpectedConnectionTimeouts().Client)
-		g := newConnGateway(t, s)
+		g := newConnGateway(t, s, "gatecheck-conn-client")
 		tol := TimingTolerance()
 		for _, c := range []struct {
 			name string

@@ -3,6 +3,7 @@ package tests
 import (
 	"errors"
 	"io"
+	"net"
 	"net/url"
 	"testing"
 	"time"
@@ -15,35 +16,94 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() {
-	ConformanceTests = append(ConformanceTests, ConnectionClientFinTimeout, ConnectionServerFinTimeout)
-}
-
-// ConnectionClientFinTimeout checks the gateway's client-fin timeout
-// (HAProxy's "timeout client-fin"): the backend half-closes a WebSocket
-// (/ws?gatecheck-ws=halfclose), the client sees the FIN passed on and
-// stays idle without closing, and the gateway closes the tunnel no earlier
-// than the client-fin timeout after the backend's half-close, and within
-// the tolerance after it. The backend's ledger times it: from its
-// half-close to the gateway closing its connection.
+// ConnectionClientFinTimeout checks what an operator sets the client-fin
+// timeout (HAProxy's "timeout client-fin") for: no half-closed connection
+// lingers. The backend half-closes a WebSocket
+// (/ws?gatecheck-ws=halfclose); the client must get the FIN passed on (or
+// the connection closed), and stays idle without closing; then no side of
+// the tunnel may outlive the client-fin timeout plus the tolerance:
+//
+//   - the backend's connection: its ledger times the gateway's close from
+//     the backend's half-close;
+//   - the client's: once the client has its FIN, the gateway's close of
+//     the client side cannot be seen without sending, so the client sends
+//     one byte at client-fin plus the tolerance after it got the FIN, and a
+//     closed connection answers with a reset.
+//
+// Closing earlier is allowed, at once included: a half-closed tunnel
+// through an HTTP proxy has nothing more to carry from the backend, and
+// HAProxy in HTTP mode closes both sides at once when the backend sends its
+// FIN. Holding the tunnel half-open until client-fin is the finer
+// ConnectionClientFinHalfOpen.
 var ConnectionClientFinTimeout = suite.ConformanceTest{
 	ShortName:   "ConnectionClientFinTimeout",
-	Description: "After the backend half-closes a WebSocket, the gateway closes the idle client side at about its client-fin timeout.",
+	Description: "After the backend half-closes a WebSocket, the client gets the FIN (or the close), and neither side of the tunnel outlives the gateway's client-fin timeout; closing at once is allowed.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
 		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
 		features.SupportConnectionClientFinTimeout,
 	},
-	Manifests: []string{connManifest},
+	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
-		g := newConnGateway(t, s)
+		g := newConnGateway(t, s, "gatecheck-conn-client-fin")
+		tol := TimingTolerance()
+		id := newHTTPRequestID(t)
+		_, conn, start := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
+		// The backend half-closes at once: its FIN, or the gateway's
+		// close, must reach the client within the window's end.
+		finAt, err := readUntilEnd(conn, start, d+tol)
+		observe.Record(t, "fin-after", finAt.Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("after the backend's half-close: %v; want EOF or a reset within client-fin %v plus the tolerance %v", err, d, tol)
+		}
+		// Later than the tolerance fails: a half-closed connection
+		// outlived the limit set to stop it lingering. Earlier is fine.
+		a := endedWSAttempt(t, g, id, connGiveUp(d))
+		gap := a.Ended.Sub(*a.HeadersSent)
+		observe.Record(t, "halfclose-to-backend-close", gap.Round(time.Millisecond))
+		if gap > d+tol {
+			t.Errorf("the gateway closed the backend's side of the tunnel %v after the backend's half-close, want at most %v (client-fin timeout %v, tolerance %v)",
+				gap.Round(time.Millisecond), d+tol, d, tol)
+		}
+		open, detail := stillOpenAt(conn, start.Add(finAt+d+tol))
+		observe.Record(t, "client-side-at-limit", detail)
+		if open {
+			t.Errorf("the client's side of the half-closed tunnel was still open %v after the client got the FIN (client-fin timeout %v, tolerance %v): %s",
+				d+tol, d, tol, detail)
+		}
+	},
+}
+
+// ConnectionClientFinHalfOpen checks the finer reading of the client-fin
+// timeout: the gateway keeps a tunnel whose backend half-closed open to the
+// client's data until the client-fin timeout, and closes it then. The
+// backend half-closes a WebSocket (/ws?gatecheck-ws=halfclose), the client
+// sees the FIN passed on and stays idle without closing, and the gateway
+// closes the tunnel no earlier than the client-fin timeout after the
+// backend's half-close, and within the tolerance after it. The backend's
+// ledger times it: from its half-close to the gateway closing its
+// connection.
+var ConnectionClientFinHalfOpen = suite.ConformanceTest{
+	ShortName:   "ConnectionClientFinHalfOpen",
+	Description: "After the backend half-closes a WebSocket, the gateway passes the FIN on and keeps the tunnel half-open until its client-fin timeout, then closes it.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportConnectionClientFinTimeout,
+		features.SupportConnectionClientFinHalfOpen,
+	},
+	Parallel: true,
+	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
+		g := newConnGateway(t, s, "gatecheck-conn-client-fin-held")
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
 		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
-		// The backend's FIN must come through; then the client stays
-		// idle and open.
+		// The backend's FIN must come through as a FIN, not a close; then
+		// the client stays idle and open.
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 			t.Fatalf("after the backend's half-close: read %v, want EOF (the gateway passes the FIN on)", err)
@@ -51,6 +111,9 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 		a := endedWSAttempt(t, g, id, connGiveUp(d))
 		gap := a.Ended.Sub(*a.HeadersSent)
 		observe.Record(t, "halfclose-to-close", gap.Round(time.Millisecond))
+		// Earlier fails: this feature promises the client the client-fin
+		// timeout to finish sending. Later than the tolerance fails: the
+		// half-closed tunnel lingered.
 		if gap < d-ledgerLag || gap > d+tol {
 			t.Errorf("the gateway closed the tunnel %v after the backend's half-close, want within [%v, %v] (client-fin timeout %v, tolerance %v)",
 				gap.Round(time.Millisecond), d, d+tol, d, tol)
@@ -64,19 +127,25 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 // without closing, and the gateway ends the tunnel, closing the client's
 // connection, no earlier than the server-fin timeout after the client's
 // half-close and within the tolerance after it.
+//
+// Unlike client-fin, earlier fails here: a client that has sent all it
+// will send (and half-closed) typically waits for the backend's answer, and
+// closing the backend's side before server-fin cuts off an answer still to
+// come. HAProxy keeps the server side until server-fin in HTTP and TCP
+// mode.
 var ConnectionServerFinTimeout = suite.ConformanceTest{
 	ShortName:   "ConnectionServerFinTimeout",
-	Description: "After the client half-closes a WebSocket, the gateway closes the idle backend side, and the tunnel, at about its server-fin timeout.",
+	Description: "After the client half-closes a WebSocket, the gateway passes the FIN on and closes the idle backend side, and the tunnel, at its server-fin timeout, not earlier.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
 		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
 		features.SupportConnectionServerFinTimeout,
 	},
-	Manifests: []string{connManifest},
+	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "serverFinTimeout", ExpectedConnectionTimeouts().ServerFin)
-		g := newConnGateway(t, s)
+		g := newConnGateway(t, s, "gatecheck-conn-server-fin")
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
 		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
@@ -90,6 +159,8 @@ var ConnectionServerFinTimeout = suite.ConformanceTest{
 		}
 		elapsed, _, gaveUp := closedAfter(conn, start, connGiveUp(d))
 		observe.Record(t, "halfclose-to-close", elapsed.Round(time.Millisecond))
+		// Earlier fails: the backend's answer may still be on its way.
+		// Later than the tolerance fails: the half-closed tunnel lingered.
 		switch {
 		case gaveUp:
 			t.Errorf("the tunnel was still open %v after the client's half-close (server-fin timeout %v)", elapsed.Round(time.Millisecond), d)
@@ -125,4 +196,41 @@ func endedWSAttempt(t *testing.T, g *connTarget, id string, giveUp time.Duration
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
 	}
+}
+
+// readUntilEnd reads conn until it ends (EOF or a reset) and returns when
+// that was, from start; it gives up at start+within with an error.
+func readUntilEnd(conn net.Conn, start time.Time, within time.Duration) (time.Duration, error) {
+	_ = conn.SetReadDeadline(start.Add(within))
+	buf := make([]byte, 4<<10)
+	for {
+		_, err := conn.Read(buf)
+		if err == nil {
+			continue // the halfclose WebSocket sends nothing; tolerate what a gateway adds
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return time.Since(start), err
+		}
+		return time.Since(start), nil // EOF, or a reset: the end either way
+	}
+}
+
+// stillOpenAt waits until at and then finds out whether the gateway still
+// has conn, which it has already half-closed (the client read its FIN), open:
+// the client sends a byte, which a closed connection answers with a reset,
+// and then sends again, which fails once the reset has arrived. It reports
+// open when the writes still succeed a second later, and what it saw.
+func stillOpenAt(conn net.Conn, at time.Time) (open bool, detail string) {
+	time.Sleep(time.Until(at)) // the moment the verdict is about, not synchronisation
+	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	probe := []byte{0}
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		if _, err := conn.Write(probe); err != nil {
+			return false, "closed: " + err.Error()
+		}
+		time.Sleep(20 * time.Millisecond) // waiting for the reset to arrive, polled
+	}
+	return true, "open: writes accepted for 1s"
 }

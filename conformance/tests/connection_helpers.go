@@ -5,10 +5,12 @@ package tests
 // docs/semantics/connection-timeouts.md says what each test asserts.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"slices"
 	"strings"
@@ -19,7 +21,11 @@ import (
 	"golang.org/x/net/websocket"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwhttp "sigs.k8s.io/gateway-api/conformance/utils/http"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
@@ -33,31 +39,31 @@ import (
 // that Gateway gets. An implementation configured another way than by
 // gatecheck's ConfigMap states its own class and values.
 type ConnectionTimeouts struct {
-	// GatewayClassName is the class of the tests' Gateway; empty means
-	// ConnectionTimeoutsClass, which the tests' manifest creates with a
-	// parametersRef to its ConfigMap.
+	// GatewayClassName is the class of the tests' Gateways; empty means
+	// each test's own class, which its copy of the manifest creates with a
+	// parametersRef to its ConfigMap (see connFixture).
 	GatewayClassName string
 	// The six timeouts, as the ConfigMap keys name them; zero means the
 	// implementation has none, and the test of that timeout fails.
 	Client, ClientFin, Server, ServerFin, Tunnel, TLSInspectDelay time.Duration
 }
 
-// ConnectionTimeoutsClass is the GatewayClass the connection timeout tests'
-// manifest creates, with a parametersRef to ConfigMap
-// gateway-conformance-infra/gatecheck-connection-timeouts.
-const ConnectionTimeoutsClass = "gatecheck-connection-timeouts"
-
 // DefaultConnectionTimeouts returns the values of the ConfigMap in
-// gatecheck/connection-timeouts.yaml. They are far enough apart, by more
-// than the default timing tolerance, that a gateway applying one timeout
-// where another belongs fails the window.
+// gatecheck/connection-timeouts.yaml. Where a gateway could apply one
+// timeout where another belongs, the two are far enough apart that it
+// fails the window at every accepted tolerance: the wrong one is either
+// shorter (the window's lower bound fails it) or longer by more than
+// MaxTimingTolerance (the client timeout, which a gateway without an
+// inspect delay waits instead, is 3s past the inspect delay; the tunnel
+// timeout, which lingering half-closed tunnels reach, is 3.5s past the
+// server-fin timeout).
 func DefaultConnectionTimeouts() ConnectionTimeouts {
 	return ConnectionTimeouts{
-		Client:          3 * time.Second,
+		Client:          4 * time.Second,
 		ClientFin:       time.Second,
 		Server:          2 * time.Second,
 		ServerFin:       2500 * time.Millisecond,
-		Tunnel:          5 * time.Second,
+		Tunnel:          6 * time.Second,
 		TLSInspectDelay: time.Second,
 	}
 }
@@ -170,36 +176,39 @@ func expectTimeout(t *testing.T, key string, d time.Duration) time.Duration {
 	return d
 }
 
-// Names in gatecheck/connection-timeouts.yaml.
+// Names in gatecheck/connection-timeouts.yaml. Each test applies its own
+// copy of it, with every object renamed (see connFixture).
 const (
 	connManifest = "gatecheck/connection-timeouts.yaml"
-	connGateway  = "gatecheck-connection-timeouts"
-	connRoute    = "gatecheck-connection-timeouts"
-	connBackend  = "gatecheck-connection-timeouts"
 	connHost     = "connection-timeouts.gatecheck.test"
 )
 
-// connTarget is the tests' Gateway and a client of its HTTP listener.
+// connTarget is a test's Gateway and a client of its HTTP listener.
 type connTarget struct {
+	name string // the Gateway's name (and its route's, and its backend's)
 	addr string // the HTTP listener, host:port
 	c    *routeClient
 	dial DialFunc
 }
 
-// newConnGateway creates the Gateway the connection timeout tests run
-// against (a Gateway of the stated class cannot come from a manifest: the
-// suite's applier sets every Gateway's class to its own), deletes it when
-// t ends, and waits until it and the route are accepted and the backend
-// answers through it. extra listeners are added to the HTTP one.
-func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, extra ...gwv1.Listener) *connTarget {
+// newConnGateway applies the test's copy of the connection timeouts
+// manifest (connFixture: its ConfigMap, GatewayClass, route and backend,
+// all named name), creates the Gateway name of the stated class (the
+// suite's applier would give a Gateway from a manifest the suite's own
+// class), deletes them when t ends, and waits until the Gateway and the
+// route are accepted and the backend answers through it. extra listeners
+// are added to the HTTP one. Each test has its own name, so the tests run
+// in parallel.
+func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, extra ...gwv1.Listener) *connTarget {
 	t.Helper()
+	connFixture(t, s, name)
 	class := ExpectedConnectionTimeouts().GatewayClassName
 	if class == "" {
-		class = ConnectionTimeoutsClass
+		class = name
 	}
 	same := gwv1.NamespacesFromSame
 	gw := &gwv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: infraNamespace, Name: connGateway},
+		ObjectMeta: metav1.ObjectMeta{Namespace: infraNamespace, Name: name},
 		Spec: gwv1.GatewaySpec{
 			GatewayClassName: gwv1.ObjectName(class),
 			Listeners: append([]gwv1.Listener{{
@@ -220,16 +229,92 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, extra ...gwv1.L
 			t.Errorf("deleting Gateway %s/%s: %v", gw.Namespace, gw.Name, err)
 		}
 	})
-	nn := types.NamespacedName{Namespace: infraNamespace, Name: connGateway}
+	nn := types.NamespacedName{Namespace: infraNamespace, Name: name}
 	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
-		kubernetes.NewGatewayRef(nn, "http"), types.NamespacedName{Namespace: infraNamespace, Name: connRoute})
+		kubernetes.NewGatewayRef(nn, "http"), nn)
 	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, addr, gwhttp.ExpectedResponse{
 		Request:   gwhttp.Request{Host: connHost, Path: "/ready"},
 		Response:  gwhttp.Response{StatusCode: 200},
-		Backend:   connBackend,
+		Backend:   name,
 		Namespace: infraNamespace,
 	})
-	return &connTarget{addr: addr, c: newRouteClient(t, s, addr, connHost), dial: DialContext(s)}
+	return &connTarget{name: name, addr: addr, c: newRouteClient(t, s, addr, connHost), dial: DialContext(s)}
+}
+
+// connFixture applies a copy of gatecheck/connection-timeouts.yaml with
+// every object named name: the ConfigMap of timeouts, the GatewayClass
+// whose parametersRef names it (and whose controller is the suite's), the
+// HTTPRoute (its parentRef the Gateway name, its backendRef the Service
+// name) and the Service and Deployment of its backend (labelled app:
+// name). It deletes them when t ends, as the suite deletes a test's
+// manifests.
+func connFixture(t *testing.T, s *suite.ConformanceTestSuite, name string) {
+	t.Helper()
+	raw, err := fs.ReadFile(Manifests, connManifest)
+	if err != nil {
+		t.Fatalf("reading %s: %v", connManifest, err)
+	}
+	objs, err := renamedConnObjects(raw, name, s.ControllerName)
+	if err != nil {
+		t.Fatalf("%s: %v", connManifest, err)
+	}
+	s.Applier.MustApplyObjectsWithCleanup(t, s.Client, s.TimeoutConfig, objs, s.Cleanup)
+}
+
+// renamedConnObjects decodes the connection timeouts manifest and renames
+// its objects as connFixture says.
+func renamedConnObjects(raw []byte, name, controller string) ([]client.Object, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var out []client.Object
+	for {
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("decoding: %w", err)
+		}
+		if len(doc) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: doc}
+		u.SetName(name)
+		var err error
+		switch u.GetKind() {
+		case "ConfigMap", "Service":
+			if u.GetKind() == "Service" {
+				err = unstructured.SetNestedField(u.Object, name, "spec", "selector", "app")
+			}
+		case "GatewayClass":
+			err = errors.Join(
+				unstructured.SetNestedField(u.Object, name, "spec", "parametersRef", "name"),
+				unstructured.SetNestedField(u.Object, controller, "spec", "controllerName"))
+		case "HTTPRoute":
+			var route gwv1.HTTPRoute
+			if err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &route); err == nil {
+				for i := range route.Spec.ParentRefs {
+					route.Spec.ParentRefs[i].Name = gwv1.ObjectName(name)
+				}
+				for i := range route.Spec.Rules {
+					for j := range route.Spec.Rules[i].BackendRefs {
+						route.Spec.Rules[i].BackendRefs[j].Name = gwv1.ObjectName(name)
+					}
+				}
+				u.Object, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&route)
+			}
+		case "Deployment":
+			u.SetLabels(map[string]string{"app": name})
+			err = errors.Join(
+				unstructured.SetNestedStringMap(u.Object, map[string]string{"app": name}, "spec", "selector", "matchLabels"),
+				unstructured.SetNestedStringMap(u.Object, map[string]string{"app": name}, "spec", "template", "metadata", "labels"))
+		default:
+			return nil, fmt.Errorf("a %s, which connFixture does not know how to rename", u.GetKind())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("renaming the %s: %w", u.GetKind(), err)
+		}
+		out = append(out, u)
+	}
 }
 
 // rawConn opens a TCP connection to addr, closed when t ends.

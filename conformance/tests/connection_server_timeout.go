@@ -13,8 +13,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, ConnectionServerTimeout) }
-
 // ConnectionServerTimeout checks the gateway's server timeout (HAProxy's
 // "timeout server"): a backend that stays silent for longer gets the
 // client 504 Gateway Timeout, no earlier than the timeout and within the
@@ -27,10 +25,10 @@ var ConnectionServerTimeout = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportConnectionServerTimeout,
 	},
-	Manifests: []string{connManifest},
+	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "serverTimeout", ExpectedConnectionTimeouts().Server)
-		g := newConnGateway(t, s)
+		g := newConnGateway(t, s, "gatecheck-conn-server")
 		tol := TimingTolerance()
 		silence := d + 2*tol + 5*time.Second
 		x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})

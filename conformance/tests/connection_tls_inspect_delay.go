@@ -22,12 +22,11 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, ConnectionTLSInspectDelay) }
-
 // Names in gatecheck/connection-tls-inspect-delay.yaml and the suite's
 // start-up objects it uses.
 const (
 	connTLSManifest = "gatecheck/connection-tls-inspect-delay.yaml"
+	connTLSGateway  = "gatecheck-conn-tls" // the test's Gateway, which the TLSRoute names
 	connTLSRoute    = "gatecheck-connection-tls"
 	connTLSListener = "tls"
 	connTLSHost     = "abc.example.com"           // in the suite's tls-passthrough-checks-certificate
@@ -54,18 +53,19 @@ var ConnectionTLSInspectDelay = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportConnectionTLSInspectDelay,
 	},
-	Manifests: []string{connManifest, connTLSManifest},
+	Manifests: []string{connTLSManifest},
+	Parallel:  true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "tlsInspectDelay", ExpectedConnectionTimeouts().TLSInspectDelay)
 		tol := TimingTolerance()
 		passthrough := gwv1.TLSModePassthrough
 		same := gwv1.NamespacesFromSame
-		g := newConnGateway(t, s, gwv1.Listener{
+		g := newConnGateway(t, s, connTLSGateway, gwv1.Listener{
 			Name: connTLSListener, Port: 443, Protocol: gwv1.TLSProtocolType,
 			TLS:           &gwv1.ListenerTLSConfig{Mode: &passthrough},
 			AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
 		})
-		gwNN := types.NamespacedName{Namespace: infraNamespace, Name: connGateway}
+		gwNN := types.NamespacedName{Namespace: infraNamespace, Name: connTLSGateway}
 		addr, _ := kubernetes.GatewayAndTLSRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
 			kubernetes.NewGatewayRef(gwNN, connTLSListener), types.NamespacedName{Namespace: infraNamespace, Name: connTLSRoute})
 		ca, err := kubernetes.GetConfigMapData(s.Client, s.TimeoutConfig, types.NamespacedName{Namespace: infraNamespace, Name: connTLSCA})

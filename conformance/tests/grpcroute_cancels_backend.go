@@ -11,8 +11,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, GRPCRouteMaxStreamDurationCancelsBackend) }
-
 // cancelsBackendLimit is the maxStreamDuration of the route in
 // gatecheck/grpcroute-cancels-backend.yaml.
 const cancelsBackendLimit = time.Second

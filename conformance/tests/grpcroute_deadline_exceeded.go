@@ -16,8 +16,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, GRPCRouteMaxStreamDurationDeadlineExceeded) }
-
 // deadlineExceededLimit is the maxStreamDuration of the route in
 // gatecheck/grpcroute-deadline-exceeded.yaml.
 const deadlineExceededLimit = time.Second

@@ -12,8 +12,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, GRPCRouteMaxStreamDuration) }
-
 // maxStreamDurationLimit is the maxStreamDuration of the limited route in
 // gatecheck/grpcroute-max-stream-duration.yaml.
 const maxStreamDurationLimit = 2 * time.Second

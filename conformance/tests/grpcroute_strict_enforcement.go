@@ -13,8 +13,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, GRPCRouteStrictEnforcement) }
-
 // strictEnforcementLimit is the maxStreamDuration of both routes in
 // gatecheck/grpcroute-strict-enforcement.yaml.
 const strictEnforcementLimit = 2 * time.Second
@@ -32,6 +30,11 @@ const strictEnforcementLimit = 2 * time.Second
 // The call's fault keeps the backend busy longer than the expected bound,
 // except where the bound is the long client value: there the backend
 // answers before it, after the route's value, and the call must succeed.
+// The long client value exceeds the route's by twice the tolerance and a
+// second, so a gateway that picks the looser bound under Allow ends the
+// call past the window at every accepted tolerance. A server stream that
+// keeps sending is bounded like a silent call: maxStreamDuration and
+// grpc-timeout are deadlines, not inactivity timers.
 var GRPCRouteStrictEnforcement = suite.ConformanceTest{
 	ShortName:   "GRPCRouteStrictEnforcement",
 	Description: "A GRPCRoute rule's timeouts.strictEnforcement: Allow ends a call at the stricter of maxStreamDuration and the client's grpc-timeout; Deny at the client's grpc-timeout when present, else at maxStreamDuration",
@@ -56,25 +59,30 @@ func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite)
 	g.waitReady(t, g.conn(t, deny))
 
 	limit := strictEnforcementLimit
-	short := limit / 2 // client values: half and twice the route's
-	long := 2 * limit
+	short := limit / 2                                // a client value shorter than the route's
+	long := limit + 2*TimingTolerance() + time.Second // and one longer by more than the tolerance again
 	// The backend answers between the route's value and the long client
 	// value, so only a call bounded by the long value succeeds.
 	between := (limit + long) / 2
-	busy := "delay=10s"
+	busy := fmt.Sprintf("delay=%v", long+2*TimingTolerance()+time.Second)
+	// A stream that sends a message every 50ms for as long.
+	flowing := fmt.Sprintf("messages=%d,interval=50ms", (long+2*TimingTolerance()+time.Second)/(50*time.Millisecond))
 	tests := []struct {
 		name      string
 		authority string
+		method    string
 		client    time.Duration // grpc-timeout sent; 0 for none
 		fault     string
 		bound     time.Duration // when the call must end; 0: it must succeed
 	}{
-		{"allow/client-shorter", allow, short, busy, short},
-		{"allow/client-longer", allow, long, busy, limit},
-		{"allow/no-client-timeout", allow, 0, busy, limit},
-		{"deny/client-shorter", deny, short, busy, short},
-		{"deny/client-longer", deny, long, fmt.Sprintf("delay=%v", between), 0},
-		{"deny/no-client-timeout", deny, 0, busy, limit},
+		{"allow/client-shorter", allow, "Unary", short, busy, short},
+		{"allow/client-longer", allow, "Unary", long, busy, limit},
+		{"allow/no-client-timeout", allow, "Unary", 0, busy, limit},
+		{"allow/client-longer/flowing-stream", allow, "ServerStream", long, flowing, limit},
+		{"deny/client-shorter", deny, "Unary", short, busy, short},
+		{"deny/client-longer", deny, "Unary", long, fmt.Sprintf("delay=%v", between), 0},
+		{"deny/no-client-timeout", deny, "Unary", 0, busy, limit},
+		{"deny/client-shorter/flowing-stream", deny, "ServerStream", short, flowing, short},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +96,7 @@ func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite)
 			if end == 0 {
 				end = between
 			}
-			r := g.rawCall(t, grpcGiveUpAfter(max(end, long)), tc.authority, "Unary", header,
+			r := g.rawCall(t, grpcGiveUpAfter(max(end, long)), tc.authority, tc.method, header,
 				echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, tc.fault)
 			r.record(t)
 			if tc.bound != 0 {

@@ -12,8 +12,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, GRPCRouteTimeoutPropagation) }
-
 // timeoutPropagationLimit is the maxStreamDuration of the Allow and Deny
 // routes in gatecheck/grpcroute-timeout-propagation.yaml.
 const timeoutPropagationLimit = 10 * time.Second

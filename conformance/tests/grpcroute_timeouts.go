@@ -170,6 +170,9 @@ func grpcGiveUpAfter(end time.Duration) time.Duration {
 }
 
 // grpcWantWithin fails t unless elapsed is in [lo, lo+TimingTolerance()].
+// Earlier fails: lo is the time the call is given (maxStreamDuration, or
+// the client's grpc-timeout), which users rely on. Later than the
+// tolerance fails: the bound did not end the call.
 func grpcWantWithin(t *testing.T, what string, elapsed, lo time.Duration) {
 	t.Helper()
 	if hi := lo + TimingTolerance(); elapsed < lo || elapsed > hi {

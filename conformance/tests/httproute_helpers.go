@@ -60,6 +60,9 @@ type routeClient struct {
 	gwAddr string // "host:port" of the Gateway listener
 	host   string // Host header: the route's hostname
 	client *http.Client
+	// echoSetHeader, when set, goes with every request as
+	// X-Echo-Set-Header: the echo-backend adds it to its answers.
+	echoSetHeader string
 }
 
 // newRouteClient returns a routeClient for host on the Gateway at gwAddr.
@@ -96,6 +99,50 @@ func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backe
 		Backend:   backend,
 		Namespace: infraNamespace,
 	})
+	return gwAddr
+}
+
+// echoSetHeaderName is echo-basic's request header that makes the backend
+// add the headers it lists ("Name:value,...") to its answer.
+const echoSetHeaderName = "X-Echo-Set-Header"
+
+// attachRoutesQuietly is attachRoutes for a test that must control every
+// connection the gateway opens to its backend: the consistency check goes
+// through the test's own client, whose requests ask the backend to answer
+// "Connection: close", so the check leaves the gateway no idle connection
+// to that backend. It waits for the suite's RequiredConsecutiveSuccesses
+// answers in a row from a pod of backend.
+func attachRoutesQuietly(t *testing.T, s *suite.ConformanceTestSuite, host, path, backend string, routes ...string) string {
+	t.Helper()
+	nns := make([]types.NamespacedName, len(routes))
+	for i, r := range routes {
+		nns[i] = types.NamespacedName{Namespace: infraNamespace, Name: r}
+	}
+	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
+		kubernetes.NewGatewayRef(sharedGateway), nns...)
+	for _, nn := range nns {
+		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, sharedGateway)
+	}
+	c := newRouteClient(t, s, gwAddr, host)
+	c.echoSetHeader = closeEveryConnection
+	need := max(s.TimeoutConfig.RequiredConsecutiveSuccesses, 1)
+	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+	for ok := 0; ok < need; {
+		x := c.do(httpRequest{Path: path, Limit: 5 * time.Second})
+		var echo struct {
+			Pod string `json:"pod"`
+		}
+		if x.Err == nil && x.Status == http.StatusOK && json.Unmarshal(x.Body, &echo) == nil && strings.HasPrefix(echo.Pod, backend) {
+			ok++
+			continue
+		}
+		ok = 0
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%s through the Gateway %s: no %d answers in a row from a pod of %s within %v; last: %v (pod %q)",
+				host, path, gwAddr, need, backend, s.TimeoutConfig.MaxTimeToConsistency, x, echo.Pod)
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval, not synchronisation
+	}
 	return gwAddr
 }
 
@@ -184,6 +231,9 @@ func (c *routeClient) do(req httpRequest) httpExchange {
 	}
 	hr.Host = c.host
 	hr.Header.Set(echowire.IDHeader, x.ID)
+	if c.echoSetHeader != "" {
+		hr.Header.Set(echoSetHeaderName, c.echoSetHeader)
+	}
 	if req.Fault != "" {
 		hr.Header.Set(echowire.FaultHeader, req.Fault)
 	}

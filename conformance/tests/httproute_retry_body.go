@@ -14,22 +14,23 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryBodyReplay) }
-
 // replayBodySize is the size of the request body the test retries: small
 // enough for any gateway to keep for a retry (GEP-1731 sets no limit).
 const replayBodySize = 4 << 10
 
 // HTTPRouteRetryBodyReplay checks that a retried POST reaches the backend
 // with the same body on every attempt: the backend's ledger holds each
-// attempt's body length and SHA-256.
+// attempt's body length and SHA-256. GEP-1731 does not ask a gateway to
+// retry a non-idempotent request at all (nginx, for one, does not by
+// default), so the test needs the finer HTTPRouteRetryNonIdempotent.
 var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryBodyReplay",
-	Description: "Every attempt of a retried HTTPRoute request with a body reaches the backend with the same body.",
+	Description: "A POST with a body that gets a retried status is retried, and every attempt reaches the backend with the same body.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
 		features.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetryNonIdempotent,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-body.yaml"},
 	Parallel:  true,

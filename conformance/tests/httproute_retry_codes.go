@@ -13,8 +13,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryCodesAndAttempts) }
-
 // HTTPRouteRetryCodesAndAttempts checks retry.codes and retry.attempts
 // (GEP-1731) by the backend's ledger: each status an implementation MUST
 // support (500, 502, 503, 504) is retried when listed; a status not listed,

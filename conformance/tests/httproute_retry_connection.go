@@ -17,29 +17,42 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryConnectionErrors) }
-
 // refusedRequests is how many requests go to the Service with a refusing
 // endpoint: with two endpoints, a gateway that chose at random would send
 // none of them to the refusing one once in 2^refusedRequests runs.
 const refusedRequests = 10
 
+// closeEveryConnection makes the echo-backend answer with "Connection:
+// close" (echo-basic's X-Echo-Set-Header), so that it closes the
+// connection after its answer and the gateway keeps no idle connection to
+// it. Every request this test sends to its backend carries it.
+const closeEveryConnection = "Connection:close"
+
 // HTTPRouteRetryConnectionErrors checks GEP-1731's "Implementations SHOULD
 // retry on connection errors (disconnect, reset, timeout, TCP failure) if a
 // retry stanza is configured", which upstream's HTTPRouteRetryConnectionError
-// feature tests: an attempt that the backend resets, or closes, before
-// the response headers is retried (the ledger shows it and its retry), and
+// feature names: an attempt that the backend resets, or closes, before the
+// response headers is retried (the ledger shows it and its retry), and
 // requests to a Service one of whose two endpoints refuses connections all
 // succeed, each reaching the working backend exactly once. The status codes
 // the stanza lists (500) play no part.
+//
+// A transport may resend a request by itself when a connection it reused
+// from its pool fails (Go's net/http does, for a GET): a gateway with no
+// retry at all would then look as if it retried. So the backend answers
+// every request of this test with "Connection: close", the gateway has no
+// idle connection to it, and the failing attempt arrives on a fresh
+// connection, which no transport resends; the ledger's connRequest shows
+// it, and the test fails if it does not.
 var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryConnectionErrors",
-	Description: "An HTTPRoute with a retry stanza retries attempts that were reset or closed before the response headers, and connections refused by an endpoint.",
+	Description: "An HTTPRoute with a retry stanza retries attempts that were reset or closed before the response headers on a fresh backend connection (so no transport's own resend can stand in for the retry), and connections refused by an endpoint, as the backend's ledger counts attempts.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
 		features.SupportHTTPRouteRetry,
 		gwfeatures.SupportHTTPRouteRetryConnectionError,
+		features.SupportHTTPRouteRetryConnectionErrorAttempts,
 	},
 	Manifests: []string{"gatecheck/httproute-retry-connection.yaml"},
 	Parallel:  true,
@@ -48,35 +61,53 @@ var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 
 func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-connection.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-connection", "gatecheck-retry-connection")
+	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatecheck-retry-connection", "gatecheck-retry-connection")
 	c := newRouteClient(t, s, gwAddr, host)
+	c.echoSetHeader = closeEveryConnection
 
-	for _, tc := range []struct {
+	// The connection errors, one after the other, and only then the
+	// ledgers: a ledger read is answered without "Connection: close", and
+	// would leave the gateway an idle connection to reuse.
+	cases := []struct {
 		name, fault string
 		outcome     echowire.Outcome
 	}{
 		{"reset_before_headers", "script=reset|ok", echowire.Reset},
 		{"closed_before_headers", "script=close|ok", echowire.Closed},
-	} {
+	}
+	xs := make([]httpExchange, len(cases))
+	for i, tc := range cases {
+		xs[i] = c.do(httpRequest{Path: "/try", Fault: tc.fault})
+	}
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
 			c := *c
 			c.t = t
-			x := c.do(httpRequest{Path: "/try", Fault: tc.fault})
+			x := xs[i]
 			observe.Record(t, "status", x.Status)
 			if x.Err != nil || x.Status != http.StatusOK {
 				t.Errorf("%v; want 200 from the retry", x)
 			}
 			e := c.settledLedger(x.ID)
 			observe.Record(t, "ledger", attemptSummary(e))
-			if len(e.Attempts) != 2 || e.Attempts[0].Outcome != tc.outcome || e.Attempts[1].Status != http.StatusOK {
+			if len(e.Attempts) == 0 {
+				t.Fatalf("the backend saw no attempt of %s", x.ID)
+			}
+			first := e.Attempts[0]
+			observe.Record(t, "failing-attempt-conn-request", first.ConnRequest)
+			// The premise: a fresh connection, which no transport resends
+			// by itself, so a second attempt is the gateway's retry.
+			if first.ConnRequest != 1 {
+				t.Fatalf("attempt 1 arrived as request %d of its connection (%s), though the backend closes every connection after one answer; want a fresh connection",
+					first.ConnRequest, first.Conn)
+			}
+			if len(e.Attempts) != 2 || first.Outcome != tc.outcome || e.Attempts[1].Status != http.StatusOK {
 				t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), tc.outcome)
 			}
 		})
 	}
 
 	t.Run("refused_endpoint", func(t *testing.T) {
-		t.Parallel()
 		c := *c
 		c.t = t
 		waitRefusingEndpoint(t, s, &c)

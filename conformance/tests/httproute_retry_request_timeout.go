@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -13,11 +14,12 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, HTTPRouteRetryRequestTimeoutBudget) }
-
-// retryBudget is timeouts.request of both rules in
-// gatecheck/httproute-retry-request-timeout.yaml.
-const retryBudget = time.Second
+// The routes of gatecheck/httproute-retry-request-timeout.yaml:
+// timeouts.request of both rules, and the retry.backoff of /long-backoff.
+const (
+	retryBudget      = 4 * time.Second
+	retryLongBackoff = 10 * time.Second
+)
 
 // HTTPRouteRetryRequestTimeoutBudget checks GEP-1731's "the entire duration
 // of the initial request and any retry attempts MUST not exceed the Request
@@ -25,19 +27,27 @@ const retryBudget = time.Second
 // Request timeout duration has been reached, these SHOULD be canceled if
 // possible and the Gateway MUST immediately return a timeout error."
 //
-//   - deadline_during_retry: the first attempt answers a listed 503 after
-//     600ms, the retry stalls; the client gets a timeout error (504, or
-//     408) at timeouts.request, within the tolerance, and the backend's
-//     ledger shows the retry cancelled by then and no third attempt.
-//   - backoff_past_deadline: the backoff (2s) outlasts timeouts.request
-//     (1s); the exchange still ends by timeouts.request, with an error, after
-//     one attempt: waiting out the backoff and answering a timeout, or
-//     answering the 503 at once, are both allowed.
+//   - deadline_during_retry: the first attempt answers a listed 503 half
+//     way between the tolerance and timeouts.request, the retry stalls; the
+//     client gets a timeout error (504, or 408) at timeouts.request, within
+//     the tolerance, and the backend's ledger shows the retry cancelled by
+//     then and no third attempt. A gateway that gives each attempt its own
+//     timeouts.request answers later than the tolerance allows, at any
+//     accepted tolerance.
+//   - trickling_past_deadline: the backend answers at once and sends its
+//     body in chunks far apart less than timeouts.request, for longer than
+//     it: timeouts.request is a deadline, not an inactivity timer, so the
+//     exchange ends at it without the complete body.
+//   - backoff_past_deadline, with HTTPRouteRetryBackoff: the backoff (10s)
+//     outlasts timeouts.request (4s); the exchange still ends by
+//     timeouts.request, with an error, after one attempt: waiting out the
+//     backoff and answering a timeout, or answering the 503 at once, are
+//     both allowed.
 //
 // With HTTPRouteTimeout504 the timeout error must be 504.
 var HTTPRouteRetryRequestTimeoutBudget = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryRequestTimeoutBudget",
-	Description: "timeouts.request bounds an HTTPRoute request with all its retries and backoffs, and cancels the attempt in flight when it expires.",
+	Description: "timeouts.request bounds an HTTPRoute request with all its retries (and, with HTTPRouteRetryBackoff, its backoffs), as a deadline even while a response keeps flowing, and cancels the attempt in flight when it expires.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
@@ -56,12 +66,18 @@ func testRetryRequestTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 	c := newRouteClient(t, s, gwAddr, host)
 	strict504 := s.SupportedFeatures.Has(features.SupportHTTPRouteTimeout504)
 	tol := TimingTolerance()
+	limit := retryBudget + 2*tol + 10*time.Second // the client's own bound
 
 	t.Run("deadline_during_retry", func(t *testing.T) {
 		t.Parallel()
 		c := *c
 		c.t = t
-		x := c.do(httpRequest{Path: "/try", Fault: "script=delay:600ms+503|delay:5s"})
+		// The first attempt ends after the tolerance (so a gateway that
+		// restarts the budget for the retry answers past the window) and
+		// well before the budget (so the retry is in flight at it).
+		first := (retryBudget + tol) / 2
+		stall := retryBudget + 2*tol + time.Second
+		x := c.do(httpRequest{Path: "/try", Fault: fmt.Sprintf("script=delay:%v+503|delay:%v", first, stall), Limit: limit})
 		observe.Record(t, "status", x.Status)
 		observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
 		checkTimeoutAnswer(t, x, retryBudget, strict504)
@@ -70,29 +86,49 @@ func testRetryRequestTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 		if len(e.Attempts) != 2 {
 			t.Fatalf("the backend saw %s; want 2 attempts: the 503 and the stalled retry", attemptSummary(e))
 		}
-		first, retry := e.Attempts[0], e.Attempts[1]
+		first0, retry := e.Attempts[0], e.Attempts[1]
 		if retry.Outcome != echowire.Cancelled || retry.CancelledAt == nil {
 			t.Fatalf("the retry in flight at the deadline ended %s; want it cancelled", retry.Outcome)
 		}
 		// The request timer starts before attempt 1 arrives, so the
 		// cancellation is due within timeouts.request of that arrival.
-		at := retry.CancelledAt.Sub(first.Arrived)
+		// Later than the tolerance fails: the retry outlived the budget.
+		at := retry.CancelledAt.Sub(first0.Arrived)
 		observe.Record(t, "retry-cancelled-at", at.Round(time.Millisecond))
 		if at > retryBudget+tol {
 			t.Errorf("the retry was cancelled %v after attempt 1 arrived; want it by timeouts.request %v (tolerance %v)", at, retryBudget, tol)
 		}
 	})
 
-	t.Run("backoff_past_deadline", func(t *testing.T) {
+	t.Run("trickling_past_deadline", func(t *testing.T) {
 		t.Parallel()
 		c := *c
 		c.t = t
-		x := c.do(httpRequest{Path: "/long-backoff", Fault: "script=503|ok"})
+		x := c.do(httpRequest{Path: "/try", Fault: trickleFault(retryBudget, tol), Limit: limit})
+		checkDeadlineCut(t, x, retryBudget)
+		e := c.settledLedger(x.ID)
+		observe.Record(t, "ledger", attemptSummary(e))
+		if len(e.Attempts) != 1 {
+			t.Errorf("the backend saw %s; want exactly 1 attempt (its answer was 200)", attemptSummary(e))
+		}
+	})
+
+	t.Run("backoff_past_deadline", func(t *testing.T) {
+		if !s.SupportedFeatures.Has(features.SupportHTTPRouteRetryBackoff) {
+			t.Skipf("a backoff past the deadline is %s's business, which is not claimed", features.SupportHTTPRouteRetryBackoff)
+		}
+		t.Parallel()
+		c := *c
+		c.t = t
+		x := c.do(httpRequest{Path: "/long-backoff", Fault: "script=503|ok", Limit: limit})
 		observe.Record(t, "status", x.Status)
 		observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+		// Any error by the deadline: the 503 at once, or a timeout at the
+		// deadline. Later than the tolerance fails (the budget was
+		// exceeded); a success means a retry came before the backoff.
 		if x.Err != nil || x.Status < 400 || x.Elapsed > retryBudget+tol {
-			t.Errorf("%v; want an error status by timeouts.request %v (tolerance %v): a retry after the 2s backoff is past the deadline",
-				x, retryBudget, tol)
+			t.Errorf("%v; want an error status by timeouts.request %v (tolerance %v): a retry after the %v backoff is past the deadline",
+				x, retryBudget, tol, retryLongBackoff)
 		}
 		e := c.settledLedger(x.ID)
 		observe.Record(t, "ledger", attemptSummary(e))
@@ -116,7 +152,54 @@ func checkTimeoutAnswer(t *testing.T, x httpExchange, limit time.Duration, stric
 	case strict504 && x.Status != http.StatusGatewayTimeout:
 		t.Errorf("%v; want 504 Gateway Timeout (%s)", x, features.SupportHTTPRouteTimeout504)
 	}
+	// Earlier fails: the timeout is the time users give the exchange to
+	// succeed. Later than the tolerance fails: the timeout did not end it.
 	if !inWindow(x.Elapsed, limit, 0, tol) {
 		t.Errorf("%v; want it to end %v after the request was sent (tolerance %v)", x, limit, tol)
+	}
+}
+
+// trickleFault is a fault spec whose answer comes at once and whose body
+// keeps flowing: a chunk every limit/8 (far inside limit), for limit plus
+// twice the tolerance plus a second in all, so that it outlasts the
+// latest end a window of limit accepts by more than the tolerance.
+func trickleFault(limit, tol time.Duration) string {
+	interval := limit / 8
+	total := limit + 2*tol + time.Second
+	chunks := int((total + interval - 1) / interval)
+	return fmt.Sprintf("chunks=%d;interval=%v", chunks, interval)
+}
+
+// checkDeadlineCut checks an exchange that outlasts limit, by a response
+// that stalls or keeps flowing: it must end no earlier than limit, and
+// within the tolerance after it, without the complete body. Any way of
+// ending it that tells the client it failed is allowed: a timeout status,
+// the body cut off, or the connection closed before the headers (which the
+// gateway may have held back). It records which.
+func checkDeadlineCut(t *testing.T, x httpExchange, limit time.Duration) {
+	t.Helper()
+	tol := TimingTolerance()
+	observe.Record(t, "status", x.Status)
+	observe.Record(t, "headers-after", x.Headers.Round(time.Millisecond))
+	observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
+	observe.Record(t, "body-bytes", len(x.Body))
+	var outcome string
+	switch {
+	case x.Err != nil:
+		outcome = "aborted before the response headers"
+	case isTimeoutStatus(x.Status):
+		outcome = "timeout status"
+	case x.BodyErr != nil:
+		outcome = "body cut off"
+	default:
+		outcome = "complete response"
+		t.Errorf("%v; want the body cut off (or a timeout error) at the timeout %v, not delivered complete", x, limit)
+	}
+	observe.Record(t, "outcome", outcome)
+	// Earlier fails: the timeout is the time users give the exchange.
+	// Later than the tolerance fails: the timeout did not end it (an
+	// inactivity timer lets a flowing body run on).
+	if !inWindow(x.Elapsed, limit, 0, tol) {
+		t.Errorf("%v; want the exchange to end %v after the request was sent (tolerance %v)", x, limit, tol)
 	}
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, MeshProbeGRPC) }
-
 // grpcProbeService is the service the MeshProbeGRPC manifests' grpc probes
 // check. It is unknown to the backend (so not SERVING) until the test sets
 // it, which also shows that the probe asks for this service and not for
@@ -27,10 +25,11 @@ const grpcProbeService = "gatecheck-probe"
 // leaves the GRPCRoute's rotation within periodSeconds × failureThreshold
 // (plus allowances) when it is NOT_SERVING, and returns when it serves
 // again. The health switch is the backend's Admin service, routed to a
-// Service that publishes not-ready addresses.
+// Service that publishes not-ready addresses. It runs only on Pods a mesh
+// intercepts, and skips when there are none.
 var MeshProbeGRPC = suite.ConformanceTest{
 	ShortName:   "MeshProbeGRPC",
-	Description: "A grpc readiness probe through the mesh's sidecar fails when the app answers NOT_SERVING for the probe's service: the Pod leaves the GRPCRoute's rotation within periodSeconds × failureThreshold and returns when it serves again",
+	Description: "In a Pod whose readiness probe a mesh intercepts, a grpc probe fails when the app answers NOT_SERVING for the probe's service: the Pod leaves the GRPCRoute's rotation within periodSeconds × failureThreshold and returns when it serves again; skipped when no mesh intercepts the probe",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportGRPCRoute,
@@ -42,7 +41,7 @@ var MeshProbeGRPC = suite.ConformanceTest{
 }
 
 func testMeshProbeGRPC(t *testing.T, s *suite.ConformanceTestSuite) {
-	for _, name := range []string{"mesh-probe-grpc", "mesh-probe-grpc-proxied"} {
+	for _, name := range meshTargets(t, s, "mesh-probe-grpc", "mesh-probe-grpc-proxied") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			g := newGRPCTarget(t, s, name)

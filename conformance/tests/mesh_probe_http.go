@@ -10,18 +10,18 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, MeshProbeHTTP) }
-
-// MeshProbeHTTP checks that an httpGet readiness probe sees the app's own
-// answer through the mesh: when the echo-backend's /health answers 503 the
-// Pod becomes unready and the Gateway stops sending it traffic within
-// periodSeconds × failureThreshold (plus the allowances of
-// probeDownWindow), and when it answers 200 again both come back. It runs
-// on two Deployments, one annotated for gatecheck's in-process probe proxy
-// (on a cluster both are the mesh's).
+// MeshProbeHTTP checks that an httpGet readiness probe that a mesh
+// intercepts still sees the app's own answer: when the echo-backend's
+// /health answers 503 the Pod becomes unready and the Gateway stops sending
+// it traffic within periodSeconds × failureThreshold (plus the allowances
+// of probeDownWindow), and when it answers 200 again both come back. It
+// runs on the manifest's two Deployments (one annotated for gatecheck's
+// in-process probe proxy; on a cluster the mesh injects both), each only
+// if a mesh is in its probe's path (see meshTargets), and skips when none
+// is.
 var MeshProbeHTTP = suite.ConformanceTest{
 	ShortName:   "MeshProbeHTTP",
-	Description: "An httpGet readiness probe through the mesh's sidecar fails on the app's error status: the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold and returns when the app recovers",
+	Description: "In a Pod whose readiness probe a mesh intercepts (the probe rewritten, or a container added beside the app), an httpGet probe fails on the app's error status: the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold and returns when the app recovers; skipped when no mesh intercepts the probe",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
@@ -43,11 +43,12 @@ func httpHealthSwitch(up bool) string {
 	return fmt.Sprintf("/_gatecheck/admin/health?status=%d", code)
 }
 
-// runHTTPProbeTest runs followHealth, in parallel, on the manifest's two
-// Deployments (app and app-proxied), each behind an HTTPRoute of its own
-// name and the hostname <name>.gatecheck.example.
+// runHTTPProbeTest runs followHealth, in parallel, on those of the
+// manifest's two Deployments (app and app-proxied) whose probes a mesh
+// intercepts, each behind an HTTPRoute of its own name and the hostname
+// <name>.gatecheck.example; it skips when a mesh intercepts neither.
 func runHTTPProbeTest(t *testing.T, s *suite.ConformanceTestSuite, app string, admin func(up bool) string) {
-	for _, name := range []string{app, app + "-proxied"} {
+	for _, name := range meshTargets(t, s, app, app+"-proxied") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			host := name + ".gatecheck.example"

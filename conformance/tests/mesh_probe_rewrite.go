@@ -9,17 +9,16 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-func init() { ConformanceTests = append(ConformanceTests, MeshProbeRewrite) }
-
 // MeshProbeRewrite checks the corners of a mesh's probe rewrite: the
 // readiness probe names its port, carries a query and a custom header, the
 // container has a second (liveness) probe on another named port, and the
 // app already listens on 9000, a port meshes like for their probe
 // listener. The app must still become ready, and its readiness must follow
-// its /health as in MeshProbeHTTP.
+// its /health as in MeshProbeHTTP. It runs only on Pods a mesh
+// intercepts, and skips when there are none.
 var MeshProbeRewrite = suite.ConformanceTest{
 	ShortName:   "MeshProbeRewrite",
-	Description: "Readiness probes on named ports with a query and custom headers, next to a liveness probe, in a pod that already listens on port 9000, still follow the app's health through the mesh's probe rewrite",
+	Description: "In a Pod whose readiness probe a mesh intercepts, a probe on a named port with a query and a custom header, next to a liveness probe, in a Pod that already listens on port 9000, still follows the app's health; skipped when no mesh intercepts the probe",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,

@@ -12,10 +12,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
@@ -30,8 +35,11 @@ const (
 	probeTimeout          = time.Second // timeoutSeconds: 1 (the default)
 	// probePropagation is how long a readiness change may take to reach
 	// the Gateway: the kubelet's status write, the EndpointSlice
-	// controller's update and the Gateway's reprogramming.
-	probePropagation = time.Second
+	// controller's update and the Gateway's reprogramming, which on a real
+	// cluster (or a data plane fed asynchronously) take seconds. It only
+	// widens the windows' upper ends: the meshes the tests catch keep a
+	// failing Pod Ready for good, not a few seconds longer.
+	probePropagation = 5 * time.Second
 )
 
 // probeDownWindow is how soon after the app's health goes down the Pod
@@ -229,4 +237,151 @@ func (c *routeClient) admin(pathAndQuery string) error {
 		return fmt.Errorf("POST %s: status %d: %s", pathAndQuery, resp.StatusCode, body)
 	}
 	return nil
+}
+
+// meshTargets returns those of apps (Deployments in the infrastructure
+// namespace, one Pod each) whose readiness probes a mesh intercepts, and
+// skips t, saying why, when none does: a probe test on a Pod that the
+// kubelet probes directly shows only that the Gateway follows readiness,
+// which says nothing of a mesh. It waits for each Deployment's Pod to
+// exist, and records the evidence it found for each app.
+func meshTargets(t *testing.T, s *suite.ConformanceTestSuite, apps ...string) []string {
+	t.Helper()
+	var out, none []string
+	for _, app := range apps {
+		evidence, err := waitMeshEvidence(s, app)
+		if err != nil {
+			t.Fatalf("%s: %v", app, err)
+		}
+		if evidence == "" {
+			none = append(none, app)
+			observe.Record(t, "mesh/"+app, "none: the kubelet probes the app directly")
+			continue
+		}
+		observe.Record(t, "mesh/"+app, evidence)
+		out = append(out, app)
+	}
+	if len(out) == 0 {
+		t.Skipf("no mesh intercepts the readiness probes of the Pods of %s: each Pod's probe is its Deployment's own and no container was added beside the app, so the kubelet probes the app directly and the test would show nothing of a mesh (enable the mesh's injection for namespace %s)",
+			strings.Join(none, ", "), infraNamespace)
+	}
+	for _, app := range none {
+		t.Logf("%s: no mesh intercepts its readiness probe; it is left out", app)
+	}
+	return out
+}
+
+// waitMeshEvidence waits (up to a minute) for app's Pod and returns the
+// evidence that a mesh is in the path of its readiness probe, or "" when
+// there is none. The evidence comes from the Pod as the API server stores
+// it, against its Deployment's template: a mesh's injector rewrote the
+// readiness probe (as Istio and gatecheck's in-process probe proxy do), or
+// added a container to the Pod, a sidecar in the Pod's network namespace
+// that captures the probe's connection (as Linkerd does without
+// rewriting). A mesh that neither rewrites probes nor adds a container
+// (probes exempted from capture, as in Istio's ambient mode) is not in the
+// probe's path, and gets no evidence.
+func waitMeshEvidence(s *suite.ConformanceTestSuite, app string) (string, error) {
+	deadline := time.Now().Add(max(s.TimeoutConfig.MaxTimeToConsistency, time.Minute))
+	for {
+		evidence, found, err := meshEvidence(s, app)
+		if err == nil && found {
+			return evidence, nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("no Pod of %s appeared", app)
+			}
+			return "", err
+		}
+		time.Sleep(200 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+func meshEvidence(s *suite.ConformanceTestSuite, app string) (evidence string, found bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var d appsv1.Deployment
+	if err := s.Client.Get(ctx, types.NamespacedName{Namespace: infraNamespace, Name: app}, &d); err != nil {
+		return "", false, fmt.Errorf("reading Deployment %s: %w", app, err)
+	}
+	var list corev1.PodList
+	if err := s.Client.List(ctx, &list, client.InNamespace(infraNamespace), client.MatchingLabels{"app": app}); err != nil {
+		return "", false, fmt.Errorf("listing the pods of %s: %w", app, err)
+	}
+	var pod *corev1.Pod
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp == nil {
+			pod = &list.Items[i]
+		}
+	}
+	if pod == nil {
+		return "", false, nil
+	}
+	var seen []string
+	declared := map[string]bool{}
+	for _, c := range append(slices.Clone(d.Spec.Template.Spec.InitContainers), d.Spec.Template.Spec.Containers...) {
+		declared[c.Name] = true
+	}
+	for _, tc := range d.Spec.Template.Spec.Containers {
+		if tc.ReadinessProbe == nil {
+			continue
+		}
+		for _, pc := range pod.Spec.Containers {
+			if pc.Name == tc.Name && !sameProbeHandler(tc.ReadinessProbe, pc.ReadinessProbe) {
+				seen = append(seen, fmt.Sprintf("pod %s: the readiness probe of container %s was rewritten to %s", pod.Name, pc.Name, describeProbe(pc.ReadinessProbe)))
+			}
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if !declared[c.Name] {
+			seen = append(seen, fmt.Sprintf("pod %s: container %s was added", pod.Name, c.Name))
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if !declared[c.Name] && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			seen = append(seen, fmt.Sprintf("pod %s: sidecar container %s was added", pod.Name, c.Name))
+		}
+	}
+	return strings.Join(seen, "; "), true, nil
+}
+
+// sameProbeHandler reports whether two probes check the same thing (the
+// handler: what is probed, where, how), whatever their timings and
+// whatever defaults the API server filled in.
+func sameProbeHandler(a, b *corev1.Probe) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	norm := func(p *corev1.Probe) corev1.ProbeHandler {
+		h := *p.ProbeHandler.DeepCopy()
+		if h.HTTPGet != nil && h.HTTPGet.Scheme == "" {
+			h.HTTPGet.Scheme = corev1.URISchemeHTTP
+		}
+		if h.HTTPGet != nil && len(h.HTTPGet.HTTPHeaders) == 0 {
+			h.HTTPGet.HTTPHeaders = nil
+		}
+		if h.GRPC != nil && h.GRPC.Service != nil && *h.GRPC.Service == "" {
+			h.GRPC.Service = nil
+		}
+		return h
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// describeProbe names a probe's handler for the report.
+func describeProbe(p *corev1.Probe) string {
+	switch {
+	case p == nil:
+		return "no probe"
+	case p.HTTPGet != nil:
+		return fmt.Sprintf("httpGet %s on port %s", p.HTTPGet.Path, p.HTTPGet.Port.String())
+	case p.TCPSocket != nil:
+		return "tcpSocket on port " + p.TCPSocket.Port.String()
+	case p.GRPC != nil:
+		return fmt.Sprintf("grpc on port %d", p.GRPC.Port)
+	case p.Exec != nil:
+		return "exec " + strings.Join(p.Exec.Command, " ")
+	}
+	return "an unknown handler"
 }

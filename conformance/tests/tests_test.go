@@ -1,14 +1,23 @@
 package tests_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance"
 	upstream "sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatecheck/gatecheck/features"
 )
 
 // TestManifestsStayUnderPrefix checks that every embedded file is under
@@ -75,19 +84,135 @@ func TestTimingTolerance(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	if err := tests.SetTimingTolerance(1500 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := tests.TimingTolerance(); got != 1500*time.Millisecond {
+		t.Errorf("TimingTolerance() = %v after SetTimingTolerance(1.5s)", got)
+	}
+	for _, d := range []time.Duration{0, -time.Second, tests.MinTimingTolerance - 1, tests.MaxTimingTolerance + 1} {
+		err := tests.SetTimingTolerance(d)
+		if err == nil || !strings.Contains(err.Error(), "out of range; accepted: a duration from 1s to 2s") {
+			t.Errorf("SetTimingTolerance(%v) = %v, want an out-of-range error naming the range", d, err)
+		}
+	}
+	for _, d := range []time.Duration{tests.MinTimingTolerance, tests.MaxTimingTolerance} {
+		if err := tests.SetTimingTolerance(d); err != nil {
+			t.Errorf("SetTimingTolerance(%v) = %v, want it accepted", d, err)
+		}
+	}
 	if err := tests.SetTimingTolerance(2 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if got := tests.TimingTolerance(); got != 2*time.Second {
-		t.Errorf("TimingTolerance() = %v after SetTimingTolerance(2s)", got)
+		t.Errorf("a rejected SetTimingTolerance changed the tolerance to %v", got)
 	}
-	for _, d := range []time.Duration{0, -time.Second} {
-		err := tests.SetTimingTolerance(d)
-		if err == nil || !strings.Contains(err.Error(), "not positive") {
-			t.Errorf("SetTimingTolerance(%v) = %v, want a not-positive error", d, err)
+}
+
+// TestEveryConformanceTestIsListed parses the package's Go files and checks
+// that every package-level variable of type suite.ConformanceTest is in
+// ConformanceTests, and nothing else is: a test written but not listed
+// would never run.
+func TestEveryConformanceTestIsListed(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var declared []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					lit, ok := v.(*ast.CompositeLit)
+					if !ok {
+						continue
+					}
+					if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConformanceTest" {
+						declared = append(declared, vs.Names[i].Name)
+					}
+				}
+			}
 		}
 	}
-	if got := tests.TimingTolerance(); got != 2*time.Second {
-		t.Errorf("a rejected SetTimingTolerance changed the tolerance to %v", got)
+	var listed []string
+	for _, ct := range tests.ConformanceTests {
+		listed = append(listed, ct.ShortName)
+	}
+	for _, name := range declared {
+		if !slices.Contains(listed, name) {
+			t.Errorf("%s is declared but not in ConformanceTests (tests.go): it would never run", name)
+		}
+	}
+	if len(declared) != len(listed) {
+		t.Errorf("%d tests declared (%v), %d listed (%v); a variable's name must be its ShortName", len(declared), declared, len(listed), listed)
+	}
+}
+
+// TestEveryGatecheckTestCountsInAGatecheckProfile checks, by the upstream
+// suite's own rule (a test counts in a profile when the profile holds every
+// feature the test lists), that each gatecheck test lists one of
+// gatecheck's features, counts in at least one GATECHECK-* profile, and in
+// no upstream profile: a failure of a gatecheck test never changes an
+// upstream result.
+func TestEveryGatecheckTestCountsInAGatecheckProfile(t *testing.T) {
+	holds := func(p features.Profile, ct suite.ConformanceTest) bool {
+		for _, f := range ct.Features {
+			if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, ct := range tests.ConformanceTests {
+		own := slices.ContainsFunc(ct.Features, features.IsGatecheck)
+		if !own {
+			t.Errorf("%s lists only upstream features %v; want one of gatecheck's too (features/gatecheck_*.go)", ct.ShortName, ct.Features)
+		}
+		for _, f := range ct.Features {
+			if _, ok := features.Lookup(f); !ok {
+				t.Errorf("%s lists %s, which the features registry does not know", ct.ShortName, f)
+			}
+		}
+		var in []string
+		for _, p := range features.Profiles() {
+			if !holds(p, ct) {
+				continue
+			}
+			if p.Upstream {
+				t.Errorf("%s counts in the upstream profile %s", ct.ShortName, p.Name)
+			}
+			in = append(in, p.Name)
+		}
+		if len(in) == 0 {
+			t.Errorf("%s (features %v) counts in no profile: a GATECHECK-* profile must hold every feature it lists", ct.ShortName, ct.Features)
+		}
+	}
+}
+
+// TestReferenceGatewayClaimsEveryGatecheckFeature checks that the reference
+// gateway claims every feature gatecheck's tests list: each test runs
+// in-process, so each is shown to pass against the executable
+// specification.
+func TestReferenceGatewayClaimsEveryGatecheckFeature(t *testing.T) {
+	claimed := runner.ReferenceFeatures()
+	for _, ct := range tests.ConformanceTests {
+		for _, f := range ct.Features {
+			if !slices.Contains(claimed, f) {
+				t.Errorf("%s needs %s, which the reference gateway does not claim (conformance/runner/reference.go)", ct.ShortName, f)
+			}
+		}
 	}
 }

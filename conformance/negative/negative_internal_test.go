@@ -1,0 +1,34 @@
+package negative
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFailureLines checks that a failing test's assertions are picked out
+// of a child's verbose output, where parallel tests interleave, without
+// the suite's log lines, observations or other tests' lines.
+func TestFailureLines(t *testing.T) {
+	out := `=== RUN   TestNegativeHelper/A
+=== PAUSE TestNegativeHelper/A
+=== CONT  TestNegativeHelper/A
+    conformance.go:77: 2026-11-25T22:29:17.495288975Z: Running A, relying on the following features
+    a.go:10: observe: status = 504
+=== NAME  TestNegativeHelper/B
+    b.go:3: B's own failure
+=== RUN   TestNegativeHelper/A/case_1
+    a.go:20: request x: status 200 after 5s; want a timeout error
+        and a second line of it
+=== NAME  TestNegativeHelper/A
+    a.go:30: the backend saw 2 attempts
+    --- FAIL: TestNegativeHelper/A/case_1 (5.00s)
+`
+	got := failureLines([]byte(out), "A")
+	want := "a.go:20: request x: status 200 after 5s; want a timeout error\nand a second line of it\na.go:30: the backend saw 2 attempts"
+	if got != want {
+		t.Errorf("failureLines = %q, want %q", got, want)
+	}
+	if got := failureLines([]byte(out), "C"); !strings.Contains(got, "no failure text") {
+		t.Errorf("failureLines of a test with no lines = %q", got)
+	}
+}
