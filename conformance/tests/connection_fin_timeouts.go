@@ -114,7 +114,7 @@ var ConnectionClientFinHalfOpen = suite.ConformanceTest{
 		// Earlier fails: this feature promises the client the client-fin
 		// timeout to finish sending. Later than the tolerance fails: the
 		// half-closed tunnel lingered.
-		if gap < d-ledgerLag || gap > d+tol {
+		if gap < d-ledgerLag() || gap > d+tol {
 			t.Errorf("the gateway closed the tunnel %v after the backend's half-close, want within [%v, %v] (client-fin timeout %v, tolerance %v)",
 				gap.Round(time.Millisecond), d, d+tol, d, tol)
 		}

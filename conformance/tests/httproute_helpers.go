@@ -39,11 +39,19 @@ var sharedGateway = types.NamespacedName{Namespace: infraNamespace, Name: "same-
 
 // ledgerLag is how much earlier than the gateway an event may look when
 // the backend records it: the echo-backend writes an attempt's end (or
-// notices a cancellation) a moment after the gateway could act on it. Gaps
-// measured from the ledger are checked against the configured duration
-// minus ledgerLag. It is far below every duration the tests configure, so a
-// gateway that ignores a backoff or a timeout still fails.
-const ledgerLag = 25 * time.Millisecond
+// notices a cancellation) a moment after the gateway could act on it, a
+// moment that grows on a loaded machine. Gaps measured from the ledger are
+// checked against the configured duration minus ledgerLag: a twentieth of
+// the timing tolerance (50ms to 100ms), far below every duration the tests
+// configure, so a gateway that ignores a backoff still fails.
+func ledgerLag() time.Duration { return TimingTolerance() / 20 }
+
+// arrivalLag is how much later than the gateway's start of an attempt the
+// backend may record the attempt's arrival: the connection's setup and the
+// request's transfer. A duration the backend measures from an arrival may
+// look that much shorter than the gateway's: a quarter of the timing
+// tolerance (250ms to 500ms).
+func arrivalLag() time.Duration { return TimingTolerance() / 4 }
 
 // Bounds on what the helpers read, so a misbehaving gateway cannot make a
 // test hold unbounded memory.

@@ -79,7 +79,7 @@ func testRetryBackoff(t *testing.T, s *suite.ConformanceTestSuite) {
 			// Earlier fails: the backoff is a minimum users rely on to
 			// give a struggling backend time. There is no upper bound:
 			// the backoff may grow, and have jitter.
-			if g < retryBackoff-ledgerLag {
+			if g < retryBackoff-ledgerLag() {
 				t.Errorf("request %d (%s): retry %d arrived %v after attempt %d ended; want at least the backoff %v",
 					i, x.ID, k+1, g, k+1, retryBackoff)
 			}

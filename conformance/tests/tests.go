@@ -48,6 +48,7 @@ package tests
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -96,6 +97,12 @@ var ConformanceTests = []suite.ConformanceTest{
 	MeshProbeTCP,
 	MeshProbeGRPC,
 	MeshProbeRewrite,
+}
+
+// IsGatecheckTest reports whether name is the ShortName of one of
+// gatecheck's tests (rather than upstream's).
+func IsGatecheckTest(name string) bool {
+	return slices.ContainsFunc(ConformanceTests, func(ct suite.ConformanceTest) bool { return ct.ShortName == name })
 }
 
 // The timing tolerance: how late a timed behaviour may be and still pass.

@@ -156,6 +156,14 @@ func TestEveryConformanceTestIsListed(t *testing.T) {
 			t.Errorf("%s is declared but not in ConformanceTests (tests.go): it would never run", name)
 		}
 	}
+	for _, name := range listed {
+		if !tests.IsGatecheckTest(name) {
+			t.Errorf("IsGatecheckTest(%s) = false", name)
+		}
+	}
+	if tests.IsGatecheckTest("HTTPRouteSimpleSameNamespace") {
+		t.Error("IsGatecheckTest is true for an upstream test")
+	}
 	if len(declared) != len(listed) {
 		t.Errorf("%d tests declared (%v), %d listed (%v); a variable's name must be its ShortName", len(declared), declared, len(listed), listed)
 	}

@@ -1,0 +1,192 @@
+package dataplane_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// The test-only breakages (breakages.go) each make the data plane go wrong
+// the way a real one does; these tests show each does what the conformance
+// tests' negative checks rely on, next to the healthy behaviour.
+
+// startBrokenGateway is startGateway with breakages.
+func startBrokenGateway(t *testing.T, b dataplane.Breakages, cfg *dataplane.Config) *dataplane.Server {
+	t.Helper()
+	s := dataplane.New(dataplane.Options{Breakages: b})
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Apply(cfg); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	return s
+}
+
+// TestBreakageTransportResends: a backend that drops the second request
+// of each connection without answering. With no retry stanza the healthy
+// gateway answers 502 after that one attempt; with TransportResends the
+// transport sends the request again on a new connection by itself, as a
+// plain reverse proxy over net/http does, and the client gets 200.
+func TestBreakageTransportResends(t *testing.T) {
+	var hits atomic.Int32
+	var mu sync.Mutex
+	perConn := map[string]int{} // requests per backend connection
+	backend := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		mu.Lock()
+		perConn[r.RemoteAddr]++
+		n := perConn[r.RemoteAddr]
+		mu.Unlock()
+		if r.Header.Get("X-Drop") != "" && n > 1 {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ref)))
+	for _, tc := range []struct {
+		name   string
+		b      dataplane.Breakages
+		status int
+		hits   int32
+	}{
+		{"healthy", dataplane.Breakages{}, http.StatusBadGateway, 2},
+		{"resends", dataplane.Breakages{TransportResends: true}, http.StatusOK, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Store(0)
+			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
+			// The first request opens the connection the second reuses.
+			if resp, body := get(t, addr, "h", "/warm"); resp.StatusCode != http.StatusOK {
+				t.Fatalf("warm-up: %d %s", resp.StatusCode, body)
+			}
+			resp, body := get(t, addr, "h", "/drop", "X-Drop", "1")
+			if resp.StatusCode != tc.status || hits.Load() != tc.hits {
+				t.Errorf("status %d (%s) after %d backend requests; want %d after %d", resp.StatusCode, body, hits.Load(), tc.status, tc.hits)
+			}
+		})
+	}
+}
+
+// TestBreakageInactivityTimeouts: a body that keeps flowing, a chunk every
+// 30ms for 1.2s, on rules with a 600ms timeouts.request or
+// timeouts.backendRequest. The healthy gateway cuts it at the deadline;
+// with InactivityTimeouts each chunk restarts the timer and the whole body
+// comes through, as through HAProxy's timeout server.
+func TestBreakageInactivityTimeouts(t *testing.T) {
+	backend := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		for range 40 {
+			_, _ = io.WriteString(w, "chunk\n")
+			http.NewResponseController(w).Flush()
+			select {
+			case <-time.After(30 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	cfg := oneListener(route("r", 0, nil,
+		withTimeouts(prefixRule("/request", nil, ref), "600ms", ""),
+		withTimeouts(prefixRule("/backend", nil, ref), "", "600ms"),
+	))
+	for _, tc := range []struct {
+		name     string
+		b        dataplane.Breakages
+		complete bool
+	}{
+		{"healthy", dataplane.Breakages{}, false},
+		{"inactivity", dataplane.Breakages{InactivityTimeouts: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
+			for _, path := range []string{"/request", "/backend"} {
+				resp, err := http.Get("http://" + addr + path)
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				complete := err == nil && strings.Count(string(body), "chunk") == 40
+				if complete != tc.complete {
+					t.Errorf("%s: %d chunks, read error %v; want the whole body: %v", path, strings.Count(string(body), "chunk"), err, tc.complete)
+				}
+			}
+		})
+	}
+}
+
+// TestBreakageNoNonIdempotentRetries: a POST answered 503 once is retried
+// by the healthy gateway, and not with NoNonIdempotentRetries (nginx's
+// default); a GET is retried either way.
+func TestBreakageNoNonIdempotentRetries(t *testing.T) {
+	var hits atomic.Int32
+	backend := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1)%2 == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	cfg := oneListener(route("r", 0, nil, retryRule("/", []int{503}, 1, "1ms", ref)))
+	for _, tc := range []struct {
+		name      string
+		b         dataplane.Breakages
+		method    string
+		wantRetry bool
+	}{
+		{"healthy POST", dataplane.Breakages{}, http.MethodPost, true},
+		{"broken POST", dataplane.Breakages{NoNonIdempotentRetries: true}, http.MethodPost, false},
+		{"broken GET", dataplane.Breakages{NoNonIdempotentRetries: true}, http.MethodGet, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Store(0)
+			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
+			req, err := http.NewRequest(tc.method, "http://"+addr+"/", strings.NewReader("body"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, _ := do(t, req)
+			if got := resp.StatusCode == http.StatusOK && hits.Load() == 2; got != tc.wantRetry {
+				t.Errorf("status %d after %d attempts; want a retry: %v", resp.StatusCode, hits.Load(), tc.wantRetry)
+			}
+		})
+	}
+}
+
+// TestBreakageLateApply: with LateApply, Apply returns at once and the
+// listener is served only later, as by a data plane fed asynchronously.
+func TestBreakageLateApply(t *testing.T) {
+	const late = 300 * time.Millisecond
+	b := startBackend(t, "b")
+	start := time.Now()
+	s := startBrokenGateway(t, dataplane.Breakages{LateApply: late}, oneListener(route("r", 0, nil, prefixRule("/", nil, b.ref()))))
+	if _, ok := s.Addr("gw-ns", "gw", 80); ok && time.Since(start) < late {
+		t.Fatal("the listener was served as Apply returned; want it served later")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if addr, ok := s.Addr("gw-ns", "gw", 80); ok {
+			if served := time.Since(start); served < late {
+				t.Errorf("served %v after Apply, want no sooner than %v", served, late)
+			}
+			resp, body := get(t, addr, "h", "/")
+			decode(t, resp, body)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the late snapshot was never served")
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
