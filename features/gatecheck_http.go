@@ -66,7 +66,7 @@ var httpResilienceFeatures = []Feature{
 	{
 		Name: SupportHTTPRouteRetryWithRequestTimeout, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRequestTimeout},
-		Description: "Ends a retried request when timeouts.request expires, whatever attempt is in flight.",
+		Description: "Ends a retried request when timeouts.request expires, whatever attempt is in flight, and cancels that attempt.",
 	},
 	{
 		Name: SupportHTTPRouteRetryConnectionErrorAttempts, Level: LevelExtended, GEP: 1731,

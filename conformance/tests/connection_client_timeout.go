@@ -51,6 +51,9 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 				if len(got) > 0 {
 					observe.Record(t, "answer", strings.SplitN(string(got), "\r\n", 2)[0])
 				}
+				// Earlier fails: the client timeout is the time a slow
+				// client is given. Later than the tolerance fails: the
+				// idle connection lingered.
 				switch {
 				case gaveUp:
 					t.Errorf("the connection was still open after %v (client timeout %v)", elapsed.Round(time.Millisecond), d)

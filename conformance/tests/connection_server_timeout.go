@@ -36,6 +36,9 @@ var ConnectionServerTimeout = suite.ConformanceTest{
 		if x.Err != nil || x.Status != http.StatusGatewayTimeout {
 			t.Fatalf("a backend silent for %v: %v; want 504 after the server timeout %v", silence, x, d)
 		}
+		// Earlier fails: the server timeout is the time a slow backend is
+		// given to answer. Later than the tolerance fails: it did not end
+		// the wait.
 		if x.Headers < d || x.Headers > d+tol {
 			t.Errorf("504 after %v, want within [%v, %v] (server timeout %v, tolerance %v)",
 				x.Headers.Round(time.Millisecond), d, d+tol, d, tol)

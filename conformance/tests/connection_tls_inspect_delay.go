@@ -102,6 +102,9 @@ var ConnectionTLSInspectDelay = suite.ConformanceTest{
 			}
 			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
 			observe.Record(t, tc.key, fmt.Sprintf("closed after %v, %d bytes read", elapsed.Round(time.Millisecond), len(got)))
+			// Earlier fails: the inspect delay is the time a client is
+			// given to send its ClientHello. Later than the tolerance
+			// fails: the gateway waited on (a client timeout, say).
 			switch {
 			case gaveUp:
 				t.Errorf("%s client: not closed %v after connecting, want within [%v, %v] (inspect delay %v, tolerance %v)",
