@@ -223,7 +223,7 @@ func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol tim
 			if o.Result != want {
 				msg := ""
 				if o.Message != "" {
-					msg = ": " + firstLines(o.Message, 6)
+					msg = ":\n" + o.Message
 				}
 				alone := ""
 				if len(pack) > 1 {
@@ -470,11 +470,13 @@ func shortenWaits(tc *config.TimeoutConfig) {
 	}
 }
 
-// failureLines returns what the test named test (a ShortName) reported
-// as failures in a child's verbose output: the lines written under its
-// subtests' headers ("=== RUN", "=== CONT", "=== NAME") that are neither
-// the suite's timestamped log lines nor observations.
+// failureLines returns the end of what the test named test (a
+// ShortName) wrote in a child's verbose output: the last lines written
+// under its own and its subtests' headers ("=== RUN", "=== CONT", "=== NAME"),
+// observations left out. A failing test's last lines say why it failed,
+// whether in the test's own words or in the suite's timestamped ones.
 func failureLines(out []byte, test string) string {
+	const keep = 10
 	prefix := "TestNegativeHelper/" + test
 	var current string
 	var lines []string
@@ -488,7 +490,7 @@ func failureLines(out []byte, test string) string {
 			continue
 		}
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "---") || strings.Contains(line, "observe: ") || isTimestamped(trimmed) {
+		if trimmed == "" || strings.Contains(line, "observe: ") {
 			continue
 		}
 		lines = append(lines, trimmed)
@@ -496,24 +498,7 @@ func failureLines(out []byte, test string) string {
 	if len(lines) == 0 {
 		return "(no failure text in the child's output)"
 	}
-	return strings.Join(lines, "\n")
-}
-
-// isTimestamped reports whether a log line is the suite's ("file.go:N:
-// 2026-01-02T15:04:05.000Z: ..."), which says what a test did, not why it
-// failed.
-func isTimestamped(line string) bool {
-	_, rest, ok := strings.Cut(line, ": ")
-	return ok && len(rest) > 20 && rest[4] == '-' && rest[7] == '-' && rest[10] == 'T'
-}
-
-// firstLines returns the first n lines of s, for messages.
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = append(lines[:n], "...")
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(lines[max(0, len(lines)-keep):], "\n")
 }
 
 // tail returns the end of a child's output, enough to see why it failed.

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestFailureLines checks that a failing test's assertions are picked out
+// TestFailureLines checks that a failing test's last lines are picked out
 // of a child's verbose output, where parallel tests interleave, without
-// the suite's log lines, observations or other tests' lines.
+// observations or other tests' lines.
 func TestFailureLines(t *testing.T) {
 	out := `=== RUN   TestNegativeHelper/A
 === PAUSE TestNegativeHelper/A
@@ -24,7 +24,9 @@ func TestFailureLines(t *testing.T) {
     --- FAIL: TestNegativeHelper/A/case_1 (5.00s)
 `
 	got := failureLines([]byte(out), "A")
-	want := "a.go:20: request x: status 200 after 5s; want a timeout error\nand a second line of it\na.go:30: the backend saw 2 attempts"
+	want := "conformance.go:77: 2026-11-25T22:29:17.495288975Z: Running A, relying on the following features\n" +
+		"a.go:20: request x: status 200 after 5s; want a timeout error\nand a second line of it\na.go:30: the backend saw 2 attempts\n" +
+		"--- FAIL: TestNegativeHelper/A/case_1 (5.00s)"
 	if got != want {
 		t.Errorf("failureLines = %q, want %q", got, want)
 	}

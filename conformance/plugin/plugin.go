@@ -92,7 +92,7 @@ func ownProfiles() []suite.ConformanceProfileName {
 
 // SetTimingTolerance sets how late a timed behaviour (a timeout, a retry's
 // backoff) may be and still pass: the tests accept an event expected after
-// d anywhere in [d, d+tolerance]. The default is 1s; raise it (up to 2s)
+// d anywhere in [d, d+tolerance]. The default is 1.5s; raise it (up to 2s)
 // for a loaded cluster: the tests are sized so that no verdict changes
 // within that range. Set it before the suite runs.
 func SetTimingTolerance(tolerance time.Duration) error {

@@ -136,7 +136,7 @@ var breakages = []negative.Breakage{
 		Name: "accepted-before-served",
 		Models: "a data plane fed asynchronously (xDS, a reload): routes and Gateways are Accepted and Programmed, and readiness " +
 			"changes reach the data plane, seconds late; no test may take a status for a served route",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.LateApply = 3 * time.Second }},
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.LateApply = 2 * time.Second }},
 		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile},
 	},
 

@@ -84,15 +84,15 @@ func TestTimingTolerance(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if err := tests.SetTimingTolerance(1500 * time.Millisecond); err != nil {
+	if err := tests.SetTimingTolerance(1800 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if got := tests.TimingTolerance(); got != 1500*time.Millisecond {
-		t.Errorf("TimingTolerance() = %v after SetTimingTolerance(1.5s)", got)
+	if got := tests.TimingTolerance(); got != 1800*time.Millisecond {
+		t.Errorf("TimingTolerance() = %v after SetTimingTolerance(1.8s)", got)
 	}
 	for _, d := range []time.Duration{0, -time.Second, tests.MinTimingTolerance - 1, tests.MaxTimingTolerance + 1} {
 		err := tests.SetTimingTolerance(d)
-		if err == nil || !strings.Contains(err.Error(), "out of range; accepted: a duration from 1s to 2s") {
+		if err == nil || !strings.Contains(err.Error(), "out of range; accepted: a duration from 1.5s to 2s") {
 			t.Errorf("SetTimingTolerance(%v) = %v, want an out-of-range error naming the range", d, err)
 		}
 	}
