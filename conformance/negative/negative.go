@@ -473,8 +473,9 @@ func shortenWaits(tc *config.TimeoutConfig) {
 // failureLines returns the end of what the test named test (a
 // ShortName) wrote in a child's verbose output: the last lines written
 // under its own and its subtests' headers ("=== RUN", "=== CONT", "=== NAME"),
-// observations left out. A failing test's last lines say why it failed,
-// whether in the test's own words or in the suite's timestamped ones.
+// observations and the applier's creations and deletions left out. A
+// failing test's last lines say why it failed, whether in the test's own
+// words or in the suite's timestamped ones.
 func failureLines(out []byte, test string) string {
 	const keep = 10
 	prefix := "TestNegativeHelper/" + test
@@ -490,7 +491,7 @@ func failureLines(out []byte, test string) string {
 			continue
 		}
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.Contains(line, "observe: ") {
+		if trimmed == "" || strings.Contains(line, "observe: ") || strings.HasPrefix(trimmed, "apply.go:") {
 			continue
 		}
 		lines = append(lines, trimmed)

@@ -21,6 +21,7 @@ func TestFailureLines(t *testing.T) {
         and a second line of it
 === NAME  TestNegativeHelper/A
     a.go:30: the backend saw 2 attempts
+    apply.go:279: 2026-11-26T00:01:56.267289197Z: Deleting a Deployment
     --- FAIL: TestNegativeHelper/A/case_1 (5.00s)
 `
 	got := failureLines([]byte(out), "A")
