@@ -449,16 +449,16 @@ func Helper(t *testing.T, breakages []Breakage) {
 	}
 }
 
-// shortenWaits cuts upstream's waits, sized for real clusters, to what the
-// in-process cluster needs, so that a test a breakage makes fail does not
-// wait out the full timeouts before it reports. The cluster converges in
-// milliseconds, but a child starts every test of a pack at once, each with
-// its backends, on a machine shared with other children, so the
-// consistency wait stays generous. The healthy control runs use the same
-// waits, so a wait too short for the reference gateway shows up there as a
-// failure.
+// shortenWaits caps upstream's waits, sized for real clusters (up to
+// minutes), for the in-process cluster, so that a test a breakage makes
+// fail does not wait them out before it reports. The cluster converges in
+// milliseconds when idle, but a child runs many tests and their backends
+// at once, under the race detector, beside other children: its controller
+// has taken over 20s to accept a route then, so the caps stay generous.
+// The healthy control runs use the same waits, so a wait too short for
+// the reference gateway shows up there as a failure.
 func shortenWaits(tc *config.TimeoutConfig) {
-	const consistency, condition = 20 * time.Second, 20 * time.Second
+	const consistency, condition = 30 * time.Second, 60 * time.Second
 	tc.MaxTimeToConsistency = min(tc.MaxTimeToConsistency, consistency)
 	for _, d := range []*time.Duration{
 		&tc.GatewayMustHaveAddress, &tc.GatewayMustHaveCondition, &tc.GatewayStatusMustHaveListeners,

@@ -35,11 +35,13 @@ const (
 	probeTimeout          = time.Second // timeoutSeconds: 1 (the default)
 	// probePropagation is how long a readiness change may take to reach
 	// the Gateway: the kubelet's status write, the EndpointSlice
-	// controller's update and the Gateway's reprogramming, which on a real
-	// cluster (or a data plane fed asynchronously) take seconds. It only
-	// widens the windows' upper ends: the meshes the tests catch keep a
-	// failing Pod Ready for good, not a few seconds longer.
-	probePropagation = 5 * time.Second
+	// controller's update and the Gateway's reprogramming, which take
+	// seconds on a real cluster, with a data plane fed asynchronously, or
+	// (over 5s seen) with the reference gateway under the race detector on
+	// a loaded machine. It only widens the windows' upper ends: the meshes
+	// the tests catch keep a failing Pod Ready for good, not a few seconds
+	// longer.
+	probePropagation = 10 * time.Second
 )
 
 // probeDownWindow is how soon after the app's health goes down the Pod
