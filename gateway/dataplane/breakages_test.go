@@ -1,6 +1,7 @@
 package dataplane_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -188,5 +189,52 @@ func TestBreakageLateApply(t *testing.T) {
 			t.Fatal("the late snapshot was never served")
 		}
 		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// TestBreakageCloseTunnelOnBackendFIN: a WebSocket whose backend
+// half-closes right after the 101. The healthy gateway passes the FIN on
+// and keeps the tunnel's client side open until the client-fin timeout, so
+// the backend sees its peer close no sooner than that; with
+// CloseTunnelOnBackendFIN both sides are closed at once, as HAProxy does in
+// HTTP mode, and the backend sees the close well before it.
+func TestBreakageCloseTunnelOnBackendFIN(t *testing.T) {
+	tt := dataplane.ConnectionTimeouts{
+		Client:    5 * time.Second,
+		Server:    5 * time.Second,
+		Tunnel:    8 * time.Second,
+		ClientFin: 1500 * time.Millisecond,
+		ServerFin: 1500 * time.Millisecond,
+	}
+	for _, tc := range []struct {
+		name     string
+		b        dataplane.Breakages
+		heldOpen bool
+	}{
+		{"healthy", dataplane.Breakages{}, true},
+		{"closed at once", dataplane.Breakages{CloseTunnelOnBackendFIN: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := startUpgradeBackend(t)
+			cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{b.addr}})))
+			cfg.Gateways[0].Timeouts = tt
+			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
+			conn, br, _ := upgrade(t, addr, "/halfclose")
+			_ = conn.SetReadDeadline(time.Now().Add(tolerance))
+			if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+				t.Fatalf("after the backend half-closed: read %v, want EOF", err)
+			}
+			var d time.Duration
+			select {
+			case d = <-b.halfClosed:
+			case <-time.After(tt.ClientFin + tolerance + 5*time.Second):
+				t.Fatal("the gateway never closed the backend connection after the backend half-closed")
+			}
+			if tc.heldOpen {
+				within(t, "client side closed after the backend's half-close", d, tt.ClientFin)
+			} else if d >= tt.ClientFin {
+				t.Errorf("the backend saw its peer close %v after its half-close; want it at once, before the client-fin timeout %v", d, tt.ClientFin)
+			}
+		})
 	}
 }
