@@ -92,9 +92,10 @@ func ownProfiles() []suite.ConformanceProfileName {
 
 // SetTimingTolerance sets how late a timed behaviour (a timeout, a retry's
 // backoff) may be and still pass: the tests accept an event expected after
-// d anywhere in [d, d+tolerance]. The default is 1.5s; raise it (up to 2s)
-// for a loaded cluster: the tests are sized so that no verdict changes
-// within that range. Set it before the suite runs.
+// d anywhere in [d, d+tolerance]. The default is 500ms, for a responsive
+// cluster; raise it (up to 2s; 1.5s suits a loaded machine) when the
+// cluster's timers run late: the tests are sized so that no verdict of a
+// broken behaviour changes within that range. Set it before the suite runs.
 func SetTimingTolerance(tolerance time.Duration) error {
 	return gctests.SetTimingTolerance(tolerance)
 }

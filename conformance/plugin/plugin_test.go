@@ -149,7 +149,7 @@ func TestSetTimingTolerance(t *testing.T) {
 	if got := gctests.TimingTolerance(); got != 1500*time.Millisecond {
 		t.Errorf("TimingTolerance() = %v after SetTimingTolerance(1.5s)", got)
 	}
-	if err := plugin.SetTimingTolerance(0); err == nil || !strings.Contains(err.Error(), "accepted: a duration from 1.5s to 2s") {
+	if err := plugin.SetTimingTolerance(0); err == nil || !strings.Contains(err.Error(), "accepted: a duration from 500ms to 2s") {
 		t.Errorf("SetTimingTolerance(0) = %v; want an error saying what it wants", err)
 	}
 }

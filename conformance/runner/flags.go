@@ -69,7 +69,7 @@ var gatecheckStringFlags = []struct{ name, def, usage string }{
 	{"kubeconfig", "", "kubeconfig of the cluster to test (without it, $KUBECONFIG; without both, or with --in-process, the in-process reference gateway)"},
 	{"context", "", "the kubeconfig context to use, instead of its current context"},
 	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatecheck-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
-	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 1s to 2s (e.g. 1500ms); no verdict changes within that range"},
+	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
 }
 

@@ -533,7 +533,7 @@ func parseAddress(v string) ([]gwv1.GatewaySpecAddress, error) {
 func parseTolerance(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a Go duration; accepted: a duration from %v to %v, such as 1500ms or 2s", v, MinTimingTolerance, MaxTimingTolerance)
+		return 0, fmt.Errorf("%q is not a Go duration; accepted: a duration from %v to %v, such as 500ms or 1500ms", v, MinTimingTolerance, MaxTimingTolerance)
 	}
 	if err := tests.CheckTimingTolerance(d); err != nil {
 		return 0, err

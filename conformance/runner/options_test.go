@@ -146,10 +146,10 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		{[]string{"--timeout-config-overrides", "CreateTimeout:soon"}, []string{"flag --timeout-config-overrides", "CreateTimeout", "neither whole seconds nor a Go duration"}},
 		{[]string{"--timeout-config-overrides", "CreateTimeout:-5"}, []string{"flag --timeout-config-overrides", "out of range"}},
 		{[]string{"--timeout-config-overrides", "RequiredConsecutiveSuccesses:0"}, []string{"flag --timeout-config-overrides", "not a count from 1 to 1000"}},
-		{[]string{"--timing-tolerance", "fast"}, []string{"flag --timing-tolerance", `"fast"`, "from 1.5s to 2s"}},
-		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "out of range", "from 1.5s to 2s"}},
-		{[]string{"--timing-tolerance", "100ms"}, []string{"flag --timing-tolerance", "out of range", "from 1.5s to 2s"}},
-		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "out of range", "from 1.5s to 2s"}},
+		{[]string{"--timing-tolerance", "fast"}, []string{"flag --timing-tolerance", `"fast"`, "from 500ms to 2s"}},
+		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
+		{[]string{"--timing-tolerance", "100ms"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
+		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
 		{[]string{"--debug=maybe"}, []string{"-debug", "invalid boolean"}},
 	}
 	for _, tt := range tests {

@@ -113,20 +113,27 @@ func IsGatecheckTest(name string) bool {
 // negative checks run every breakage at both ends.
 const (
 	// DefaultTimingTolerance is the tolerance tests use unless the runner
-	// sets another one: the smallest accepted, which no verdict needs any
-	// larger on a responsive cluster.
+	// sets another one: the smallest accepted. On a responsive cluster the
+	// reference gateway's timers fire within milliseconds of their time;
+	// a loaded machine needs more (this repository's own tests run the
+	// suite at CITimingTolerance; see docs/semantics/timing-tolerance.md).
 	DefaultTimingTolerance = MinTimingTolerance
-	// MinTimingTolerance is the smallest tolerance accepted. A smaller one
-	// would make no verdict stricter (the scenarios are sized so that none
-	// changes within the range) but would make verdicts depend on how the
-	// machine running the suite schedules its timers: the reference
-	// gateway's timers have been seen more than a second late on a loaded
-	// two-core machine under the race detector.
-	MinTimingTolerance = 1500 * time.Millisecond
+	// MinTimingTolerance is the smallest tolerance accepted. The windows'
+	// lower ends allow for what the backend's clock cannot see (a fraction
+	// of the tolerance, see ledgerLag and arrivalLag); below 500ms those
+	// allowances would be shorter than a loaded node's scheduling delays,
+	// and a verdict would depend on them.
+	MinTimingTolerance = 500 * time.Millisecond
 	// MaxTimingTolerance is the largest tolerance accepted: the gaps the
 	// tests leave between what a gateway must and must not do are sized
 	// for it (a slow cluster needs at most this much).
 	MaxTimingTolerance = 2 * time.Second
+	// CITimingTolerance is the tolerance this repository's own runs of the
+	// suite use on their shared two-core machine, where the healthy
+	// reference gateway's timers have been seen more than a second late
+	// under the race detector with other test processes running. It is
+	// within the accepted range, so no verdict of a breakage depends on it.
+	CITimingTolerance = 1500 * time.Millisecond
 )
 
 var timingTolerance atomic.Int64
