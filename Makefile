@@ -4,6 +4,9 @@ GO ?= go
 export GOTOOLCHAIN := local
 
 REPORT_DIR ?= out/reports/reference
+# More flags for make run, e.g. RUN_FLAGS='--timing-tolerance 1.5s' on a
+# loaded machine (see docs/semantics/timing-tolerance.md).
+RUN_FLAGS ?=
 # In a git checkout, stamp the commit into the binary: it is the version
 # the reports give the reference gateway (go run stamps nothing otherwise).
 BUILDVCS := $(if $(shell git rev-parse --git-dir 2>/dev/null),-buildvcs=true)
@@ -15,7 +18,7 @@ include Makefile.localcp
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
-	$(GO) run $(BUILDVCS) ./cmd/gatecheck run --in-process --report-dir $(REPORT_DIR)
+	$(GO) run $(BUILDVCS) ./cmd/gatecheck run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
 ## test: vet, gofmt and every Go test with the race detector
 test: vet
