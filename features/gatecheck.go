@@ -10,10 +10,11 @@ import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 //
 // Where upstream already names a behaviour (HTTPRouteRetry,
 // HTTPRouteRequestTimeout, ...), a test lists the upstream name; where the
-// two supported releases differ, see releases.go. Every gatecheck test also lists at least one feature of
-// gatecheck's own: no upstream profile contains those, so a gatecheck test
-// is never counted in an upstream profile, and a failure of gatecheck's
-// stricter reading can never change an implementer's upstream result.
+// two supported releases differ, see releases.go. Every gatecheck test
+// also lists at least one feature of gatecheck's own: no upstream profile
+// contains those, so a gatecheck test is never counted in an upstream
+// profile, and a failure of gatecheck's stricter reading can never change
+// an implementer's upstream result.
 
 // gatecheck's own conformance profiles, registered with the upstream suite.
 const (
