@@ -160,6 +160,7 @@ type world struct {
 	classes  []*classState
 	gateways []*gatewayState
 	routes   []*routeState
+	policies []*policyState // XBackendTrafficPolicies (retrybudget.go)
 	config   *dataplane.Config
 }
 
@@ -191,6 +192,7 @@ func (c *Controller) build(o *objects) *world {
 		return cmp.Or(cmp.Compare(a.gw.Namespace, b.gw.Namespace), cmp.Compare(a.gw.Name, b.gw.Name))
 	})
 
+	w.policies, o.retryBudgets = o.evaluateRetryPolicies()
 	for _, r := range o.httpRoutes {
 		s := newRouteState(r, "HTTPRoute", r.Spec.ParentRefs, r.Spec.Hostnames)
 		s.httpRules, s.unresolved, s.unsupported = o.compileHTTPRoute(r)
@@ -266,6 +268,10 @@ func (c *Controller) sync(ctx context.Context) error {
 	}
 	for _, r := range w.routes {
 		errs = append(errs, c.writeRouteStatus(ctx, r, now))
+	}
+	ancestors := policyAncestors(w.policies, w.gateways, w.config)
+	for _, ps := range w.policies {
+		errs = append(errs, c.writePolicyStatus(ctx, ps, ancestors[ps], now))
 	}
 	return errors.Join(errs...)
 }

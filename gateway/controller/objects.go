@@ -16,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/gatecheck/gatecheck/gateway/apis"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // objects is everything one recompute reads: the informers' cached objects
@@ -36,6 +38,10 @@ type objects struct {
 	secrets    map[types.NamespacedName]*corev1.Secret
 	namespaces map[string]*corev1.Namespace
 	configMaps map[types.NamespacedName]*corev1.ConfigMap // GatewayClass parameters (tuning.go)
+	policies   []*gwxv1a1.XBackendTrafficPolicy           // retry budgets (retrybudget.go)
+	// retryBudgets are the budgets of the Services targeted by accepted
+	// policies, set by build before routes are compiled.
+	retryBudgets map[types.NamespacedName]*dataplane.RetryBudget
 }
 
 // listObjects reads every kind the controller compiles from with one List
@@ -192,6 +198,8 @@ func (c *Controller) collect(items func(watchedKind) ([]any, error)) (*objects, 
 				o.namespaces[obj.Name] = obj
 			case *corev1.ConfigMap:
 				o.configMaps[client.ObjectKeyFromObject(obj)] = obj
+			case *gwxv1a1.XBackendTrafficPolicy:
+				o.policies = append(o.policies, obj)
 			default:
 				return nil, fmt.Errorf("controller: unexpected %T in the %s items", it, k.name)
 			}

@@ -141,6 +141,7 @@ func (o *objects) resolveBackend(routeKind, routeNS string, ref gwv1.BackendObje
 		return fail(gwv1.RouteReasonUnsupportedProtocol, "Service %s port %d has appProtocol %q; supported: \"\", http, kubernetes.io/h2c, kubernetes.io/ws", b.Name, port.Port, b.AppProtocol)
 	}
 	b.Endpoints = o.readyEndpoints(types.NamespacedName{Namespace: ns, Name: name}, port.Name)
+	b.RetryBudget = o.retryBudgets[types.NamespacedName{Namespace: ns, Name: name}] // retrybudget.go
 	return b, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
 // Names of the watched kinds, as keys of the informers.
@@ -25,6 +26,7 @@ const (
 	kindSecret             = "Secret"
 	kindNamespace          = "Namespace"
 	kindConfigMap          = "ConfigMap"
+	kindTrafficPolicy      = "XBackendTrafficPolicy"
 )
 
 // watchedKind is one kind the controller reads.
@@ -68,6 +70,8 @@ func (k watchedKind) newObject() client.Object {
 		return &corev1.Namespace{}
 	case *corev1.ConfigMapList:
 		return &corev1.ConfigMap{}
+	case *gwxv1a1.XBackendTrafficPolicyList:
+		return &gwxv1a1.XBackendTrafficPolicy{}
 	}
 	panic("controller: watchedKind " + k.name + " has no object type")
 }
@@ -75,6 +79,7 @@ func (k watchedKind) newObject() client.Object {
 // watchedKinds are the kinds the controller reads. GRPCRoutes are read
 // unstructured, for the GEP-3139 fields the Go types lack
 // (grpctimeouts.go). ConfigMaps hold GatewayClass parameters (tuning.go).
+// XBackendTrafficPolicies hold retry budgets (retrybudget.go).
 func watchedKinds() []watchedKind {
 	return []watchedKind{
 		{kindGatewayClass, func() client.ObjectList { return &gwv1.GatewayClassList{} }, true},
@@ -93,6 +98,7 @@ func watchedKinds() []watchedKind {
 		{kindSecret, func() client.ObjectList { return &corev1.SecretList{} }, false},
 		{kindNamespace, func() client.ObjectList { return &corev1.NamespaceList{} }, false},
 		{kindConfigMap, func() client.ObjectList { return &corev1.ConfigMapList{} }, false},
+		{kindTrafficPolicy, func() client.ObjectList { return &gwxv1a1.XBackendTrafficPolicyList{} }, true},
 	}
 }
 

@@ -45,6 +45,10 @@ type Breakages struct {
 	// configuration reload) does: the controller writes Accepted and
 	// Programmed before the routes are served.
 	LateApply time.Duration
+	// RetryBudgetRelaysBackendStatus answers a request whose retry the
+	// retry budget refused with the backend's own failed response instead
+	// of 503, as Envoy does when its retry budget overflows.
+	RetryBudgetRelaysBackendStatus bool
 }
 
 // lateApply takes cfg d from now, unless a later snapshot was taken by

@@ -206,6 +206,7 @@ type backend struct {
 	endpoints []string
 	h2c       bool
 	filters   filterSet
+	budget    *RetryBudget // nil: no retry budget
 	next      atomic.Uint64
 }
 
@@ -703,6 +704,7 @@ func (a *action) compileBackends(bs []Backend, grpc bool, where string) error {
 			invalid:   b.Invalid,
 			endpoints: b.Endpoints,
 			h2c:       grpc || b.AppProtocol == appProtocolH2C,
+			budget:    b.RetryBudget,
 		}
 		if err := cb.filters.compile(b.Filters); err != nil {
 			cb.invalid = true

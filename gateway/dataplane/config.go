@@ -117,4 +117,8 @@ type Backend struct {
 	Endpoints   []string // ready endpoints, "ip:port"
 	AppProtocol string   // from the Service port: "kubernetes.io/h2c" selects h2c upstream
 	Filters     []HTTPFilter
+	// RetryBudget is the retry budget of the backend's Service
+	// (XBackendTrafficPolicy retryConstraint); nil: retries are bounded by
+	// the route's retry stanza alone.
+	RetryBudget *RetryBudget
 }

@@ -215,6 +215,11 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 	}
 
+	var budget *retryBudget // retrybudget.go
+	if b.budget != nil {
+		budget = s.budgets.get(b.budget.Key)
+		budget.request(time.Now(), b.budget)
+	}
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
 		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
@@ -234,6 +239,18 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 			// The retry could not start before the request timeout:
 			// answer now with what the backend said.
 			s.finish(w, r, at, act, b, origin)
+			return
+		}
+		if budget != nil && !budget.allowRetry(time.Now(), b.budget) {
+			if s.breakages.RetryBudgetRelaysBackendStatus {
+				s.finish(w, r, at, act, b, origin) // breakages.go
+				return
+			}
+			// GEP-3388: "After the retry budget has been exceeded,
+			// additional retries to the backend MUST return a 503
+			// response to the client."
+			at.discard()
+			s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
 			return
 		}
 		at.discard()

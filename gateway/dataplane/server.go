@@ -65,6 +65,8 @@ type Server struct {
 
 	h1, h2c *http.Transport // shared upstream transports
 
+	budgets budgets // retry budgets by Service, kept across snapshots (retrybudget.go)
+
 	// ctx bounds background work (mirrors); cancelled by Close.
 	ctx         context.Context
 	cancel      context.CancelFunc
@@ -169,6 +171,7 @@ func (s *Server) apply(cfg *Config) error {
 		s.ports[key] = ps
 	}
 	s.snap.Store(snap)
+	s.budgets.prune(budgetKeys(cfg))
 	for key, ps := range s.ports {
 		if _, ok := snap.ports[key]; !ok {
 			stale = append(stale, ps)

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/gatecheck/gatecheck/gateway/controller"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
@@ -101,7 +102,7 @@ type Options struct {
 // v1 and v1beta1 kinds.
 func NewScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwv1beta1.Install} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwv1beta1.Install, gwxv1a1.Install} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("standalone: building the scheme: %w", err)
 		}
