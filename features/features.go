@@ -157,6 +157,7 @@ var gatecheckAreas = []struct {
 	{ProfileGRPCDeadlines, grpcDeadlineFeatures},
 	{ProfileConnectionTimeouts, connectionFeatures},
 	{ProfileMeshProbes, meshProbeFeatures},
+	{ProfileRetryBudgets, retryBudgetFeatures},
 }
 
 // ownFeatures returns gatecheck's features as the linked release has them:

@@ -98,7 +98,7 @@ func TestGatecheckFeatures(t *testing.T) {
 	}
 	// Upstream features that gatecheck's profile adds list it too.
 	f, _ := Lookup(SupportHTTPRouteRetry)
-	if want := []string{ProfileHTTPResilience, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
+	if want := []string{ProfileHTTPResilience, ProfileRetryBudgets, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
 		t.Errorf("HTTPRouteRetry: Profiles = %v, want %v", f.Profiles, want)
 	}
 }
@@ -407,7 +407,7 @@ func TestDefaultProfiles(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := []string{
-		ProfileConnectionTimeouts, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes,
+		ProfileConnectionTimeouts, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes, ProfileRetryBudgets,
 		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP", "MESH-GRPC", "MESH-HTTP",
 	}
 	if !slices.Equal(names, want) {

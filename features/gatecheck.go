@@ -27,6 +27,9 @@ const (
 	ProfileConnectionTimeouts = "GATECHECK-CONNECTION-TIMEOUTS"
 	// ProfileMeshProbes covers health probes through a mesh's sidecar.
 	ProfileMeshProbes = "GATECHECK-MESH-PROBES"
+	// ProfileRetryBudgets covers retry budgets on backends
+	// (XBackendTrafficPolicy retryConstraint) and retries under load.
+	ProfileRetryBudgets = "GATECHECK-RETRY-BUDGETS"
 )
 
 // gatecheckProfiles are gatecheck's profiles. Core lists the features an
@@ -63,5 +66,9 @@ var gatecheckProfiles = []Profile{
 		Core: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		// MeshProbeGRPC routes its traffic with a GRPCRoute.
 		Extended: []FeatureName{gwfeatures.SupportGRPCRoute},
+	},
+	{
+		Name: ProfileRetryBudgets,
+		Core: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry},
 	},
 }

@@ -84,6 +84,11 @@ var referenceExtended = []features.FeatureName{
 	// dial the Gateway's published address directly, which nothing
 	// listens on in-process (see docs/semantics/connection-timeouts.md).
 	features.SupportConnectionTLSInspectDelay,
+	// Retry budgets (XBackendTrafficPolicy retryConstraint):
+	// controller/retrybudget.go, dataplane/retrybudget.go.
+	features.SupportBackendRetryBudget,
+	features.SupportBackendRetryBudgetMinRetryRate,
+	features.SupportBackendRetryBudgetPerBackend,
 }
 
 // ReferenceFeatures returns the features the in-process reference gateway

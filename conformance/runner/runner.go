@@ -336,7 +336,7 @@ func setInProcessDefaults(o *Options) {
 	}
 	if len(o.ConformanceProfiles) == 0 {
 		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
-			features.ProfileConnectionTimeouts, features.ProfileMeshProbes) {
+			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets) {
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}

@@ -97,6 +97,9 @@ var ConformanceTests = []suite.ConformanceTest{
 	MeshProbeTCP,
 	MeshProbeGRPC,
 	MeshProbeRewrite,
+	// GATECHECK-RETRY-BUDGETS: XBackendTrafficPolicy retryConstraint.
+	BackendRetryBudgetMinRetryRate,
+	BackendRetryBudgetPerBackend,
 }
 
 // IsGatecheckTest reports whether name is the ShortName of one of
