@@ -48,14 +48,19 @@ var (
 	meshTCP     = tests.MeshProbeTCP.ShortName
 	meshGRPC    = tests.MeshProbeGRPC.ShortName
 	meshRewrite = tests.MeshProbeRewrite.ShortName
+
+	budgetMinRate    = tests.BackendRetryBudgetMinRetryRate.ShortName
+	budgetPerBackend = tests.BackendRetryBudgetPerBackend.ShortName
+	budgetUnderLoad  = tests.BackendRetryBudgetUnderLoad.ShortName
 )
 
 // Profiles, as the breakages name their scope.
 const (
-	httpProfile  = features.ProfileHTTPResilience
-	grpcProfile  = features.ProfileGRPCDeadlines
-	connProfile  = features.ProfileConnectionTimeouts
-	probeProfile = features.ProfileMeshProbes
+	httpProfile   = features.ProfileHTTPResilience
+	grpcProfile   = features.ProfileGRPCDeadlines
+	connProfile   = features.ProfileConnectionTimeouts
+	probeProfile  = features.ProfileMeshProbes
+	budgetProfile = features.ProfileRetryBudgets
 )
 
 // breakages are the reference gateways, broken the way real data planes go
@@ -137,7 +142,7 @@ var breakages = []negative.Breakage{
 		Models: "a data plane fed asynchronously (xDS, a reload): routes and Gateways are Accepted and Programmed, and readiness " +
 			"changes reach the data plane, seconds late; no test may take a status for a served route",
 		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.LateApply = 2 * time.Second }},
-		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile},
+		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
 	},
 
 	// GRPCRoute timeouts (GEP-3139). UNAVAILABLE at expiry fails only the
@@ -237,6 +242,53 @@ var breakages = []negative.Breakage{
 		Fails:    []string{connTLS},
 	},
 
+	// Retry budgets (GEP-3388, XBackendTrafficPolicy retryConstraint).
+	{
+		Name:   "retry-budget-ignored",
+		Models: "a data plane without retry budgets that accepts the XBackendTrafficPolicy and silently ignores retryConstraint: every retry the route allows is made",
+		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget {
+			return nil
+		})},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetMinRate, budgetPerBackend},
+	},
+	{
+		Name: "retry-budget-per-route",
+		Models: "a data plane that puts the budget on each route's retry policy (as route-level retry budgets, such as Linkerd's, " +
+			"are counted) instead of on the backend, so that every route to a Service has a budget of its own",
+		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(r *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+			rb.Key += " via HTTPRoute " + r.Namespace + "/" + r.Name
+			return rb
+		})},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetPerBackend},
+	},
+	{
+		Name:   "min-retry-rate-ignored",
+		Models: "a data plane that implements budget.percent but silently ignores minRetryRate, so a quiet backend gets no retries at all",
+		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+			rb.MinRetries = 0
+			return rb
+		})},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetMinRate, budgetPerBackend},
+	},
+	{
+		Name:     "retry-budget-relays-backend-status",
+		Models:   "a data plane that answers a request whose retry the budget refused with the backend's failed response, as Envoy does when its retry budget overflows, not 503",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.RetryBudgetRelaysBackendStatus = true }},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
+	},
+	{
+		Name: "retry-budget-percent-ignored",
+		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
+			"throttling and rate-limited retry policies are) and silently ignores budget.percent",
+		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget { rb.Percent = 0; return rb })},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetUnderLoad},
+	},
+
 	// Health probes through a mesh.
 	{
 		Name:     "probe-proxy-http-always-up",
@@ -272,7 +324,7 @@ var breakages = []negative.Breakage{
 var healthy = negative.Breakage{
 	Name:     negative.Healthy,
 	Models:   "the reference gateway as it is",
-	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile},
+	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
 }
 
 // TestNegativeHelper is the child process of the negative checks: run by
@@ -400,6 +452,31 @@ func eachHTTPRule(f func(*dataplane.HTTPRule)) func(*dataplane.Config) {
 				for ri := range l.HTTPRoutes {
 					for i := range l.HTTPRoutes[ri].Rules {
 						f(&l.HTTPRoutes[ri].Rules[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// eachHTTPBackend returns a MutateConfig that replaces the retry budget of
+// every HTTPRoute backend that has one with what f returns for a copy of
+// it (nil: no budget).
+func eachHTTPBackend(f func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget) func(*dataplane.Config) {
+	return func(cfg *dataplane.Config) {
+		for gi := range cfg.Gateways {
+			for li := range cfg.Gateways[gi].Listeners {
+				l := &cfg.Gateways[gi].Listeners[li]
+				for ri := range l.HTTPRoutes {
+					r := &l.HTTPRoutes[ri]
+					for i := range r.Rules {
+						for bi := range r.Rules[i].Backends {
+							b := &r.Rules[i].Backends[bi]
+							if b.RetryBudget != nil {
+								rb := *b.RetryBudget
+								b.RetryBudget = f(r, b, &rb)
+							}
+						}
 					}
 				}
 			}

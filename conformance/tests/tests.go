@@ -100,6 +100,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	// GATECHECK-RETRY-BUDGETS: XBackendTrafficPolicy retryConstraint.
 	BackendRetryBudgetMinRetryRate,
 	BackendRetryBudgetPerBackend,
+	BackendRetryBudgetUnderLoad,
 }
 
 // IsGatecheckTest reports whether name is the ShortName of one of
