@@ -284,7 +284,10 @@ var breakages = []negative.Breakage{
 		Name: "retry-budget-percent-ignored",
 		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
 			"throttling and rate-limited retry policies are) and silently ignores budget.percent",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget { rb.Percent = 0; return rb })},
+		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+			rb.Percent = 0
+			return rb
+		})},
 		Profiles: []string{budgetProfile},
 		Fails:    []string{budgetUnderLoad},
 	},
