@@ -52,6 +52,7 @@ var (
 	budgetMinRate    = tests.BackendRetryBudgetMinRetryRate.ShortName
 	budgetPerBackend = tests.BackendRetryBudgetPerBackend.ShortName
 	budgetUnderLoad  = tests.BackendRetryBudgetUnderLoad.ShortName
+	budgetWithin     = tests.BackendRetryBudgetRetriesWithinBudget.ShortName
 )
 
 // Profiles, as the breakages name their scope.
@@ -250,7 +251,7 @@ var breakages = []negative.Breakage{
 			return nil
 		})},
 		Profiles: []string{budgetProfile},
-		Fails:    []string{budgetMinRate, budgetPerBackend},
+		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
 	},
 	{
 		Name: "retry-budget-per-route",
@@ -281,6 +282,14 @@ var breakages = []negative.Breakage{
 		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
 	},
 	{
+		Name: "retry-budget-of-requests-in-flight",
+		Models: "Envoy's retry_budget: retries in progress up to budget_percent of the requests in progress, and at least " +
+			"min_retry_concurrency (here minRetryRate.count) of them, instead of a share of the requests over budget.interval",
+		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.RetryBudgetOfInFlight = true }},
+		Profiles: []string{budgetProfile},
+		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
+	},
+	{
 		Name: "retry-budget-percent-ignored",
 		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
 			"throttling and rate-limited retry policies are) and silently ignores budget.percent",
@@ -289,7 +298,7 @@ var breakages = []negative.Breakage{
 			return rb
 		})},
 		Profiles: []string{budgetProfile},
-		Fails:    []string{budgetUnderLoad},
+		Fails:    []string{budgetUnderLoad, budgetWithin},
 	},
 
 	// Health probes through a mesh.

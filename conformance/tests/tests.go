@@ -101,6 +101,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	BackendRetryBudgetMinRetryRate,
 	BackendRetryBudgetPerBackend,
 	BackendRetryBudgetUnderLoad,
+	BackendRetryBudgetRetriesWithinBudget,
 }
 
 // IsGatecheckTest reports whether name is the ShortName of one of
