@@ -61,3 +61,30 @@ func TestRetryBudgetMinRetryRate(t *testing.T) {
 		t.Errorf("a third of the interval later, want exactly one more retry allowed")
 	}
 }
+
+// BenchmarkRetryBudgetCounting measures what the budget adds to a request
+// that makes a retry: counting the request and deciding the retry, from
+// one goroutine and from all of them at once (one budget, one lock).
+func BenchmarkRetryBudgetCounting(b *testing.B) {
+	cfg := &RetryBudget{Key: "ns/svc", Percent: 20, Interval: 10 * time.Second, MinRetries: 10, MinInterval: time.Second}
+	b.Run("serial", func(b *testing.B) {
+		var rb retryBudget
+		b.ReportAllocs()
+		for b.Loop() {
+			now := time.Now()
+			rb.request(now, cfg)
+			rb.allowRetry(now, cfg)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		var rb retryBudget
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				now := time.Now()
+				rb.request(now, cfg)
+				rb.allowRetry(now, cfg)
+			}
+		})
+	})
+}

@@ -1,0 +1,71 @@
+package dataplane_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// BenchmarkRetryBudget measures what a retry budget costs a request
+// through the data plane to an in-process echo-backend, side by side with
+// the same route without one: a retry stanza that is not needed, with and
+// without a budget; a retry the budget allows (two backend attempts); and
+// one it refuses (one attempt, 503).
+func BenchmarkRetryBudget(b *testing.B) {
+	eb := startEcho(b)
+	plain := echoRef("echo", false, eb)
+	budgeted := func(name string, rb dataplane.RetryBudget) dataplane.Backend {
+		ref := echoRef(name, false, eb)
+		rb.Key = "default/" + name
+		ref.RetryBudget = &rb
+		return ref
+	}
+	s := dataplane.New(dataplane.Options{})
+	defer s.Close()
+	cfg := oneListener(route("r", 0, nil,
+		retryRule("/plain", []int{503}, 1, "0s", plain),
+		retryRule("/budget", []int{503}, 1, "0s", budgeted("allows", dataplane.RetryBudget{Percent: 100, Interval: time.Second})),
+		retryRule("/refused", []int{503}, 1, "0s", budgeted("refuses", dataplane.RetryBudget{Percent: 0, Interval: time.Second})),
+	))
+	if err := s.Apply(cfg); err != nil {
+		b.Fatal(err)
+	}
+	addr, _ := s.Addr("gw-ns", "gw", 80)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
+
+	ids := 0 // request ids are never reused: fault specs count attempts per id
+	run := func(b *testing.B, path, spec string, want int) {
+		b.ReportAllocs()
+		for b.Loop() {
+			req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Host = "gw.test"
+			if spec != "" {
+				ids++
+				req.Header.Set(fault.IDHeaderName, fmt.Sprintf("bench-budget-%d", ids))
+				req.Header.Set(fault.HeaderName, spec)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				b.Fatalf("status %d, want %d", resp.StatusCode, want)
+			}
+		}
+	}
+	b.Run("stanza-unused/no-budget", func(b *testing.B) { run(b, "/plain/x", "", http.StatusOK) })
+	b.Run("stanza-unused/budget", func(b *testing.B) { run(b, "/budget/x", "", http.StatusOK) })
+	b.Run("one-retry/no-budget", func(b *testing.B) { run(b, "/plain/x", "fail=1;status=503", http.StatusOK) })
+	b.Run("one-retry/budget-allows", func(b *testing.B) { run(b, "/budget/x", "fail=1;status=503", http.StatusOK) })
+	b.Run("one-retry/budget-refuses", func(b *testing.B) { run(b, "/refused/x", "fail=1;status=503", http.StatusServiceUnavailable) })
+}
