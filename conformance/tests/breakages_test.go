@@ -282,14 +282,6 @@ var breakages = []negative.Breakage{
 		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
 	},
 	{
-		Name: "retry-budget-of-requests-in-flight",
-		Models: "Envoy's retry_budget: retries in progress up to budget_percent of the requests in progress, and at least " +
-			"min_retry_concurrency (here minRetryRate.count) of them, instead of a share of the requests over budget.interval",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.RetryBudgetOfInFlight = true }},
-		Profiles: []string{budgetProfile},
-		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
-	},
-	{
 		Name: "retry-budget-percent-ignored",
 		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
 			"throttling and rate-limited retry policies are) and silently ignores budget.percent",

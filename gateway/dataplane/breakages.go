@@ -49,11 +49,6 @@ type Breakages struct {
 	// retry budget refused with the backend's own failed response instead
 	// of 503, as Envoy does when its retry budget overflows.
 	RetryBudgetRelaysBackendStatus bool
-	// RetryBudgetOfInFlight counts a retry budget over the requests in
-	// progress instead of over budget.interval, as Envoy's retry_budget
-	// does: retries in progress may be up to budget.percent of the
-	// requests in progress, and at least minRetryRate.count of them.
-	RetryBudgetOfInFlight bool
 }
 
 // lateApply takes cfg d from now, unless a later snapshot was taken by

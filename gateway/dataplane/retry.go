@@ -216,14 +216,9 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 	}
 
 	var budget *retryBudget // retrybudget.go
-	held := 0               // retries in progress this request holds (Breakages.RetryBudgetOfInFlight)
 	if b.budget != nil {
 		budget = s.budgets.get(b.budget.Key)
 		budget.request(time.Now(), b.budget)
-		if s.breakages.RetryBudgetOfInFlight { // breakages.go
-			budget.begin()
-			defer func() { budget.end(held) }()
-		}
 	}
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
@@ -246,7 +241,7 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 			s.finish(w, r, at, act, b, origin)
 			return
 		}
-		if budget != nil && !s.allowRetry(budget, b.budget, &held) {
+		if budget != nil && !budget.allowRetry(time.Now(), b.budget) {
 			if s.breakages.RetryBudgetRelaysBackendStatus {
 				s.finish(w, r, at, act, b, origin) // breakages.go
 				return

@@ -53,10 +53,6 @@ type retryBudget struct {
 	tokens   float64 // minRetryRate's bucket: retries allowed beyond the percentage
 	tokensAt time.Time
 	minRate  [2]int64 // the MinRetries and MinInterval the bucket was filled for
-
-	// inFlight and retriesInFlight count requests and retries in
-	// progress, for Breakages.RetryBudgetOfInFlight only.
-	inFlight, retriesInFlight int
 }
 
 // budgets holds the state of every retry budget by Key.
@@ -205,50 +201,4 @@ func budgetKeys(cfg *Config) map[string]bool {
 		}
 	}
 	return keys
-}
-
-// allowRetry reports whether budget b, configured as cfg, allows one more
-// retry, and counts it if so; held counts the retries in progress the
-// request holds (Breakages.RetryBudgetOfInFlight only).
-func (s *Server) allowRetry(b *retryBudget, cfg *RetryBudget, held *int) bool {
-	if !s.breakages.RetryBudgetOfInFlight {
-		return b.allowRetry(time.Now(), cfg)
-	}
-	if !b.allowConcurrentRetry(cfg) {
-		return false
-	}
-	*held++
-	return true
-}
-
-// Breakages.RetryBudgetOfInFlight: Envoy's retry_budget, which allows
-// retries in progress up to budget_percent of the requests in progress,
-// and at least min_retry_concurrency of them.
-
-// begin counts a request in progress.
-func (b *retryBudget) begin() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inFlight++
-}
-
-// end counts the end of a request in progress and of its retries.
-func (b *retryBudget) end(retries int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inFlight--
-	b.retriesInFlight -= retries
-}
-
-// allowConcurrentRetry reports whether one more retry may be in progress,
-// and if so counts it: fewer than Percent of the requests in progress, or
-// than MinRetries, are.
-func (b *retryBudget) allowConcurrentRetry(cfg *RetryBudget) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.retriesInFlight >= max(cfg.Percent*b.inFlight/100, cfg.MinRetries) {
-		return false
-	}
-	b.retriesInFlight++
-	return true
 }
