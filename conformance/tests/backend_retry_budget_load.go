@@ -58,8 +58,8 @@ const (
 // a slack and 25% (20% of the requests including the retries) plus it
 // and minRetryRate's 3.
 // The answers must come in time: a refused retry is answered at once, a
-// retried one after its backoff, so the 99th percentile of the latency
-// stays within the timing tolerance.
+// retried one after its backoff, so the median latency stays within the
+// timing tolerance.
 var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 	ShortName: "BackendRetryBudgetUnderLoad",
 	Description: "Under 40 requests a second whose first attempts fail, an XBackendTrafficPolicy budget of 20% over 1s lets 20% to 25% " +
@@ -247,9 +247,12 @@ func testRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
 			"(%d%% of the requests, or of the requests and retries, within %.2f)", retried, len(sent), share, budgetPercent, lo, hi,
 			budgetPercent, budgetRatioSlack)
 	}
-	if p99 > TimingTolerance() {
-		t.Errorf("the 99th percentile of the latency is %v (p50 %v); want within the timing tolerance %v: a refused retry is answered at once, "+
-			"a retried request after its 10ms backoff", p99, p50, TimingTolerance())
+	// The median, not the tail: a stall of a loaded machine (the race
+	// detector, neighbours) puts seconds into the 99th percentile of a
+	// gateway that does nothing wrong; p99 is recorded for the report.
+	if p50 > TimingTolerance() {
+		t.Errorf("the median latency is %v (p99 %v); want within the timing tolerance %v: a refused retry is answered at once, "+
+			"a retried request after its 10ms backoff", p50, p99, TimingTolerance())
 	}
 }
 
@@ -274,8 +277,7 @@ const budgetTransientEvery = 10
 // route (attempts: 2) retries; the Service's budget allows 20% over 1s.
 // Every request must succeed, the backend must see exactly one attempt
 // per request plus one per failing request (an amplification of 1.1),
-// and the 99th percentile of the latency stays within the timing
-// tolerance. A budget that refuses retries it has room for (one that
+// and the median latency stays within the timing tolerance. A budget that refuses retries it has room for (one that
 // ignores budget.percent, or counts something else) fails it.
 var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 	ShortName: "BackendRetryBudgetRetriesWithinBudget",
@@ -347,8 +349,8 @@ func testRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.ConformanceTestSu
 		t.Errorf("%d of %d requests did not succeed after exactly the retries their faults needed (%d of %d first attempts failed, "+
 			"a tenth, inside the budget's 20%%), e.g. %s", len(wrong), len(sent), failing, len(sent), strings.Join(wrong[:min(len(wrong), 3)], "; "))
 	}
-	if p99 > TimingTolerance() {
-		t.Errorf("the 99th percentile of the latency is %v (p50 %v); want within the timing tolerance %v: a retried request "+
-			"waits only its 10ms backoff", p99, p50, TimingTolerance())
+	if p50 > TimingTolerance() { // the median, as in BackendRetryBudgetUnderLoad
+		t.Errorf("the median latency is %v (p99 %v); want within the timing tolerance %v: a retried request "+
+			"waits only its 10ms backoff", p50, p99, TimingTolerance())
 	}
 }
