@@ -67,7 +67,7 @@ var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
 	Manifests: []string{"gatecheck/backend-retry-budget-load.yaml"},
@@ -286,7 +286,7 @@ var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
-		gwfeatures.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
 	Manifests: []string{"gatecheck/backend-retry-budget-within.yaml"},
