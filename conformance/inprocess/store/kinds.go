@@ -85,6 +85,9 @@ type versionSchema struct {
 	validator       apiextensionsvalidation.SchemaValidator
 	statusValidator apiextensionsvalidation.SchemaValidator // nil without status subresource
 	cel             *cel.Validator                          // nil without x-kubernetes-validations
+	// celCreate runs cel's rules on creates, remembering verdicts on
+	// subtrees; see celTree.
+	celCreate *celTree
 	// statusCEL and statusStructural check a write of the status
 	// subresource; see statusOnlyCEL.
 	statusCEL        *cel.Validator
@@ -264,6 +267,7 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		}
 	}
 	vs.cel = cel.NewValidator(s, true, celconfig.PerCallLimit)
+	vs.celCreate = newCELTree(vs.cel)
 	vs.statusCEL, vs.statusStructural = vs.cel, s
 	if v.Subresources != nil && v.Subresources.Status != nil {
 		vs.statusCEL, vs.statusStructural = statusOnlyCEL(s, vs.cel)

@@ -222,7 +222,12 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.validator)...)
 		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
-		errs = appendCEL(ctx, errs, vs.cel, vs.structural, u.Object, nil)
+		if vs.celCreate != nil && !celBlocked(errs) {
+			celErrs, _ := vs.celCreate.validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
+			errs = append(errs, celErrs...)
+		} else {
+			errs = appendCEL(ctx, errs, vs.cel, vs.structural, u.Object, nil)
+		}
 	} else {
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, info.nameFn, field.NewPath("metadata"))...)
 	}
@@ -241,11 +246,8 @@ func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts 
 	if v == nil {
 		return errs
 	}
-	for _, e := range errs {
-		switch e.Type {
-		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
-		}
+	if celBlocked(errs) {
+		return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 	}
 	var oldObj any
 	if old != nil {
@@ -253,6 +255,18 @@ func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts 
 	}
 	celErrs, _ := v.Validate(ctx, nil, sts, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return append(errs, celErrs...)
+}
+
+// celBlocked reports whether errs holds an error that the API server
+// treats as blocking the CEL rules.
+func celBlocked(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
 }
 
 // update runs the update path of the API server for the object at key:

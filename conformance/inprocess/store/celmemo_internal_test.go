@@ -1,0 +1,214 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"sigs.k8s.io/gateway-api/conformance"
+)
+
+// badRoutes are HTTPRoute specs that break CEL rules of the CRD, each at
+// a different depth: on spec.rules, on a rule, on a filter, on a match's
+// path, on a timeouts object and on parentRefs.
+var badRoutes = []string{
+	`{parentRefs: [{name: gw}], rules: [{name: a, backendRefs: [{name: s, port: 80}]}, {name: a, backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{matches: [{path: {type: PathPrefix, value: "/a//b"}}], backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{matches: [{path: {type: Exact, value: "/x/../y"}}, {path: {type: PathPrefix, value: "/#"}}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{filters: [{type: RequestRedirect, requestRedirect: {port: 8080}}, {type: URLRewrite, urlRewrite: {hostname: h}}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{filters: [{type: RequestHeaderModifier}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{filters: [{type: URLRewrite, urlRewrite: {path: {type: ReplaceFullPath, replacePrefixMatch: /p}}}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{timeouts: {request: 1s, backendRequest: 2s}, backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}, {name: gw}], rules: [{backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw, port: 80}, {name: gw}], rules: [{backendRefs: [{name: s}]}]}`,
+}
+
+// goodRoutes pass every rule.
+var goodRoutes = []string{
+	`{parentRefs: [{name: gw}], rules: [{backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], hostnames: [a.example.com], rules: [{name: a, matches: [{path: {type: PathPrefix, value: /a}}], timeouts: {request: 2s, backendRequest: 1s}}, {name: b}]}`,
+	`{parentRefs: [{name: gw, sectionName: http}], rules: [{filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x, value: y}]}}]}]}`,
+}
+
+// TestCELTreeAgrees validates, with the upstream cel.Validator of each CRD
+// and with the celTree creates use, every Gateway API object in upstream's
+// conformance manifests and the HTTPRoutes above, each twice (the second
+// time from the memo), and wants the same errors from both.
+func TestCELTreeAgrees(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []map[string]any
+	for _, spec := range append(slices.Clone(badRoutes), goodRoutes...) {
+		objs = append(objs, map[string]any{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+			"metadata": map[string]any{"name": "r", "namespace": "default"},
+			"spec":     decodeYAML(t, spec),
+		})
+	}
+	objs = append(objs, conformanceManifests(t)...)
+
+	ctx := context.Background()
+	tree := map[*versionSchema]*celTree{}
+	rejected, checked := 0, 0
+	for _, o := range objs {
+		u := &unstructured.Unstructured{Object: o}
+		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+		info, ok := s.kinds[schema.GroupKind{Group: gv.Group, Kind: u.GetKind()}]
+		if !ok || info.schemas == nil || !info.serves(gv.Version) {
+			continue
+		}
+		if err := s.prepare(info, u, nil, false); err != nil {
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		vs := info.schemas[gv.Version]
+		if vs.cel == nil {
+			continue
+		}
+		if tree[vs] == nil {
+			tree[vs] = &celTree{root: splitValidator(vs.cel), memo: newCELMemo(1 << 20)}
+		}
+		upstream, _ := vs.cel.Validate(ctx, nil, vs.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
+		want := errorStrings(upstream)
+		for pass := range 2 {
+			errs, left := tree[vs].validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
+			if got := errorStrings(errs); !slices.Equal(got, want) {
+				t.Errorf("%s %s pass %d: upstream says %q, celTree says %q", u.GetKind(), u.GetName(), pass, want, got)
+			}
+			if left < 0 {
+				t.Errorf("%s %s: budget exhausted", u.GetKind(), u.GetName())
+			}
+		}
+		checked++
+		if len(want) > 0 {
+			rejected++
+		}
+	}
+	if rejected < len(badRoutes) || checked < 50 {
+		t.Fatalf("checked %d objects, %d rejected: want at least 50, and the %d bad routes rejected", checked, rejected, len(badRoutes))
+	}
+}
+
+// TestCELTreeBudget checks that a verdict taken from the memo is charged
+// its cost: an object validated once with the full budget, then with a
+// budget too small for its rules, gets upstream's out-of-budget error.
+func TestCELTreeBudget(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := s.kinds[schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}]
+	vs := info.schemas["v1"]
+	tree := &celTree{root: splitValidator(vs.cel), memo: newCELMemo(1 << 20)}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+		"metadata": map[string]any{"name": "r", "namespace": "default"},
+		"spec":     decodeYAML(t, goodRoutes[1]),
+	}}
+	if err := s.prepare(info, u, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	errs, left := tree.validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
+	if len(errs) != 0 {
+		t.Fatalf("good route rejected: %v", errs)
+	}
+	cost := celconfig.RuntimeCELCostBudget - left
+	if cost <= 1 {
+		t.Fatalf("rules cost %d: want more than 1 to test the budget", cost)
+	}
+	errs, left = tree.validate(ctx, u.Object, cost-1)
+	if left >= 0 || !slices.ContainsFunc(errorStrings(errs), func(e string) bool { return strings.Contains(e, "running out of cost budget") }) {
+		t.Fatalf("with budget %d of %d needed: errors %q, %d left; want upstream's out-of-budget error", cost-1, cost, errorStrings(errs), left)
+	}
+	if errs, left = tree.validate(ctx, u.Object, cost); len(errs) != 0 || left != 0 {
+		t.Fatalf("with exactly the budget needed: errors %q, %d left; want none, 0", errorStrings(errs), left)
+	}
+}
+
+// TestCELMemoBounded fills a small memo past its bound and checks that it
+// never holds more than the bound.
+func TestCELMemoBounded(t *testing.T) {
+	m := newCELMemo(4096)
+	n := &celNode{}
+	for i := range 1000 {
+		m.put(n, strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50), field.ErrorList{field.Invalid(field.NewPath("spec"), "v", "bad")}, 1)
+		if m.bytes > m.maxBytes {
+			t.Fatalf("after %d puts the memo holds %d bytes, over its bound %d", i+1, m.bytes, m.maxBytes)
+		}
+	}
+	m.put(n, strings.Repeat("k", 5000), nil, 1)
+	if _, _, ok := m.get(n, strings.Repeat("k", 5000)); ok {
+		t.Fatal("a key larger than the bound was kept")
+	}
+}
+
+func errorStrings(l field.ErrorList) []string {
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		out = append(out, e.Error())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func decodeYAML(t *testing.T, doc string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.NewYAMLOrJSONDecoder(strings.NewReader(doc), 4096).Decode(&m); err != nil {
+		t.Fatalf("decoding %s: %v", doc, err)
+	}
+	v, err := copyJSON(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(map[string]any)
+}
+
+// conformanceManifests returns the Gateway API objects of upstream's
+// conformance manifests.
+func conformanceManifests(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	err := fs.WalkDir(conformance.Manifests, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") {
+			return err
+		}
+		raw, err := conformance.Manifests.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+		for {
+			var m map[string]any
+			if err := dec.Decode(&m); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			if api, _ := m["apiVersion"].(string); !strings.Contains(api, "gateway.networking") {
+				continue
+			}
+			v, err := copyJSON(m)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			out = append(out, v.(map[string]any))
+		}
+	})
+	if err != nil {
+		t.Fatalf("reading upstream's manifests: %v", err)
+	}
+	return out
+}
