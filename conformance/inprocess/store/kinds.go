@@ -20,6 +20,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1alpha2 "sigs.k8s.io/gateway-api/apis/v1alpha2"
 	gatewayv1alpha3 "sigs.k8s.io/gateway-api/apis/v1alpha3"
@@ -85,9 +86,14 @@ type versionSchema struct {
 	validator       apiextensionsvalidation.SchemaValidator
 	statusValidator apiextensionsvalidation.SchemaValidator // nil without status subresource
 	cel             *cel.Validator                          // nil without x-kubernetes-validations
-	// celCreate runs cel's rules on creates, remembering verdicts on
-	// subtrees; see celTree.
-	celCreate *celTree
+	// celCreate runs cel's rules with no old object, remembering verdicts
+	// on subtrees (see celTree); nil when cel is. celUpdate is celCreate
+	// when no rule reads oldSelf, else nil; statusCELUpdate the same for
+	// statusCEL.
+	celCreate, celUpdate, statusCELUpdate *celTree
+	// openAPI and statusOpenAPI validate as validator and statusValidator
+	// do without an old object, remembering results; see openAPIMemo.
+	openAPI, statusOpenAPI *openAPIMemo
 	// statusCEL and statusStructural check a write of the status
 	// subresource; see statusOnlyCEL.
 	statusCEL        *cel.Validator
@@ -254,16 +260,19 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		return nil, fmt.Errorf("pruning defaults: %w", err)
 	}
 	vs := &versionSchema{structural: s, preserveUnknown: crd.Spec.PreserveUnknownFields}
-	vs.validator, _, err = apiextensionsvalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+	var openAPI *spec.Schema
+	vs.validator, openAPI, err = apiextensionsvalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {
 		return nil, fmt.Errorf("building validator: %w", err)
 	}
+	vs.openAPI = &openAPIMemo{schema: openAPI, memo: sharedOpenAPIMemo}
 	if v.Subresources != nil && v.Subresources.Status != nil {
 		if st, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
-			vs.statusValidator, _, err = apiextensionsvalidation.NewSchemaValidator(&st)
+			vs.statusValidator, openAPI, err = apiextensionsvalidation.NewSchemaValidator(&st)
 			if err != nil {
 				return nil, fmt.Errorf("building status validator: %w", err)
 			}
+			vs.statusOpenAPI = &openAPIMemo{schema: openAPI, memo: sharedOpenAPIMemo}
 		}
 	}
 	vs.cel = cel.NewValidator(s, true, celconfig.PerCallLimit)
@@ -271,6 +280,15 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 	vs.statusCEL, vs.statusStructural = vs.cel, s
 	if v.Subresources != nil && v.Subresources.Status != nil {
 		vs.statusCEL, vs.statusStructural = statusOnlyCEL(s, vs.cel)
+	}
+	if !usesOldSelf(s) {
+		vs.celUpdate = vs.celCreate
+	}
+	switch {
+	case vs.statusCEL == vs.cel:
+		vs.statusCELUpdate = vs.celUpdate
+	case !usesOldSelf(vs.statusStructural):
+		vs.statusCELUpdate = newCELTree(vs.statusCEL)
 	}
 	return vs, nil
 }

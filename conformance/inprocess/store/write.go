@@ -219,7 +219,7 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 	if info.schemas != nil {
 		vs := info.schemas[gvk.Version]
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, validation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
-		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.validator)...)
+		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.openAPI)...)
 		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
 		if vs.celCreate != nil && !celBlocked(errs) {
@@ -255,6 +255,13 @@ func appendCEL(ctx context.Context, errs field.ErrorList, v *cel.Validator, sts 
 	}
 	celErrs, _ := v.Validate(ctx, nil, sts, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return append(errs, celErrs...)
+}
+
+// celPasses reports whether obj passes the rules of tree within the
+// budget.
+func celPasses(ctx context.Context, tree *celTree, obj map[string]any) bool {
+	errs, left := tree.validate(ctx, obj, celconfig.RuntimeCELCostBudget)
+	return len(errs) == 0 && left >= 0
 }
 
 // celBlocked reports whether errs holds an error that the API server
@@ -461,7 +468,9 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 		vs := info.schemas[gvk.Version]
 		correlated := common.NewCorrelatedObject(u.Object, old.Object, &model.Structural{Structural: vs.structural})
 		if status {
-			if st, has := u.Object["status"]; has && vs.statusValidator != nil {
+			// Ratcheting only drops errors: a value valid without it is
+			// valid with it, and the check without it can use the memo.
+			if st, has := u.Object["status"]; has && vs.statusValidator != nil && !vs.statusOpenAPI.Validate(st).IsValid() {
 				errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(field.NewPath("status"), st, old.Object["status"], vs.statusValidator,
 					apiextensionsvalidation.WithRatcheting(correlated.Key("status")))...)
 			}
@@ -471,18 +480,25 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 				}
 			}
 		} else {
-			errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, u.Object, old.Object, vs.validator,
-				apiextensionsvalidation.WithRatcheting(correlated))...)
+			if !vs.openAPI.Validate(u.Object).IsValid() {
+				errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, u.Object, old.Object, vs.validator,
+					apiextensionsvalidation.WithRatcheting(correlated))...)
+			}
 			errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
 			if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, old.Object); len(oldErrs) == 0 {
 				errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
 			}
 		}
-		v, sts := vs.cel, vs.structural
+		v, sts, tree := vs.cel, vs.structural, vs.celUpdate
 		if status {
-			v, sts = vs.statusCEL, vs.statusStructural
+			v, sts, tree = vs.statusCEL, vs.statusStructural, vs.statusCELUpdate
 		}
-		errs = appendCEL(ctx, errs, v, sts, u.Object, old.Object, cel.WithRatcheting(correlated))
+		// As above: with no rule that reads oldSelf (tree is nil if one
+		// does), ratcheting can only drop errors, so an object the rules
+		// pass without it passes with it.
+		if tree == nil || celBlocked(errs) || !celPasses(ctx, tree, u.Object) {
+			errs = appendCEL(ctx, errs, v, sts, u.Object, old.Object, cel.WithRatcheting(correlated))
+		}
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(info.gk, u.GetName(), errs)

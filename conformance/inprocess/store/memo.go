@@ -3,12 +3,17 @@ package store
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
+	"k8s.io/kube-openapi/pkg/validation/validate"
 )
 
 // celTree runs the CEL rules of one CRD version on a new object (a
@@ -32,7 +37,7 @@ import (
 // budget gets the errors it would get without the memo.
 type celTree struct {
 	root *celNode
-	memo *celMemo
+	memo *verdictMemo[celVerdict]
 }
 
 // celNode is one node of a cel.Validator tree: own holds the node's rules
@@ -89,8 +94,8 @@ func (t *celTree) walk(ctx context.Context, n *celNode, path *field.Path, obj an
 		*key = buf
 		if ok {
 			k = string(buf)
-			if errs, cost, hit := t.memo.get(n, k); hit && cost <= budget {
-				return errs, budget - cost
+			if v, hit := t.memo.get(n, k); hit && v.cost <= budget {
+				return copyErrors(v.errs), budget - v.cost
 			}
 		}
 	}
@@ -133,7 +138,7 @@ func (t *celTree) walk(ctx context.Context, n *celNode, path *field.Path, obj an
 		}
 	}
 	if k != "" && budget >= 0 {
-		t.memo.put(n, k, errs, start-budget)
+		t.memo.put(n, k, celVerdict{errs: copyErrors(errs), cost: start - budget})
 	}
 	return errs, budget
 }
@@ -198,67 +203,69 @@ func appendValue(b []byte, v any) ([]byte, bool) {
 	}
 }
 
-// celMemoMaxBytes bounds what the process's celMemo holds (keys and
-// errors); when it would exceed it, the memo starts empty again.
-const celMemoMaxBytes = 32 << 20
+// memoMaxBytes bounds what each of the process's memos holds (keys and
+// verdicts); when one would exceed it, it starts empty again.
+const memoMaxBytes = 16 << 20
 
 // sharedCELMemo is the memo of every celTree: its keys name the node, so
 // the trees of all CRDs can share one bound.
-var sharedCELMemo = newCELMemo(celMemoMaxBytes)
-
-// celMemo holds the verdicts of a celTree, bounded by the bytes of its
-// keys. It is safe for concurrent use.
-type celMemo struct {
-	mu       sync.Mutex
-	maxBytes int
-	bytes    int
-	verdicts map[memoKey]celVerdict
-}
-
-type memoKey struct {
-	node    *celNode
-	content string
-}
+var sharedCELMemo = newVerdictMemo[celVerdict](memoMaxBytes)
 
 type celVerdict struct {
 	errs field.ErrorList
 	cost int64
 }
 
-func newCELMemo(maxBytes int) *celMemo {
-	return &celMemo{maxBytes: maxBytes, verdicts: map[memoKey]celVerdict{}}
+func (v celVerdict) size() int {
+	n := 0
+	for _, e := range v.errs {
+		n += len(e.Field) + len(e.Detail) + 64
+	}
+	return n
 }
 
-// get returns a copy of the errors remembered for n and key, and their
-// cost.
-func (m *celMemo) get(n *celNode, key string) (field.ErrorList, int64, bool) {
+// verdictMemo remembers verdicts of validators by node and content,
+// bounded by bytes. It is safe for concurrent use.
+type verdictMemo[V interface{ size() int }] struct {
+	mu       sync.Mutex
+	maxBytes int
+	bytes    int
+	verdicts map[memoKey]V
+}
+
+// memoKey names a node of a validator (a pointer the validator keeps for
+// its life) and the content validated there.
+type memoKey struct {
+	node    any
+	content string
+}
+
+func newVerdictMemo[V interface{ size() int }](maxBytes int) *verdictMemo[V] {
+	return &verdictMemo[V]{maxBytes: maxBytes, verdicts: map[memoKey]V{}}
+}
+
+func (m *verdictMemo[V]) get(node any, content string) (V, bool) {
 	m.mu.Lock()
-	v, ok := m.verdicts[memoKey{n, key}]
-	m.mu.Unlock()
-	if !ok {
-		return nil, 0, false
-	}
-	return copyErrors(v.errs), v.cost, true
+	defer m.mu.Unlock()
+	v, ok := m.verdicts[memoKey{node, content}]
+	return v, ok
 }
 
-func (m *celMemo) put(n *celNode, key string, errs field.ErrorList, cost int64) {
-	size := len(key) + 64
-	for _, e := range errs {
-		size += len(e.Field) + len(e.Detail) + 64
-	}
+func (m *verdictMemo[V]) put(node any, content string, v V) {
+	size := len(content) + 64 + v.size()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if size > m.maxBytes {
 		return
 	}
-	if _, ok := m.verdicts[memoKey{n, key}]; ok {
+	if _, ok := m.verdicts[memoKey{node, content}]; ok {
 		return
 	}
 	if m.bytes+size > m.maxBytes {
 		clear(m.verdicts)
 		m.bytes = 0
 	}
-	m.verdicts[memoKey{n, key}] = celVerdict{errs: copyErrors(errs), cost: cost}
+	m.verdicts[memoKey{node, content}] = v
 	m.bytes += size
 }
 
@@ -274,4 +281,112 @@ func copyErrors(l field.ErrorList) field.ErrorList {
 		out[i] = &c
 	}
 	return out
+}
+
+// openAPIMemo validates new objects with a CRD version's OpenAPI schema,
+// as the apiextensions-apiserver's schema validator does for a create
+// (kube-openapi's validate.SchemaValidator), and remembers the result of
+// each object or list below the root by its path and content: kube-openapi
+// lets a caller supply the validators of properties and items, and those
+// it is given here look the result up before validating, and store it
+// after. A result depends only on the schema, the path and the value, so
+// the errors are the ones validating afresh would give.
+type openAPIMemo struct {
+	schema *spec.Schema
+	memo   *verdictMemo[openAPIVerdict]
+}
+
+// sharedOpenAPIMemo is the memo of every openAPIMemo.
+var sharedOpenAPIMemo = newVerdictMemo[openAPIVerdict](memoMaxBytes)
+
+type openAPIVerdict struct{ result *validate.Result }
+
+func (v openAPIVerdict) size() int {
+	n := 0
+	for _, e := range v.result.Errors {
+		n += len(e.Error()) + 64
+	}
+	return n
+}
+
+// Validate validates obj, a new object. It implements
+// apiextensionsvalidation.SchemaCreateValidator.
+func (m *openAPIMemo) Validate(obj any, _ ...apiextensionsvalidation.ValidationOption) *validate.Result {
+	return validate.NewSchemaValidator(m.schema, nil, "", strfmt.Default, m.option).Validate(obj)
+}
+
+// option makes a SchemaValidator validate properties and items with
+// memoValueValidators.
+func (m *openAPIMemo) option(o *validate.SchemaValidatorOptions) {
+	o.NewValidatorForField = func(_ string, schema *spec.Schema, root any, path string, formats strfmt.Registry, _ ...validate.Option) validate.ValueValidator {
+		return &memoValueValidator{m: m, schema: schema, root: root, path: path, formats: formats}
+	}
+	o.NewValidatorForIndex = func(_ int, schema *spec.Schema, root any, path string, formats strfmt.Registry, _ ...validate.Option) validate.ValueValidator {
+		return &memoValueValidator{m: m, schema: schema, root: root, path: path, formats: formats}
+	}
+}
+
+// memoValueValidator validates a value below the root of an object.
+type memoValueValidator struct {
+	m       *openAPIMemo
+	schema  *spec.Schema
+	root    any
+	path    string
+	formats strfmt.Registry
+}
+
+func (v *memoValueValidator) SetPath(path string) { v.path = path }
+
+func (v *memoValueValidator) Applies(source any, _ reflect.Kind) bool {
+	_, ok := source.(*spec.Schema)
+	return ok
+}
+
+func (v *memoValueValidator) Validate(data any) *validate.Result {
+	validator := func() *validate.Result {
+		return validate.NewSchemaValidator(v.schema, v.root, v.path, v.formats, v.m.option).Validate(data)
+	}
+	node := schemaIdentity(v.schema)
+	if node == nil {
+		return validator()
+	}
+	switch data.(type) {
+	case map[string]any, []any:
+	default:
+		return validator() // a scalar: its key would cost about what validating it does
+	}
+	key, ok := appendValue(append([]byte(v.path), '='), data)
+	if !ok {
+		return validator()
+	}
+	k := string(key)
+	if got, hit := v.m.memo.get(node, k); hit {
+		return copyResult(got.result)
+	}
+	r := validator()
+	v.m.memo.put(node, k, openAPIVerdict{result: copyResult(r)})
+	return r
+}
+
+// schemaIdentity returns what names s for as long as the schema it was
+// compiled from lives: kube-openapi hands sub-validators copies of the
+// schemas of properties, which share their Properties map and their Items
+// with the schema in the tree. Schemas with neither (scalars) return nil.
+func schemaIdentity(s *spec.Schema) any {
+	switch {
+	case s == nil:
+		return nil
+	case s.Properties != nil:
+		return reflect.ValueOf(s.Properties).UnsafePointer()
+	case s.Items != nil:
+		return s.Items
+	}
+	return nil
+}
+
+func copyResult(r *validate.Result) *validate.Result {
+	if r == nil {
+		return nil
+	}
+	return &validate.Result{Errors: slices.Clone(r.Errors), Warnings: slices.Clone(r.Warnings), MatchCount: r.MatchCount}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -33,6 +34,17 @@ var badRoutes = []string{
 	`{parentRefs: [{name: gw, port: 80}, {name: gw}], rules: [{backendRefs: [{name: s}]}]}`,
 }
 
+// badSchemaRoutes break the OpenAPI schema of the CRD: a pattern, an
+// enum, a maximum, a list's maxItems, a required field, a type.
+var badSchemaRoutes = []string{
+	`{parentRefs: [{name: gw}], rules: [{timeouts: {request: abc}, backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{matches: [{path: {type: Regex2, value: /}}]}]}`,
+	`{parentRefs: [{name: gw, port: 70000}], rules: [{backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], hostnames: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q], rules: [{backendRefs: [{name: s, port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], rules: [{backendRefs: [{port: 80}]}]}`,
+	`{parentRefs: [{name: gw}], hostnames: ["Not_A_Host!"], rules: [{backendRefs: [{name: s, port: "eighty"}]}]}`,
+}
+
 // goodRoutes pass every rule.
 var goodRoutes = []string{
 	`{parentRefs: [{name: gw}], rules: [{backendRefs: [{name: s, port: 80}]}]}`,
@@ -40,17 +52,18 @@ var goodRoutes = []string{
 	`{parentRefs: [{name: gw, sectionName: http}], rules: [{filters: [{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x, value: y}]}}]}]}`,
 }
 
-// TestCELTreeAgrees validates, with the upstream cel.Validator of each CRD
-// and with the celTree creates use, every Gateway API object in upstream's
-// conformance manifests and the HTTPRoutes above, each twice (the second
-// time from the memo), and wants the same errors from both.
-func TestCELTreeAgrees(t *testing.T) {
+// TestMemoAgrees validates, with the upstream validators of each CRD
+// (OpenAPI schema and CEL) and with the openAPIMemo and celTree creates
+// use, every Gateway API object in upstream's conformance manifests and the
+// HTTPRoutes above, each twice (the second time from the memos), and wants
+// the same errors from both.
+func TestMemoAgrees(t *testing.T) {
 	s, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var objs []map[string]any
-	for _, spec := range append(slices.Clone(badRoutes), goodRoutes...) {
+	for _, spec := range slices.Concat(badRoutes, badSchemaRoutes, goodRoutes) {
 		objs = append(objs, map[string]any{
 			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
 			"metadata": map[string]any{"name": "r", "namespace": "default"},
@@ -61,7 +74,8 @@ func TestCELTreeAgrees(t *testing.T) {
 
 	ctx := context.Background()
 	tree := map[*versionSchema]*celTree{}
-	rejected, checked := 0, 0
+	memos := map[*versionSchema]*openAPIMemo{}
+	rejected, schemaRejected, checked := 0, 0, 0
 	for _, o := range objs {
 		u := &unstructured.Unstructured{Object: o}
 		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
@@ -73,11 +87,24 @@ func TestCELTreeAgrees(t *testing.T) {
 			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 		vs := info.schemas[gv.Version]
+		openAPIWant := errorStrings(apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.validator))
+		if memos[vs] == nil {
+			memos[vs] = &openAPIMemo{schema: vs.openAPI.schema, memo: newVerdictMemo[openAPIVerdict](1 << 20)}
+		}
+		memo := memos[vs]
+		for pass := range 2 {
+			if got := errorStrings(apiextensionsvalidation.ValidateCustomResource(nil, u.Object, memo)); !slices.Equal(got, openAPIWant) {
+				t.Errorf("%s %s pass %d: upstream's schema validator says %q, openAPIMemo says %q", u.GetKind(), u.GetName(), pass, openAPIWant, got)
+			}
+		}
+		if len(openAPIWant) > 0 {
+			schemaRejected++
+		}
 		if vs.cel == nil {
 			continue
 		}
 		if tree[vs] == nil {
-			tree[vs] = &celTree{root: splitValidator(vs.cel), memo: newCELMemo(1 << 20)}
+			tree[vs] = &celTree{root: splitValidator(vs.cel), memo: newVerdictMemo[celVerdict](1 << 20)}
 		}
 		upstream, _ := vs.cel.Validate(ctx, nil, vs.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
 		want := errorStrings(upstream)
@@ -95,8 +122,9 @@ func TestCELTreeAgrees(t *testing.T) {
 			rejected++
 		}
 	}
-	if rejected < len(badRoutes) || checked < 50 {
-		t.Fatalf("checked %d objects, %d rejected: want at least 50, and the %d bad routes rejected", checked, rejected, len(badRoutes))
+	if rejected < len(badRoutes) || schemaRejected < len(badSchemaRoutes) || checked < 50 {
+		t.Fatalf("checked %d objects, %d rejected by CEL, %d by the schema: want at least 50, and the %d and %d bad routes rejected",
+			checked, rejected, schemaRejected, len(badRoutes), len(badSchemaRoutes))
 	}
 }
 
@@ -110,7 +138,7 @@ func TestCELTreeBudget(t *testing.T) {
 	}
 	info := s.kinds[schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}]
 	vs := info.schemas["v1"]
-	tree := &celTree{root: splitValidator(vs.cel), memo: newCELMemo(1 << 20)}
+	tree := &celTree{root: splitValidator(vs.cel), memo: newVerdictMemo[celVerdict](1 << 20)}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
 		"metadata": map[string]any{"name": "r", "namespace": "default"},
@@ -140,16 +168,16 @@ func TestCELTreeBudget(t *testing.T) {
 // TestCELMemoBounded fills a small memo past its bound and checks that it
 // never holds more than the bound.
 func TestCELMemoBounded(t *testing.T) {
-	m := newCELMemo(4096)
+	m := newVerdictMemo[celVerdict](4096)
 	n := &celNode{}
 	for i := range 1000 {
-		m.put(n, strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50), field.ErrorList{field.Invalid(field.NewPath("spec"), "v", "bad")}, 1)
+		m.put(n, strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50), celVerdict{errs: field.ErrorList{field.Invalid(field.NewPath("spec"), "v", "bad")}, cost: 1})
 		if m.bytes > m.maxBytes {
 			t.Fatalf("after %d puts the memo holds %d bytes, over its bound %d", i+1, m.bytes, m.maxBytes)
 		}
 	}
-	m.put(n, strings.Repeat("k", 5000), nil, 1)
-	if _, _, ok := m.get(n, strings.Repeat("k", 5000)); ok {
+	m.put(n, strings.Repeat("k", 5000), celVerdict{cost: 1})
+	if _, ok := m.get(n, strings.Repeat("k", 5000)); ok {
 		t.Fatal("a key larger than the bound was kept")
 	}
 }
