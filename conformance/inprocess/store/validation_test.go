@@ -213,3 +213,53 @@ func TestStatusWriteRunsStatusRules(t *testing.T) {
 		t.Fatalf("status write with a good Hostname address: %v", err)
 	}
 }
+
+// TestStatusWritePrunesAndDefaults checks that a write of the status
+// subresource prunes unknown fields of the status, applies the defaults
+// inside it (a Gateway's status.addresses[].type) and the default of status
+// itself when the write has none, and keeps the stored spec.
+func TestStatusWritePrunesAndDefaults(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	gw := fromYAML(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: gc
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+`)
+	mustCreate(t, s, gw)
+	_ = unstructured.SetNestedField(gw.Object, map[string]any{
+		"addresses": []any{map[string]any{"value": "10.0.0.1", "unknownField": "dropped"}},
+		"unknownTop": "dropped",
+	}, "status")
+	_ = unstructured.SetNestedField(gw.Object, "changed", "spec", "gatewayClassName")
+	if err := s.Status().Update(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(gw.GroupVersionKind())
+	if err := s.Get(ctx, client.ObjectKeyFromObject(gw), got); err != nil {
+		t.Fatal(err)
+	}
+	addrs, _, _ := unstructured.NestedSlice(got.Object, "status", "addresses")
+	if len(addrs) != 1 || addrs[0].(map[string]any)["type"] != "IPAddress" || addrs[0].(map[string]any)["unknownField"] != nil {
+		t.Fatalf("status.addresses = %v, want one with the default type IPAddress and no unknownField", addrs)
+	}
+	if _, has, _ := unstructured.NestedFieldNoCopy(got.Object, "status", "unknownTop"); has {
+		t.Fatal("status.unknownTop was not pruned")
+	}
+	if c, _, _ := unstructured.NestedString(got.Object, "spec", "gatewayClassName"); c != "gc" {
+		t.Fatalf("spec.gatewayClassName = %q after a status write, want the stored gc", c)
+	}
+
+	delete(got.Object, "status")
+	if err := s.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+	if len(conds) != 2 || conds[0].(map[string]any)["reason"] != "Pending" {
+		t.Fatalf("status.conditions after a write without status = %v, want the CRD's default (two Pending)", conds)
+	}
+}

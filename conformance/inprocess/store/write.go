@@ -152,6 +152,10 @@ func (s *Store) namespaceAcceptsLocked(ns string) error {
 func (s *Store) prepare(info *kindInfo, u *unstructured.Unstructured, old *unstructured.Unstructured, status bool) error {
 	if info.schemas != nil {
 		vs := info.schemas[versionOf(u)]
+		if status {
+			prepareStatus(vs, u)
+			return nil
+		}
 		meta, found, err := schemaobjectmeta.GetObjectMeta(u.Object, false)
 		if err != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("store: decoding metadata of %s: %v", info.gk.Kind, err))
@@ -203,6 +207,29 @@ func (s *Store) prepare(info *kindInfo, u *unstructured.Unstructured, old *unstr
 	u.SetAPIVersion(gvk.GroupVersion().String())
 	u.SetKind(gvk.Kind)
 	return nil
+}
+
+// prepareStatus prunes and defaults the status of u, a write of a CRD
+// kind's status subresource. Everything else in u is the stored object,
+// pruned and defaulted when it was written, and pruning and defaulting
+// change nothing the second time: so only status is processed, in an
+// object that holds nothing else, which gives it the same result as
+// processing the whole object.
+func prepareStatus(vs *versionSchema, u *unstructured.Unstructured) {
+	shallow := map[string]any{"apiVersion": u.Object["apiVersion"], "kind": u.Object["kind"]}
+	if st, has := u.Object["status"]; has {
+		shallow["status"] = st
+	}
+	if !vs.preserveUnknown {
+		structuralpruning.PruneWithOptions(shallow, vs.structural, true, structuralschema.UnknownFieldPathOptions{})
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(shallow, vs.structural)
+	}
+	structuraldefaulting.Default(shallow, vs.structural)
+	if st, has := shallow["status"]; has {
+		u.Object["status"] = st
+	} else {
+		delete(u.Object, "status")
+	}
 }
 
 func versionOf(u *unstructured.Unstructured) string {
