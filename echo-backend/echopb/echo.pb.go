@@ -969,7 +969,11 @@ type Attempt struct {
 	// BodyBytes is the request body length read.
 	BodyBytes int64 `protobuf:"varint,18,opt,name=body_bytes,json=bodyBytes,proto3" json:"body_bytes,omitempty"`
 	// BodySha256 is the hex SHA-256 of the request body, when recorded.
-	BodySha256    string `protobuf:"bytes,19,opt,name=body_sha256,json=bodySha256,proto3" json:"body_sha256,omitempty"`
+	BodySha256 string `protobuf:"bytes,19,opt,name=body_sha256,json=bodySha256,proto3" json:"body_sha256,omitempty"`
+	// Truncated lists what the ledger cut from this attempt to stay within
+	// its bounds, such as "headers: 1048576 bytes not kept"; empty when the
+	// attempt is whole. Bodies are never kept, only their length and digest.
+	Truncated     []string `protobuf:"bytes,20,rep,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1137,6 +1141,13 @@ func (x *Attempt) GetBodySha256() string {
 	return ""
 }
 
+func (x *Attempt) GetTruncated() []string {
+	if x != nil {
+		return x.Truncated
+	}
+	return nil
+}
+
 var File_gatecheck_echo_v1_echo_proto protoreflect.FileDescriptor
 
 const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
@@ -1201,7 +1212,7 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"\vLedgerEntry\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
 	"\battempts\x18\x02 \x03(\v2\x1a.gatecheck.echo.v1.AttemptR\battempts\x12\x18\n" +
-	"\adropped\x18\x03 \x01(\x05R\adropped\"\xf9\x05\n" +
+	"\adropped\x18\x03 \x01(\x05R\adropped\"\x97\x06\n" +
 	"\aAttempt\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x124\n" +
 	"\aarrived\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aarrived\x12=\n" +
@@ -1224,7 +1235,8 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"\n" +
 	"body_bytes\x18\x12 \x01(\x03R\tbodyBytes\x12\x1f\n" +
 	"\vbody_sha256\x18\x13 \x01(\tR\n" +
-	"bodySha256\x1aU\n" +
+	"bodySha256\x12\x1c\n" +
+	"\ttruncated\x18\x14 \x03(\tR\ttruncated\x1aU\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
 	"\x05value\x18\x02 \x01(\v2\x19.gatecheck.echo.v1.ValuesR\x05value:\x028\x01*O\n" +

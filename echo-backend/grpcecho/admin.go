@@ -3,6 +3,7 @@ package grpcecho
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -89,6 +90,7 @@ func LedgerEntryProto(e ledger.Entry) *echopb.LedgerEntry {
 			GrpcCode:    a.GRPCCode,
 			BodyBytes:   a.BodyBytes,
 			BodySha256:  a.BodySHA256,
+			Truncated:   slices.Clone(a.Truncated),
 		}
 		if len(a.Headers) > 0 {
 			pa.Headers = make(map[string]*echopb.Values, len(a.Headers))

@@ -76,6 +76,22 @@ func TestLedgerEntryProtoCancelled(t *testing.T) {
 	}
 }
 
+// TestLedgerEntryProtoTruncated checks that what the ledger cut from an
+// attempt reaches Admin clients, as it reaches the HTTP ledger's readers.
+func TestLedgerEntryProtoTruncated(t *testing.T) {
+	cut := []string{"headers: 1048576 bytes not kept", "path: 10 bytes not kept"}
+	p := grpcecho.LedgerEntryProto(ledger.Entry{ID: "x", Attempts: []ledger.Attempt{
+		{Number: 1, Arrived: time.Now(), Truncated: cut},
+		{Number: 2, Arrived: time.Now()},
+	}})
+	if got := p.GetAttempts()[0].GetTruncated(); !slices.Equal(got, cut) {
+		t.Errorf("attempt 1 truncated = %q, want %q", got, cut)
+	}
+	if got := p.GetAttempts()[1].GetTruncated(); got != nil {
+		t.Errorf("whole attempt 2 truncated = %q, want none", got)
+	}
+}
+
 func TestHealth(t *testing.T) {
 	b := startBackend(t, false)
 	health := healthpb.NewHealthClient(b.conn)
