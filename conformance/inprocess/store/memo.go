@@ -225,12 +225,18 @@ func (v celVerdict) size() int {
 }
 
 // verdictMemo remembers verdicts of validators by node and content,
-// bounded by bytes. It is safe for concurrent use.
+// bounded by bytes. It keeps two generations: when the current one is full
+// it becomes the previous one and a new one starts, and a verdict found in
+// the previous one moves to the current one. So the verdicts that keep
+// being used (the parts objects share) stay, and those of content seen
+// once (each object's own parts) leave after two generations. It is safe
+// for concurrent use.
 type verdictMemo[V interface{ size() int }] struct {
 	mu       sync.Mutex
-	maxBytes int
-	bytes    int
-	verdicts map[memoKey]V
+	maxBytes int // of both generations together
+	bytes    int // of cur
+	cur      map[memoKey]V
+	prev     map[memoKey]V
 }
 
 // memoKey names a node of a validator (a pointer the validator keeps for
@@ -241,31 +247,44 @@ type memoKey struct {
 }
 
 func newVerdictMemo[V interface{ size() int }](maxBytes int) *verdictMemo[V] {
-	return &verdictMemo[V]{maxBytes: maxBytes, verdicts: map[memoKey]V{}}
+	return &verdictMemo[V]{maxBytes: maxBytes, cur: map[memoKey]V{}}
 }
 
 func (m *verdictMemo[V]) get(node any, content string) (V, bool) {
+	k := memoKey{node, content}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v, ok := m.verdicts[memoKey{node, content}]
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	v, ok := m.prev[k]
+	if ok {
+		delete(m.prev, k)
+		m.addLocked(k, v)
+	}
 	return v, ok
 }
 
 func (m *verdictMemo[V]) put(node any, content string, v V) {
-	size := len(content) + 64 + v.size()
+	k := memoKey{node, content}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if size > m.maxBytes {
+	if _, ok := m.cur[k]; !ok {
+		m.addLocked(k, v)
+	}
+}
+
+// addLocked adds k to the current generation, starting a new one first
+// if it is full.
+func (m *verdictMemo[V]) addLocked(k memoKey, v V) {
+	size := len(k.content) + 64 + v.size()
+	if size > m.maxBytes/2 {
 		return
 	}
-	if _, ok := m.verdicts[memoKey{node, content}]; ok {
-		return
+	if m.bytes+size > m.maxBytes/2 {
+		m.prev, m.cur, m.bytes = m.cur, map[memoKey]V{}, 0
 	}
-	if m.bytes+size > m.maxBytes {
-		clear(m.verdicts)
-		m.bytes = 0
-	}
-	m.verdicts[memoKey{node, content}] = v
+	m.cur[k] = v
 	m.bytes += size
 }
 

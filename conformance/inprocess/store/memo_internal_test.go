@@ -165,16 +165,32 @@ func TestCELTreeBudget(t *testing.T) {
 	}
 }
 
-// TestCELMemoBounded fills a small memo past its bound and checks that it
-// never holds more than the bound.
-func TestCELMemoBounded(t *testing.T) {
+// TestVerdictMemoBounded fills a small memo past its bound, using one
+// entry all along, and checks that the memo never holds more than the
+// bound, that the entry in use stays and that the others leave.
+func TestVerdictMemoBounded(t *testing.T) {
 	m := newVerdictMemo[celVerdict](4096)
 	n := &celNode{}
-	for i := range 1000 {
-		m.put(n, strings.Repeat("k", 10)+string(rune('a'+i%26))+strings.Repeat("x", i%50), celVerdict{errs: field.ErrorList{field.Invalid(field.NewPath("spec"), "v", "bad")}, cost: 1})
-		if m.bytes > m.maxBytes {
-			t.Fatalf("after %d puts the memo holds %d bytes, over its bound %d", i+1, m.bytes, m.maxBytes)
+	verdict := celVerdict{errs: field.ErrorList{field.Invalid(field.NewPath("spec"), "v", "bad")}, cost: 1}
+	m.put(n, "hot", verdict)
+	size := func(g map[memoKey]celVerdict) int {
+		b := 0
+		for k, v := range g {
+			b += len(k.content) + 64 + v.size()
 		}
+		return b
+	}
+	for i := range 1000 {
+		m.put(n, fmt.Sprintf("cold-%d-%s", i, strings.Repeat("x", i%50)), verdict)
+		if _, ok := m.get(n, "hot"); !ok {
+			t.Fatalf("after %d other entries the entry in use is gone", i+1)
+		}
+		if b := size(m.cur) + size(m.prev); b > m.maxBytes {
+			t.Fatalf("after %d puts the memo holds %d bytes, over its bound %d", i+1, b, m.maxBytes)
+		}
+	}
+	if _, ok := m.get(n, "cold-0-"); ok {
+		t.Error("an entry used once is still there after the memo filled many times")
 	}
 	m.put(n, strings.Repeat("k", 5000), celVerdict{cost: 1})
 	if _, ok := m.get(n, strings.Repeat("k", 5000)); ok {

@@ -231,7 +231,7 @@ spec:
 `)
 	mustCreate(t, s, gw)
 	_ = unstructured.SetNestedField(gw.Object, map[string]any{
-		"addresses": []any{map[string]any{"value": "10.0.0.1", "unknownField": "dropped"}},
+		"addresses":  []any{map[string]any{"value": "10.0.0.1", "unknownField": "dropped"}},
 		"unknownTop": "dropped",
 	}, "status")
 	_ = unstructured.SetNestedField(gw.Object, "changed", "spec", "gatewayClassName")
