@@ -290,30 +290,30 @@ func (s *Store) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	}
 	s.mu.Lock()
 	stored, ok := s.objects[info.gk][objKey{key.Namespace, key.Name}]
-	var out map[string]any
-	if ok {
-		out = copyMap(stored)
-	}
 	s.mu.Unlock()
 	if !ok {
 		return apierrors.NewNotFound(info.groupResource(), key.Name)
 	}
-	return s.decodeInto(out, gvk, obj)
+	return s.decodeInto(stored, gvk, obj) // stored maps are never changed: no lock needed
 }
 
-// decodeInto writes the stored object m (owned by the caller) into obj in
-// version gvk.
+// decodeInto writes the object m into obj in version gvk. It neither
+// changes m nor keeps any part of it: an unstructured obj gets a copy, and
+// decoding into a Go type copies every value (the API types hold no
+// untyped values that could share m's maps). So m may be a stored map.
 func (s *Store) decodeInto(m map[string]any, gvk schema.GroupVersionKind, obj runtime.Object) error {
-	m["apiVersion"] = gvk.GroupVersion().String()
-	m["kind"] = gvk.Kind
 	if u, ok := obj.(runtime.Unstructured); ok {
-		u.SetUnstructuredContent(m)
+		c := copyMap(m)
+		c["apiVersion"] = gvk.GroupVersion().String()
+		c["kind"] = gvk.Kind
+		u.SetUnstructuredContent(c)
 		return nil
 	}
 	zeroObject(obj)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, obj); err != nil {
 		return fmt.Errorf("store: decoding %s into %T: %w", gvk.Kind, obj, err)
 	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return nil
 }
 
@@ -386,7 +386,7 @@ func (s *Store) List(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	items := make([]map[string]any, len(keys))
 	for i, k := range keys {
-		items[i] = copyMap(s.objects[info.gk][k])
+		items[i] = s.objects[info.gk][k] // never changed: decoded without the lock
 	}
 	rv := strconv.FormatUint(s.rv, 10)
 	s.mu.Unlock()

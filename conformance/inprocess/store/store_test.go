@@ -563,3 +563,77 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Errorf("after %d concurrent patches the ConfigMap has %d keys, want all of them", writers*each, len(got.Data))
 	}
 }
+
+// TestReadersCannotChangeStoredObjects changes, deep inside, every object
+// the store hands out (after Create, Get, List, a status write and a watch
+// event, typed and unstructured) and checks that the stored object is
+// unchanged: the store decodes typed objects straight from its own maps.
+func TestReadersCannotChangeStoredObjects(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	w, err := s.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	r := httpRoute("default", "r")
+	r.Labels = map[string]string{"app": "a"}
+	mustCreate(t, s, r)
+	spoil := func(r *gatewayv1.HTTPRoute) {
+		r.Labels["app"] = "spoiled"
+		r.Spec.ParentRefs[0].Name = "spoiled"
+		*r.Spec.Rules[0].BackendRefs[0].Port = 1
+		*r.Spec.Rules[0].Matches[0].Path.Value = "/spoiled"
+	}
+	check := func(after string) {
+		t.Helper()
+		g := &gatewayv1.HTTPRoute{}
+		if err := s.Get(ctx, client.ObjectKeyFromObject(r), g); err != nil {
+			t.Fatal(err)
+		}
+		if g.Labels["app"] != "a" || g.Spec.ParentRefs[0].Name != "gw" || *g.Spec.Rules[0].BackendRefs[0].Port != 8080 || *g.Spec.Rules[0].Matches[0].Path.Value != "/" {
+			t.Fatalf("after changing what %s returned, the stored route is %+v", after, g)
+		}
+	}
+	spoil(r)
+	check("Create")
+
+	g := &gatewayv1.HTTPRoute{}
+	if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "r"}, g); err != nil {
+		t.Fatal(err)
+	}
+	spoil(g)
+	check("Get")
+
+	var list gatewayv1.HTTPRouteList
+	if err := s.List(ctx, &list); err != nil {
+		t.Fatal(err)
+	}
+	spoil(&list.Items[0])
+	check("List")
+
+	ev := <-w.ResultChan()
+	spoil(ev.Object.(*gatewayv1.HTTPRoute))
+	check("a watch event")
+
+	if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "r"}, g); err != nil {
+		t.Fatal(err)
+	}
+	g.Status.Parents = []gatewayv1.RouteParentStatus{{ParentRef: gatewayv1.ParentReference{Name: "gw"}, ControllerName: "example.com/c",
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: metav1.Now()}}}}
+	if err := s.Status().Update(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	spoil(g)
+	check("a status write")
+
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"))
+	if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "r"}, u); err != nil {
+		t.Fatal(err)
+	}
+	refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
+	refs[0].(map[string]any)["name"] = "spoiled"
+	u.Object["spec"].(map[string]any)["parentRefs"].([]any)[0].(map[string]any)["name"] = "spoiled"
+	check("an unstructured Get")
+}

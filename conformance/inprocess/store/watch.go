@@ -238,12 +238,12 @@ func (w *watcher) deliverLocked(ev event) {
 func (w *watcher) object(m map[string]any) (runtime.Object, error) {
 	if !w.typed {
 		u := &unstructured.Unstructured{}
-		err := w.s.decodeInto(copyMap(m), w.gvk, u)
+		err := w.s.decodeInto(m, w.gvk, u)
 		return u, err
 	}
 	obj, err := w.s.scheme.New(w.gvk)
 	if err != nil {
 		return nil, fmt.Errorf("store: watch of %s: %w", w.gvk, err)
 	}
-	return obj, w.s.decodeInto(copyMap(m), w.gvk, obj)
+	return obj, w.s.decodeInto(m, w.gvk, obj)
 }

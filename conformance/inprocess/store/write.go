@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -39,7 +40,7 @@ import (
 const optimisticLockMsg = "the object has been modified; please apply your changes to the latest version and try again"
 
 // create runs the create path of the API server on m (owned by the store
-// from here on) and returns a copy of the stored object.
+// from here on) and returns the stored object, which no one may change.
 func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, m map[string]any, dryRun bool) (map[string]any, error) {
 	u := &unstructured.Unstructured{Object: m}
 	u.SetAPIVersion(gvk.GroupVersion().String())
@@ -121,7 +122,7 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 	s.byUID[u.GetUID()] = objRef{info.gk, key}
 	s.emitLocked(info, eventAdded, nil, u.Object)
 	s.mu.Unlock()
-	return copyMap(u.Object), nil // stored maps are never changed: no lock needed
+	return u.Object, nil // stored maps are never changed: no lock needed
 }
 
 // namespaceAcceptsLocked checks that namespace ns exists and is not
@@ -306,7 +307,8 @@ func celBlocked(errs field.ErrorList) bool {
 // update runs the update path of the API server for the object at key:
 // the main resource (status false) or the status subresource. If mutate is
 // not nil it computes the new object from a copy of the stored one (in the
-// request version) and m is ignored.
+// request version) and m is ignored. It returns the stored object (or,
+// under dry run, the object that would be), which no one may change.
 //
 // A write of the status subresource and a patch are decoded, defaulted and
 // validated against a snapshot of the stored object without holding the
@@ -356,7 +358,10 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 		return nil, false, apierrors.NewNotFound(info.groupResource(), key.name)
 	}
 	storedRV := (&unstructured.Unstructured{Object: stored}).GetResourceVersion()
-	old := &unstructured.Unstructured{Object: copyMap(stored)}
+	// old shares all but its top level with the stored object, which no
+	// one changes: old's apiVersion is set below, and nothing here changes
+	// what is inside old.
+	old := &unstructured.Unstructured{Object: maps.Clone(stored)}
 	old.SetAPIVersion(gvk.GroupVersion().String())
 	if mutate != nil {
 		if m, err = mutate(copyMap(old.Object)); err != nil {
@@ -391,8 +396,13 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 
 	if status {
 		// The status subresource changes status only.
+		// Of the stored object's parts, only metadata is changed below
+		// (resourceVersion and the like): the others are shared.
 		st, has := u.Object["status"]
-		u.Object = copyMap(old.Object)
+		u.Object = maps.Clone(old.Object)
+		if md, ok := u.Object["metadata"].(map[string]any); ok {
+			u.Object["metadata"] = copyMap(md)
+		}
 		if has {
 			u.Object["status"] = st
 		} else {
@@ -433,7 +443,7 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 	if result == nil {
 		return nil, retry, err
 	}
-	return copyMap(result), false, nil // stored maps are never changed: no lock needed
+	return result, false, nil // stored maps are never changed: no lock needed
 }
 
 // storeUpdate stores u over the object at key if that is still at
