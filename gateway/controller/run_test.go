@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -48,7 +50,8 @@ func conditionIs(conds []metav1.Condition, typ string, status metav1.ConditionSt
 // backend Service deleted) is reflected, and Run returns when its context
 // is cancelled.
 func TestRunConverges(t *testing.T) {
-	cl := newFakeClient(t, testClass(), namespace(ns, nil))
+	fc := newFakeClient(t, testClass(), namespace(ns, nil))
+	cl := &watchRecorder{WithWatch: fc, watched: map[string]bool{}}
 	rec := &recorder{}
 	c := newTestController(t, cl, rec)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -66,6 +69,17 @@ func TestRunConverges(t *testing.T) {
 		}
 	}()
 
+	// The fake client's watches start when they are called and do not
+	// replay what happened since the informers' lists (an API server's
+	// do): create nothing before every informer watches.
+	const within = 20 * time.Second
+	eventually(t, within, "every informer watching", func() error {
+		if n, want := cl.count(), len(watchedKinds()); n < want {
+			return fmt.Errorf("%d of %d kinds watched", n, want)
+		}
+		return nil
+	})
+
 	svc := service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080})
 	for _, o := range []client.Object{gateway("gw", listener("l", 80, gwv1.HTTPProtocolType, "")), svc, httpRoute(ns, "r", t0, []gwv1.ParentReference{parentRef("gw")})} {
 		if err := cl.Create(ctx, o); err != nil {
@@ -73,7 +87,6 @@ func TestRunConverges(t *testing.T) {
 		}
 	}
 
-	const within = 20 * time.Second
 	eventually(t, within, "route accepted with resolved refs, Gateway programmed", func() error {
 		g := &gwv1.Gateway{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw"}, g); err != nil {
@@ -119,4 +132,27 @@ func TestRunConverges(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// watchRecorder is a client that notes which kinds have been watched.
+type watchRecorder struct {
+	client.WithWatch
+	mu      sync.Mutex
+	watched map[string]bool
+}
+
+func (w *watchRecorder) Watch(ctx context.Context, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+	wi, err := w.WithWatch.Watch(ctx, list, opts...)
+	if err == nil {
+		w.mu.Lock()
+		w.watched[fmt.Sprintf("%T", list)] = true
+		w.mu.Unlock()
+	}
+	return wi, err
+}
+
+func (w *watchRecorder) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.watched)
 }
