@@ -94,6 +94,9 @@ func writeMarkdown(w *bufio.Writer, run *Run) {
 	if !run.Started.IsZero() {
 		fmt.Fprintf(w, "| Started | %s |\n", run.Started.UTC().Format(time.RFC3339))
 	}
+	if len(run.Phases) > 0 {
+		fmt.Fprintf(w, "| Phases | %s |\n", cell(PhasesLine(run.Phases)))
+	}
 
 	writeProfiles(w, run)
 	writeFailures(w, run)
@@ -430,6 +433,23 @@ func capObservations(t TestResult) (obs []observe.Observation, more int) {
 // status renders a profile's core or extended status.
 func status(s confv1.Status) string {
 	return fmt.Sprintf("%s (%d passed, %d failed, %d skipped)", cell(string(s.Result)), s.Passed, s.Failed, s.Skipped)
+}
+
+// PhasesLine describes phases in one line, e.g. "start 1.2s, set-up
+// 310ms, serial tests 14.1s".
+func PhasesLine(phases []Phase) string {
+	parts := make([]string, len(phases))
+	for i, p := range phases {
+		d := p.Duration
+		switch {
+		case d >= time.Second:
+			d = d.Round(100 * time.Millisecond)
+		default:
+			d = d.Round(time.Millisecond)
+		}
+		parts[i] = p.Name + " " + d.String()
+	}
+	return strings.Join(parts, ", ")
 }
 
 func duration(d time.Duration) string {

@@ -55,6 +55,11 @@ func goldenRun() *Run {
 		Claims:          Claims{Features: append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
 		TimingTolerance: 500 * time.Millisecond,
 		CommandLine:     []string{"gatecheck", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
+		Phases: []Phase{
+			{Name: "start", Duration: 1234 * time.Millisecond}, {Name: "set-up", Duration: 310 * time.Millisecond},
+			{Name: "serial tests", Duration: 14*time.Second + 149*time.Millisecond}, {Name: "parallel tests", Duration: 26 * time.Second},
+			{Name: "clean-up", Duration: 824 * time.Millisecond},
+		},
 		Tests: []TestResult{
 			{
 				ShortName:   "HTTPRouteSimpleSameNamespace",
@@ -351,6 +356,9 @@ func TestRunValidate(t *testing.T) {
 		{"negative run duration", &Run{Duration: -time.Second}, "run Duration is -1s"},
 		{"negative dropped", &Run{Tests: []TestResult{{ShortName: "A", Result: Pass, DroppedObservations: -1}}}, "DroppedObservations is -1"},
 		{"too many tests", &Run{Tests: make([]TestResult, MaxTests+1)}, "at most 10000 are accepted"},
+		{"unnamed phase", &Run{Phases: []Phase{{Duration: time.Second}}}, "Phases[0]: Name is empty"},
+		{"negative phase", &Run{Phases: []Phase{{Name: "set-up", Duration: -time.Second}}}, "Phases[0] (set-up): Duration is -1s"},
+		{"too many phases", &Run{Phases: make([]Phase, MaxPhases+1)}, "at most 32 are accepted"},
 	}
 	for _, tt := range tests {
 		err := tt.run.Validate()

@@ -90,6 +90,11 @@ type Run struct {
 	// name first), for the Reproduce section; empty when a Go program ran
 	// the suite.
 	CommandLine []string `json:"commandLine,omitempty"`
+	// Phases are how long each phase of the run took, in order: for
+	// example starting the target, setting up the base resources, the
+	// serial tests, the parallel tests and cleaning up. A phase starts
+	// where the one before it ended.
+	Phases []Phase `json:"phases,omitempty"`
 	// Tests holds one result per test, upstream's first, in suite order.
 	Tests []TestResult `json:"tests"`
 	// Conformance is the upstream ConformanceReport: upstream's suite's
@@ -126,6 +131,17 @@ func (t Target) String() string {
 	}
 	return s
 }
+
+// Phase is how long one phase of a run took.
+type Phase struct {
+	// Name names the phase, e.g. "set-up" or "parallel tests".
+	Name string `json:"name"`
+	// Duration is how long it took.
+	Duration time.Duration `json:"duration"`
+}
+
+// MaxPhases is the most phases a Run may hold.
+const MaxPhases = 32
 
 // Environment holds the versions a run's results depend on.
 type Environment struct {
@@ -202,7 +218,18 @@ func (r *Run) Validate() error {
 	if r.TimingTolerance < 0 {
 		return fmt.Errorf("reports: run TimingTolerance is %v; want a duration of zero or more", r.TimingTolerance)
 	}
+	if len(r.Phases) > MaxPhases {
+		return fmt.Errorf("reports: run has %d phases; at most %d are accepted", len(r.Phases), MaxPhases)
+	}
 	var errs []error
+	for i, p := range r.Phases {
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("reports: Phases[%d]: Name is empty; want the phase's name, e.g. \"set-up\"", i))
+		}
+		if p.Duration < 0 {
+			errs = append(errs, fmt.Errorf("reports: Phases[%d] (%s): Duration is %v; want a duration of zero or more", i, p.Name, p.Duration))
+		}
+	}
 	seen := make(map[string]bool, len(r.Tests))
 	for i, t := range r.Tests {
 		switch {
