@@ -110,14 +110,7 @@ func host(opts runner.Options, verbose bool, stdout, stderr io.Writer) int {
 		}
 	}}}
 	m := testing.MainStart(testDeps{}, tests, nil, nil, nil)
-	// testing's flags are on flag.CommandLine: take none from our command
-	// line, and have it stream every test's output with framing lines,
-	// which the capture parses.
-	if err := flag.CommandLine.Parse(nil); err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
-		return 1
-	}
-	if err := flag.Set("test.v", "test2json"); err != nil {
+	if err := setTestingFlags(); err != nil {
 		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
 		return 1
 	}
@@ -151,6 +144,16 @@ func host(opts runner.Options, verbose bool, stdout, stderr io.Writer) int {
 	return code
 }
 
+// setTestingFlags sets testing's flags, which are on flag.CommandLine:
+// none from our command line, and every test's output streamed with
+// framing lines, which the capture parses.
+func setTestingFlags() error {
+	if err := flag.CommandLine.Parse(nil); err != nil {
+		return err
+	}
+	return flag.Set("test.v", "test2json")
+}
+
 func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 	var passed, failed, skipped int
 	var failedNames []string
@@ -166,6 +169,18 @@ func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d tests in %s: %d passed, %d failed, %d skipped\n", len(res.Run.Tests), took.Round(time.Second), passed, failed, skipped)
+	if len(res.Phases) > 0 {
+		phases := slices.Clone(res.Phases)
+		var sum time.Duration
+		for _, p := range phases {
+			sum += p.Duration
+		}
+		// The rest is the in-process cluster's stop, after the reports.
+		if rest := took - sum; rest > 0 {
+			phases = append(phases, reports.Phase{Name: "stop", Duration: rest})
+		}
+		fmt.Fprintf(w, "phases: %s\n", reports.PhasesLine(phases))
+	}
 	for _, n := range failedNames {
 		fmt.Fprintf(w, "failed: %s\n", n)
 	}

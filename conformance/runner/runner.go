@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,37 @@ type Result struct {
 	Files []string
 	// Err reports a failure to build or write the reports.
 	Err error
+	// Phases are how long each phase of the run took, from the call of
+	// Run: "start" (the target started or reached, the suites built and
+	// planned, the header printed), "set-up" (the base resources),
+	// "serial tests", "parallel tests" (those marked Parallel, which run
+	// after the serial ones), "clean-up" (the base resources deleted)
+	// and "reports" (built and written). The run record holds all but
+	// the last.
+	Phases []reports.Phase
+}
+
+// phaseClock times the phases of a run, each from the end of the one
+// before.
+type phaseClock struct {
+	mu     sync.Mutex
+	last   time.Time
+	phases []reports.Phase
+}
+
+// end ends the phase name now.
+func (c *phaseClock) end(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.phases = append(c.phases, reports.Phase{Name: name, Duration: now.Sub(c.last)})
+	c.last = now
+}
+
+func (c *phaseClock) list() []reports.Phase {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.phases)
 }
 
 // Run runs the suite as subtests of t, one per conformance test, named by
@@ -71,6 +103,7 @@ type Result struct {
 // requested profile.
 func Run(t *testing.T, opts Options) (*Result, error) {
 	t.Helper()
+	began := time.Now()
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
@@ -138,6 +171,7 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	tgt.claimsSource = claimsSource
+	tgt.began = began
 	return runSuites(t, &opts, co, tgt, upstreamTests(), gctests.ConformanceTests)
 }
 
@@ -166,6 +200,10 @@ func identityFields(impl confv1.Implementation) []string {
 // prints the header, sets the base resources up once, and runs both
 // suites, as Run describes.
 func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *target, upTests, gcTests []suite.ConformanceTest) (*Result, error) {
+	clock := &phaseClock{last: tgt.began}
+	if clock.last.IsZero() {
+		clock.last = time.Now()
+	}
 	rec := newRecorder(opts)
 	co.Hook = rec.hook
 	explicitProfiles := len(co.ConformanceProfiles) > 0
@@ -268,13 +306,17 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	// them: after every test, after the suites mark the run over, and
 	// after the base resources are deleted.
 	t.Cleanup(func() {
+		clock.end("clean-up")
 		rec.stop()
-		res.Run, res.Files, res.Err = finish(opts, rec, sides, info, start)
+		res.Run, res.Files, res.Err = finish(opts, rec, sides, info, start, clock.list())
+		clock.end("reports")
+		res.Phases = clock.list()
 		if res.Err != nil {
 			t.Errorf("runner: %v", res.Err)
 		}
 	})
 	rec.begin(sides)
+	clock.end("start")
 
 	// One set-up for both suites: upstream's Setup on the first suite
 	// that runs, with the features of both (Setup applies the Gateway and
@@ -286,6 +328,7 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		first.SupportedFeatures = claimed.Union(s.suite.SupportedFeatures)
 	}
 	first.Setup(t, append(slices.Clone(upTests), gcTests...))
+	clock.end("set-up")
 	first.SupportedFeatures = claimed
 	for _, s := range running[1:] {
 		s.suite.ControllerName = first.ControllerName
@@ -307,6 +350,10 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 			s.suite.Client = tgt.restoreClient
 		}
 	}
+	clock.end("serial tests")
+	// Cleanups run last registered first, once every subtest is over:
+	// this one first, as the parallel tests end.
+	t.Cleanup(func() { clock.end("parallel tests") })
 	return res, nil
 }
 
@@ -402,10 +449,11 @@ func (r *recorder) hook(t *testing.T, ct suite.ConformanceTest, s *suite.Conform
 }
 
 // finish builds the record of the run and writes the reports.
-func finish(o *Options, rec *recorder, sides []*side, info reports.Run, start time.Time) (*reports.Run, []string, error) {
+func finish(o *Options, rec *recorder, sides []*side, info reports.Run, start time.Time, phases []reports.Phase) (*reports.Run, []string, error) {
 	run := info
 	run.Started = start
 	run.Duration = time.Since(start)
+	run.Phases = phases
 	for _, s := range sides {
 		if !s.run {
 			continue

@@ -143,6 +143,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 	gcTests := []suite.ConformanceTest{
 		{ShortName: "ParallelPasses", Description: "parallel", Features: core, Parallel: true, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			checkClient(t, s)
+			time.Sleep(phaseWork) // work the parallel tests' phase must count
 			if err := s.Client.List(context.Background(), &apiextensionsv1.CustomResourceDefinitionList{}); err != nil {
 				t.Errorf("the client put back does not work: %v", err)
 			}
@@ -152,6 +153,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		}},
 		{ShortName: "GatecheckPasses", Description: "gatecheck", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			observe.Record(t, "gap", "301ms")
+			time.Sleep(phaseWork) // work the serial tests' phase must count
 		}},
 	}
 	co := suite.ConformanceOptions{
@@ -183,10 +185,15 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 	}
 }
 
+// phaseWork is how long a test of TestRunSuiteRecordsAndReports works,
+// so that the phase it runs in shows it.
+const phaseWork = 50 * time.Millisecond
+
 func checkRun(t *testing.T, res *Result, dir, progress string) {
 	if res.Err != nil {
 		t.Fatalf("Result.Err = %v", res.Err)
 	}
+	checkPhases(t, res)
 	order := []string{"Passes", "NeedsRetry", "ParallelPasses", "SkipsItself", "GatecheckPasses"}
 	want := map[string]reports.Result{"Passes": reports.Pass, "ParallelPasses": reports.Pass, "SkipsItself": reports.Skip,
 		"NeedsRetry": reports.Skip, "GatecheckPasses": reports.Pass}
@@ -513,5 +520,33 @@ func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 	var err error
 	if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkPhases checks that the phases are timed in order, each counting
+// the work done in it: the serial test's in "serial tests", the parallel
+// test's in "parallel tests", which run after every serial test.
+func checkPhases(t *testing.T, res *Result) {
+	t.Helper()
+	var names []string
+	took := map[string]time.Duration{}
+	for _, p := range res.Phases {
+		names = append(names, p.Name)
+		took[p.Name] = p.Duration
+		if p.Duration < 0 {
+			t.Errorf("phase %s took %v", p.Name, p.Duration)
+		}
+	}
+	want := []string{"start", "set-up", "serial tests", "parallel tests", "clean-up", "reports"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("phases %v, want %v", names, want)
+	}
+	for _, name := range []string{"serial tests", "parallel tests"} {
+		if took[name] < phaseWork {
+			t.Errorf("phase %q took %v; its test alone worked %v", name, took[name], phaseWork)
+		}
+	}
+	if !slices.Equal(res.Run.Phases, res.Phases[:len(want)-1]) {
+		t.Errorf("the run record's phases %v, want those before the reports: %v", res.Run.Phases, res.Phases[:len(want)-1])
 	}
 }

@@ -43,6 +43,9 @@ type target struct {
 	kubernetesVersion string
 	// claimsSource says where the features claimed come from.
 	claimsSource string
+	// began is when Run was called, the start of the run's first phase;
+	// zero means when the suites are built.
+	began time.Time
 }
 
 // startInProcess starts the embedded cluster with the reference gateway
