@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -66,6 +69,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--timing-tolerance", "fast"}, "flag --timing-tolerance"},
 		{[]string{"run", "--conformance-profiles", "GATEWAY-FTP"}, "flag --conformance-profiles"},
 		{[]string{"run", "--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"run", "--parallel", "0"}, "flag --parallel: 0 is out of range; want 1 to 4096"},
+		{[]string{"run", "--parallel", "many"}, `invalid value "many" for flag -parallel`},
 	}
 	for _, tt := range tests {
 		code, _, errs := run(tt.args...)
@@ -85,7 +90,7 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 		"mode", "conformance-profiles", "report-output", "organization", "project", "url", "version", "contact",
 		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
 		"timeout-config-overrides", "kubeconfig", "context", "in-process", "report-dir", "timing-tolerance",
-		"options-file", "conformance-options-file", "v",
+		"options-file", "conformance-options-file", "v", "parallel",
 	} {
 		if len(flag) == 1 {
 			// flag prints a one-letter flag's help on its own line.
@@ -183,5 +188,24 @@ func TestCaptureAttributesOutput(t *testing.T) {
 	}
 	if !strings.Contains(out, "=== RUN   gatecheck/First\n    first.go:10: first log\n") {
 		t.Errorf("the output was not forwarded as written: %.300q", out)
+	}
+}
+
+// TestParallelReachesTesting: --parallel is what testing reads as
+// -test.parallel, which bounds the suite's parallel tests.
+func TestParallelReachesTesting(t *testing.T) {
+	for _, name := range []string{"test.v", "test.parallel"} {
+		f := flag.Lookup(name)
+		old := f.Value.String()
+		t.Cleanup(func() { _ = f.Value.Set(old) })
+	}
+	if err := setTestingFlags(defaultParallel); err != nil {
+		t.Fatal(err)
+	}
+	if got := flag.Lookup("test.parallel").Value.String(); got != strconv.Itoa(defaultParallel) {
+		t.Errorf("-test.parallel = %s, want --parallel's default %d", got, defaultParallel)
+	}
+	if defaultParallel <= runtime.GOMAXPROCS(0) {
+		t.Errorf("--parallel's default %d is no more than the cores' %d", defaultParallel, runtime.GOMAXPROCS(0))
 	}
 }

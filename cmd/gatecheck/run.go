@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	build := runner.RegisterFlags(fs)
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
+	parallel := fs.Int("parallel", defaultParallel, "how many tests and subtests marked parallel may run at once (as go test -parallel); "+
+		"the default is sized to the suite, not to the cores, since its tests mostly wait on timers and the network")
 	// The flag package prints the help itself, when asked for it and
 	// after a bad flag's error; it is kept until Parse says which, so that
 	// help asked for goes to stdout (where it can be paged) and help after
@@ -77,6 +80,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatecheck run: unexpected argument %q; it takes flags only (gatecheck run -help)\n", fs.Arg(0))
 		return 2
 	}
+	if *parallel < 1 || *parallel > maxParallel {
+		fmt.Fprintf(stderr, "gatecheck run: flag --parallel: %d is out of range; want 1 to %d\n", *parallel, maxParallel)
+		return 2
+	}
 	opts, err := build()
 	if err != nil {
 		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
@@ -84,12 +91,24 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Progress = stdout
 	opts.CommandLine = append([]string{"gatecheck", "run"}, args...)
-	return host(opts, *verbose, stdout, stderr)
+	return host(opts, *verbose, *parallel, stdout, stderr)
 }
+
+// defaultParallel is --parallel's default. testing's own default is the
+// number of cores (GOMAXPROCS), which here queues the suite's parallel
+// tests, and the parallel subtests of those, behind a couple of slots,
+// though each spends nearly all its time waiting: for a timeout it
+// provoked, a retry's backoff, a status to be written. The suite runs
+// about 100 tests, of which some 30 are parallel with up to a dozen
+// parallel subtests each; 256 lets all of them run at once.
+const defaultParallel = 256
+
+// maxParallel bounds --parallel.
+const maxParallel = 4096
 
 // host runs the suite as the one test of a test binary (see testdeps.go),
 // with its output captured for the reports, and prints a summary.
-func host(opts runner.Options, verbose bool, stdout, stderr io.Writer) int {
+func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Writer) int {
 	var forward io.Writer
 	if verbose {
 		forward = stdout
@@ -110,7 +129,7 @@ func host(opts runner.Options, verbose bool, stdout, stderr io.Writer) int {
 		}
 	}}}
 	m := testing.MainStart(testDeps{}, tests, nil, nil, nil)
-	if err := setTestingFlags(); err != nil {
+	if err := setTestingFlags(parallel); err != nil {
 		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
 		return 1
 	}
@@ -145,13 +164,17 @@ func host(opts runner.Options, verbose bool, stdout, stderr io.Writer) int {
 }
 
 // setTestingFlags sets testing's flags, which are on flag.CommandLine:
-// none from our command line, and every test's output streamed with
-// framing lines, which the capture parses.
-func setTestingFlags() error {
+// none from our command line; every test's output streamed with framing
+// lines, which the capture parses; and parallel tests run up to parallel at
+// once.
+func setTestingFlags(parallel int) error {
 	if err := flag.CommandLine.Parse(nil); err != nil {
 		return err
 	}
-	return flag.Set("test.v", "test2json")
+	if err := flag.Set("test.v", "test2json"); err != nil {
+		return err
+	}
+	return flag.Set("test.parallel", strconv.Itoa(parallel))
 }
 
 func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
