@@ -375,8 +375,8 @@ func checkUnique(all []suite.ConformanceTest) error {
 }
 
 // setInProcessDefaults fills in what an in-process run knows: the
-// reference gateway's features and profiles, and who the implementation
-// is.
+// reference gateway's features and profiles, who the implementation is,
+// and how often to poll its status.
 func setInProcessDefaults(o *Options) {
 	if len(o.SupportedFeatures) == 0 && !o.EnableAllSupportedFeatures {
 		o.SupportedFeatures = ReferenceFeatures()
@@ -388,7 +388,19 @@ func setInProcessDefaults(o *Options) {
 		}
 	}
 	o.Implementation = ReferenceImplementation()
+	if p := o.TimeoutConfig.DefaultPollInterval; p == 0 || p == config.DefaultTimeoutConfig().DefaultPollInterval {
+		o.TimeoutConfig.DefaultPollInterval = InProcessPollInterval
+	}
 }
+
+// InProcessPollInterval is how often an in-process run polls an object's
+// status while a test waits for it (upstream's DefaultPollInterval), unless
+// the timeout config sets another interval than upstream's default. Upstream's
+// 100ms suits an API server; the in-process store answers a read in
+// microseconds and the reference gateway writes status within milliseconds,
+// so at 100ms most of the small tests would spend their time waiting for
+// the second poll.
+const InProcessPollInterval = 10 * time.Millisecond
 
 // ReferenceImplementation is how reports name the in-process reference
 // gateway: gatecheck's project, at the version of this gatecheck.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
@@ -548,5 +549,30 @@ func checkPhases(t *testing.T, res *Result) {
 	}
 	if !slices.Equal(res.Run.Phases, res.Phases[:len(want)-1]) {
 		t.Errorf("the run record's phases %v, want those before the reports: %v", res.Run.Phases, res.Phases[:len(want)-1])
+	}
+}
+
+// TestInProcessPollInterval: an in-process run polls status at
+// InProcessPollInterval unless the timeout config names another interval
+// than upstream's default.
+func TestInProcessPollInterval(t *testing.T) {
+	upstream := config.DefaultTimeoutConfig().DefaultPollInterval
+	for _, tt := range []struct {
+		name      string
+		set, want time.Duration
+	}{
+		{"upstream's default", upstream, InProcessPollInterval},
+		{"unset", 0, InProcessPollInterval},
+		{"chosen", 250 * time.Millisecond, 250 * time.Millisecond},
+	} {
+		o := DefaultOptions()
+		o.TimeoutConfig.DefaultPollInterval = tt.set
+		setInProcessDefaults(&o)
+		if got := o.TimeoutConfig.DefaultPollInterval; got != tt.want {
+			t.Errorf("%s (%v): in-process poll interval %v, want %v", tt.name, tt.set, got, tt.want)
+		}
+	}
+	if InProcessPollInterval >= upstream {
+		t.Errorf("InProcessPollInterval %v is not shorter than upstream's %v", InProcessPollInterval, upstream)
 	}
 }
