@@ -39,6 +39,7 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 			{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatecheck-Partial: "},
 		} {
 			t.Run(c.name, func(t *testing.T) {
+				t.Parallel() // each connection waits on its own
 				// The gateway's wait starts once the connection is up,
 				// after this.
 				start := time.Now()

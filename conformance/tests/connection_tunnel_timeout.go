@@ -38,7 +38,9 @@ var ConnectionTunnelTimeout = suite.ConformanceTest{
 		tol := TimingTolerance()
 		observe.Record(t, "tunnel-timeout", d)
 
+		// The two WebSockets are independent, so they share the wait.
 		t.Run("idle", func(t *testing.T) {
+			t.Parallel()
 			_, conn, start := g.openWebSocket(t, "/ws")
 			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
 			observe.Record(t, "closed", elapsed.Round(time.Millisecond))
@@ -58,6 +60,7 @@ var ConnectionTunnelTimeout = suite.ConformanceTest{
 		})
 
 		t.Run("active", func(t *testing.T) {
+			t.Parallel()
 			ws, _, start := g.openWebSocket(t, "/ws")
 			tick := time.NewTicker(d / 4)
 			defer tick.Stop()
