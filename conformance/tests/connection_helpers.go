@@ -232,6 +232,7 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 	nn := types.NamespacedName{Namespace: infraNamespace, Name: name}
 	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
 		kubernetes.NewGatewayRef(nn, "http"), nn)
+	awaitFirstOK(t, s, addr, connHost, "/ready")
 	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, addr, gwhttp.ExpectedResponse{
 		Request:   gwhttp.Request{Host: connHost, Path: "/ready"},
 		Response:  gwhttp.Response{StatusCode: 200},

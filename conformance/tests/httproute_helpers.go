@@ -101,6 +101,7 @@ func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backe
 	for _, nn := range nns {
 		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, sharedGateway)
 	}
+	awaitFirstOK(t, s, gwAddr, host, path)
 	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, gwAddr, gwhttp.ExpectedResponse{
 		Request:   gwhttp.Request{Host: host, Path: path},
 		Response:  gwhttp.Response{StatusCode: http.StatusOK},
@@ -108,6 +109,27 @@ func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backe
 		Namespace: infraNamespace,
 	})
 	return gwAddr
+}
+
+// awaitFirstOK polls path on host through the Gateway at gwAddr, at the
+// suite's status poll interval, until it answers 200 or the consistency
+// timeout passes; the consistency check that follows it judges. That
+// check waits a whole second after a miss, and a route is often accepted
+// a few milliseconds before the data plane serves it (404) or its
+// backend's pod is ready (503): without this, such a test would wait that
+// second each time.
+func awaitFirstOK(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, path string) {
+	t.Helper()
+	exp := gwhttp.ExpectedResponse{Request: gwhttp.Request{Host: host, Path: path}}
+	req := gwhttp.MakeRequest(t, &exp, gwAddr, "HTTP", "http")
+	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+	for {
+		_, res, err := s.RoundTripper.CaptureRoundTrip(req)
+		if err == nil && res.StatusCode == http.StatusOK || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(s.TimeoutConfig.DefaultPollInterval) // polling interval, not synchronisation
+	}
 }
 
 // echoSetHeaderName is echo-basic's request header that makes the backend
