@@ -93,6 +93,20 @@ const Healthy = "healthy"
 // childTimeout bounds one child run; a hung child fails the parent.
 const childTimeout = 10 * time.Minute
 
+// childLimit is how long a child may run: childTimeout, or less when the
+// test binary's -timeout comes sooner, so that the child is stopped and
+// named, with its output, before the binary panics and leaves it running.
+// why says which limit it is.
+func childLimit(t *testing.T) (limit time.Duration, why string) {
+	const margin = 20 * time.Second // to report, and for the others' reports
+	limit = childTimeout
+	if d, ok := t.Deadline(); ok && time.Until(d)-margin < limit {
+		limit = max(time.Until(d)-margin, time.Second)
+		why = ", which is what the test binary's -timeout left (make test's TEST_TIMEOUT; raise it on a slower machine)"
+	}
+	return limit, why
+}
+
 // EnvParallel sets how many child runs may go at once in one test binary
 // (default: the number of CPUs, at least 2). Most of a child's time is spent
 // waiting on timeouts the tests provoke, so children overlap well; callers
@@ -151,6 +165,7 @@ func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...
 	if tol > 0 {
 		cmd.Env = append(cmd.Env, envTolerance+"="+tol.String())
 	}
+	limit, why := childLimit(t)
 	done := make(chan struct{})
 	var out []byte
 	var err error
@@ -158,10 +173,10 @@ func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(childTimeout):
+	case <-time.After(limit):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("negative run %q did not finish in %v; output:\n%s", breakage, childTimeout, tail(out))
+		t.Fatalf("negative run %q did not finish in %v%s; output:\n%s", breakage, limit.Round(time.Second), why, tail(out))
 	}
 	data, readErr := os.ReadFile(results)
 	if readErr != nil {

@@ -3,6 +3,7 @@ package negative
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFailureLines checks that a failing test's last lines are picked out
@@ -33,5 +34,27 @@ func TestFailureLines(t *testing.T) {
 	}
 	if got := failureLines([]byte(out), "C"); !strings.Contains(got, "no failure text") {
 		t.Errorf("failureLines of a test with no lines = %q", got)
+	}
+}
+
+// TestChildLimitEndsBeforeTheBinary: a child is stopped before the test
+// binary's -timeout panics, and never runs longer than childTimeout.
+func TestChildLimitEndsBeforeTheBinary(t *testing.T) {
+	limit, why := childLimit(t)
+	if limit > childTimeout || limit < time.Second {
+		t.Errorf("limit %v, want from 1s to childTimeout %v", limit, childTimeout)
+	}
+	d, ok := t.Deadline()
+	if !ok {
+		if limit != childTimeout || why != "" {
+			t.Errorf("without -timeout: limit %v (%q), want childTimeout %v", limit, why, childTimeout)
+		}
+		return
+	}
+	if left := time.Until(d); limit >= left {
+		t.Errorf("limit %v, want less than the %v the binary's -timeout leaves", limit, left)
+	}
+	if time.Until(d) < childTimeout && !strings.Contains(why, "-timeout") {
+		t.Errorf("the limit comes from -timeout, but the reason %q does not say so", why)
 	}
 }
