@@ -112,8 +112,10 @@ func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backe
 }
 
 // awaitFirstOK polls path on host through the Gateway at gwAddr, at the
-// suite's status poll interval, until it answers 200 or the consistency
-// timeout passes; the consistency check that follows it judges. That
+// suite's status poll interval but no more often than every 50ms (each
+// poll is a request through the data plane to a backend), until it
+// answers 200 or the consistency timeout passes; the consistency check
+// that follows it judges. That
 // check waits a whole second after a miss, and a route is often accepted
 // a few milliseconds before the data plane serves it (404) or its
 // backend's pod is ready (503): without this, such a test would wait that
@@ -122,13 +124,14 @@ func awaitFirstOK(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, pat
 	t.Helper()
 	exp := gwhttp.ExpectedResponse{Request: gwhttp.Request{Host: host, Path: path}}
 	req := gwhttp.MakeRequest(t, &exp, gwAddr, "HTTP", "http")
+	interval := max(s.TimeoutConfig.DefaultPollInterval, 50*time.Millisecond)
 	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
 	for {
 		_, res, err := s.RoundTripper.CaptureRoundTrip(req)
 		if err == nil && res.StatusCode == http.StatusOK || time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(s.TimeoutConfig.DefaultPollInterval) // polling interval, not synchronisation
+		time.Sleep(interval) // polling interval, not synchronisation
 	}
 }
 
