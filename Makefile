@@ -20,9 +20,10 @@ include Makefile.localcp
 run:
 	$(GO) run $(BUILDVCS) ./cmd/gatecheck run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: vet, gofmt and every Go test with the race detector
+## test: vet, gofmt and every Go test with the race detector, each package under an explicit
+## time limit (TEST_TIMEOUT, default 8m; see hack/test.sh)
 test: vet
-	$(GO) test -race -count=1 ./...
+	GO=$(GO) hack/test.sh
 
 ## test-gwapi-v1.7: build and run gatecheck against Gateway API v1.7.0 in a module made outside
 ## go.mod (fetches the go1.27.3 toolchain for it; see hack/test-gwapi-v1.7.sh)
