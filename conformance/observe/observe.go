@@ -10,6 +10,7 @@ package observe
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,13 @@ type Observation struct {
 	Key string `json:"key"`
 	// Value is the observed value, formatted with fmt's %v when recorded.
 	Value string `json:"value"`
+	// Timing holds, when the value recorded was a Timing, the observed
+	// duration and the window it had to fall in, as numbers a report can
+	// draw.
+	Timing *Timing `json:"timing,omitempty"`
+	// Table holds, when the value recorded was a Tabler (a retry ledger,
+	// say), its rows, so a report can show them as a table.
+	Table *Table `json:"table,omitempty"`
 }
 
 // Collector keeps observations by conformance test. Its methods are safe
@@ -113,9 +121,20 @@ func (c *Collector) Record(t testing.TB, key string, value any) {
 		t.Errorf("observe.Record: %v", err)
 		return
 	}
-	v := truncate(fmt.Sprint(value), MaxValueLen)
+	o := Observation{Key: key, Value: truncate(fmt.Sprint(value), MaxValueLen)}
 	short, subtest := split(t.Name())
-	t.Logf("observe: %s = %s", key, v)
+	o.Subtest = subtest
+	switch v := value.(type) {
+	case Timing:
+		o.Timing = &v
+		t.Logf("observe: %s = %s (window %s)", key, o.Value, v.Window)
+	case Tabler:
+		tab := v.ObservationTable().bounded()
+		o.Table = &tab
+		t.Logf("observe: %s = %s", key, o.Value)
+	default:
+		t.Logf("observe: %s = %s", key, o.Value)
+	}
 
 	c.mu.Lock()
 	r, ok := c.tests[short]
@@ -130,7 +149,7 @@ func (c *Collector) Record(t testing.TB, key string, value any) {
 	}
 	kept := len(r.obs) < MaxPerTest
 	if kept {
-		r.obs = append(r.obs, Observation{Subtest: subtest, Key: key, Value: v})
+		r.obs = append(r.obs, o)
 	} else {
 		r.dropped++
 	}
@@ -148,7 +167,27 @@ func (c *Collector) For(shortName string) []Observation {
 	if !ok || len(r.obs) == 0 {
 		return nil
 	}
-	return append([]Observation(nil), r.obs...)
+	out := make([]Observation, len(r.obs))
+	for i, o := range r.obs {
+		out[i] = o.clone()
+	}
+	return out
+}
+
+// clone copies o deeply, so the copy shares nothing with the collector.
+func (o Observation) clone() Observation {
+	if o.Timing != nil {
+		t := *o.Timing
+		o.Timing = &t
+	}
+	if o.Table != nil {
+		t := Table{Columns: slices.Clone(o.Table.Columns), Rows: make([][]string, len(o.Table.Rows))}
+		for i, r := range o.Table.Rows {
+			t.Rows[i] = slices.Clone(r)
+		}
+		o.Table = &t
+	}
+	return o
 }
 
 // Dropped is like the package-level Dropped, for this collector.

@@ -236,3 +236,100 @@ func BenchmarkRecordParallel(b *testing.B) {
 		}
 	})
 }
+
+// ledgerLike is a Tabler, as a test's retry ledger summary is.
+type ledgerLike struct{ rows [][]string }
+
+func (l ledgerLike) String() string { return fmt.Sprintf("%d attempts", len(l.rows)) }
+func (l ledgerLike) ObservationTable() Table {
+	return Table{Columns: []string{"attempt", "status"}, Rows: l.rows}
+}
+
+func TestRecordKeepsTimingsAndTables(t *testing.T) {
+	c := NewCollector()
+	tb := &fakeTB{name: "TestConformance/Timed/sub"}
+	c.Record(tb, "elapsed", Within(2100*time.Millisecond, 2*time.Second, 2*time.Second, 2500*time.Millisecond))
+	c.Record(tb, "ledger", ledgerLike{rows: [][]string{{"1", "503"}, {"2", "200", "extra cell"}, {"3"}}})
+	c.Record(tb, "plain", 5*time.Second)
+	c.Record(tb, "exact", Within(1001400*time.Microsecond, time.Second, time.Second, 1001*time.Millisecond))
+
+	got := c.For("Timed")
+	if len(got) != 4 {
+		t.Fatalf("kept %d observations, want 3: %+v", len(got), got)
+	}
+	tm := got[0]
+	if tm.Value != "2.1s" || tm.Timing == nil || tm.Timing.Observed != 2100*time.Millisecond ||
+		tm.Timing.Configured != 2*time.Second || tm.Timing.Earliest != 2*time.Second || tm.Timing.Latest != 2500*time.Millisecond {
+		t.Errorf("timing kept as %+v (timing %+v), want value 2.1s and the window [2s, 2.5s] for 2s", tm, tm.Timing)
+	}
+	if !tm.Timing.InWindow() {
+		t.Error("2.1s in [2s, 2.5s]: InWindow = false")
+	}
+	if Within(1999*time.Millisecond, 2*time.Second, 2*time.Second, 3*time.Second).InWindow() ||
+		Within(3001*time.Millisecond, 2*time.Second, 2*time.Second, 3*time.Second).InWindow() {
+		t.Error("InWindow = true for a duration outside the window")
+	}
+	if want := "observe: elapsed = 2.1s (window [2s, 2.5s] for 2s configured)"; tb.logs[0] != want {
+		t.Errorf("log = %q, want %q", tb.logs[0], want)
+	}
+
+	tab := got[1]
+	want := Table{Columns: []string{"attempt", "status"}, Rows: [][]string{{"1", "503"}, {"2", "200"}, {"3", ""}}}
+	if tab.Value != "3 attempts" || tab.Table == nil || !tablesEqual(*tab.Table, want) {
+		t.Errorf("table kept as %+v (table %+v), want value %q and %+v", tab, tab.Table, "3 attempts", want)
+	}
+	if got[2].Timing != nil || got[2].Table != nil || got[2].Value != "5s" {
+		t.Errorf("a plain duration kept as %+v, want its text only", got[2])
+	}
+	// The text rounds to the millisecond; the window is judged on the
+	// exact duration, as the test judged it.
+	if ex := got[3]; ex.Value != "1.001s" || ex.Timing.Observed != 1001400*time.Microsecond || ex.Timing.InWindow() {
+		t.Errorf("1.0014s against [1s, 1.001s] kept as %+v (timing %+v), want text 1.001s, the exact duration, and outside the window", ex, ex.Timing)
+	}
+
+	// For returns copies that share nothing with the collector.
+	got[0].Timing.Observed = 0
+	got[1].Table.Rows[0][0] = "changed"
+	again := c.For("Timed")
+	if again[0].Timing.Observed != 2100*time.Millisecond || again[1].Table.Rows[0][0] != "1" {
+		t.Error("changing For's result changed the collector's timing or table")
+	}
+}
+
+func TestRecordBoundsTables(t *testing.T) {
+	c := NewCollector()
+	tb := &fakeTB{name: "TestConformance/Big"}
+	cols := make([]string, MaxTableColumns+3)
+	for i := range cols {
+		cols[i] = fmt.Sprint("c", i)
+	}
+	var rows [][]string
+	for i := range MaxTableRows + 10 {
+		rows = append(rows, []string{fmt.Sprint(i), strings.Repeat("x", MaxCellLen+10), "two\nlines"})
+	}
+	c.Record(tb, "t", bigTable{Table{Columns: cols, Rows: rows}})
+	tab := c.For("Big")[0].Table
+	if len(tab.Columns) != MaxTableColumns {
+		t.Errorf("kept %d columns, want %d", len(tab.Columns), MaxTableColumns)
+	}
+	if len(tab.Rows) != MaxTableRows {
+		t.Fatalf("kept %d rows, want %d", len(tab.Rows), MaxTableRows)
+	}
+	if last := tab.Rows[MaxTableRows-1][0]; last != "(11 more rows)" {
+		t.Errorf("last row starts %q, want %q", last, "(11 more rows)")
+	}
+	for _, r := range tab.Rows[:MaxTableRows-1] {
+		if len(r) != MaxTableColumns || len(r[1]) > MaxCellLen || !strings.HasSuffix(r[1], "…") || r[2] != "two lines" {
+			t.Fatalf("row %q: want %d cells, the long one cut to %d bytes, line breaks gone", r, MaxTableColumns, MaxCellLen)
+		}
+	}
+}
+
+type bigTable struct{ t Table }
+
+func (b bigTable) String() string          { return "big" }
+func (b bigTable) ObservationTable() Table { return b.t }
+
+func tablesEqual(a, b Table) bool {
+	return slices.Equal(a.Columns, b.Columns) && slices.EqualFunc(a.Rows, b.Rows, slices.Equal)
+}
