@@ -48,7 +48,7 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 					t.Fatalf("sending %q: %v", c.send, err)
 				}
 				elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
-				observe.Record(t, "closed", elapsed.Round(time.Millisecond))
+				observe.Record(t, "closed", observe.Within(elapsed, d, d, d+tol))
 				if len(got) > 0 {
 					observe.Record(t, "answer", strings.SplitN(string(got), "\r\n", 2)[0])
 				}

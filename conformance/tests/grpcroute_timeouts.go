@@ -194,8 +194,15 @@ func (r grpcKindResult) code() codes.Code { return status.Code(r.err) }
 // record records the status, elapsed time and messages received.
 func (r grpcKindResult) record(t *testing.T) {
 	t.Helper()
+	r.recordElapsed(t, r.elapsed.Round(time.Millisecond))
+}
+
+// recordElapsed is record with the elapsed time recorded as given (an
+// observe.Timing, when the caller holds it to a window).
+func (r grpcKindResult) recordElapsed(t *testing.T, elapsed any) {
+	t.Helper()
 	observe.Record(t, "status", r.code())
-	observe.Record(t, "elapsed", r.elapsed.Round(time.Millisecond))
+	observe.Record(t, "elapsed", elapsed)
 	observe.Record(t, "messages", r.messages)
 	if r.err != nil {
 		observe.Record(t, "grpc-message", status.Convert(r.err).Message())
@@ -293,7 +300,7 @@ func grpcRecvAll(ctx context.Context, client echopb.EchoClient) (int, error) {
 // in [limit, limit+tolerance], and records how it ended.
 func grpcWantCut(t *testing.T, r grpcKindResult, limit time.Duration) {
 	t.Helper()
-	r.record(t)
+	r.recordElapsed(t, observe.Within(r.elapsed, limit, limit, limit+TimingTolerance()))
 	switch {
 	case r.gaveUp:
 		t.Errorf("the call was still running after %v, when the test gave up; want it ended with a non-OK status within [%v, %v]",

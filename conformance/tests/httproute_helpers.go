@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatecheck/gatecheck/conformance/observe"
 	"github.com/gatecheck/gatecheck/contract/echowire"
 )
 
@@ -353,8 +354,17 @@ func ledgerSettled(e echowire.Entry) bool {
 }
 
 // attemptSummary describes the attempts of e for failure messages and
-// observations: "1:503/answered 2:200/answered".
-func attemptSummary(e echowire.Entry) string {
+// observations: "1:503/answered 2:200/answered". Recorded, it also keeps
+// the attempts as a table (see ledgerSummary.ObservationTable).
+func attemptSummary(e echowire.Entry) ledgerSummary { return ledgerSummary(e) }
+
+// ledgerSummary is a ledger entry as tests show it: one line of text, or a
+// table of its attempts.
+type ledgerSummary echowire.Entry
+
+// String is "1:503/answered 2:200/answered": each attempt's number, the
+// status the backend sent and how the attempt ended.
+func (e ledgerSummary) String() string {
 	var b strings.Builder
 	for i, a := range e.Attempts {
 		if i > 0 {
@@ -366,6 +376,40 @@ func attemptSummary(e echowire.Entry) string {
 		fmt.Fprintf(&b, " (+%d dropped)", e.Dropped)
 	}
 	return b.String()
+}
+
+// ObservationTable is a row per attempt, by the backend's clock: when it
+// arrived, sent its headers, was cancelled and ended, in milliseconds from
+// the first attempt's arrival; the gap since the attempt before it ended;
+// the status sent and how it ended.
+func (e ledgerSummary) ObservationTable() observe.Table {
+	t := observe.Table{Columns: []string{"attempt", "arrived", "headers sent", "cancelled", "ended", "gap", "status", "outcome", "connection"}}
+	if len(e.Attempts) == 0 {
+		return t
+	}
+	start := e.Attempts[0].Arrived
+	at := func(ts *time.Time) string {
+		if ts == nil {
+			return ""
+		}
+		return fmt.Sprintf("+%dms", ts.Sub(start).Milliseconds())
+	}
+	for i, a := range e.Attempts {
+		gap := ""
+		if i > 0 && e.Attempts[i-1].Ended != nil {
+			gap = fmt.Sprintf("%dms", a.Arrived.Sub(*e.Attempts[i-1].Ended).Milliseconds())
+		}
+		status := ""
+		if a.Status != 0 {
+			status = fmt.Sprint(a.Status)
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(a.Number), at(&a.Arrived), at(a.HeadersSent), at(a.CancelledAt), at(a.Ended),
+			gap, status, string(a.Outcome), a.Conn})
+	}
+	if e.Dropped > 0 {
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("+%d dropped", e.Dropped)})
+	}
+	return t
 }
 
 // gaps returns, for each attempt after the first, the time from the end of
