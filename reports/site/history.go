@@ -1,0 +1,259 @@
+package site
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gatecheck/gatecheck/reports"
+)
+
+// A history folder holds one folder per run, named by the run's ID, with
+// the run record inside:
+//
+//	history/
+//	  20261121T020000Z-gatecheck-reference-gateway-default-in-process/run.json
+//	  20261121T020412Z-gatecheck-reference-gateway-default-localcp-gatecheck/run.json
+//
+// A run record is all the site needs: every page is built from it, so a
+// newer gatecheck can build the site of old runs again.
+
+// MaxHistoryRuns is the most runs ReadHistory reads; prune an older
+// history with Prune (gatecheck publish --keep).
+const MaxHistoryRuns = 5000
+
+// Entry is one run of a history.
+type Entry struct {
+	// ID names the run in the history and in the site's addresses:
+	// its start time (UTC) and its series' slug.
+	ID string
+	// Series is the slug of the implementation, mode and target the run
+	// belongs to (see SeriesOf).
+	Series string
+	// Run is the run record.
+	Run *reports.Run
+}
+
+// History is the runs of a history folder, oldest first.
+type History struct {
+	Entries []*Entry
+}
+
+// TargetLabel names what a run ran against, in a few words that stay the
+// same from night to night: "in-process" for the embedded reference
+// gateway; on a cluster, the kubeconfig context (the local control plane's
+// is "localcp") and the GatewayClass.
+func TargetLabel(run *reports.Run) string {
+	t := run.Target
+	if t.InProcess {
+		return "in-process"
+	}
+	where := t.Context
+	if where == "" {
+		where = hostOf(t.Server)
+	}
+	if where == "" {
+		where = "cluster"
+	}
+	if t.GatewayClass != "" {
+		return where + " · " + t.GatewayClass
+	}
+	return where
+}
+
+func hostOf(server string) string {
+	s := server
+	if _, rest, ok := strings.Cut(s, "://"); ok {
+		s = rest
+	}
+	s, _, _ = strings.Cut(s, "/")
+	return s
+}
+
+// SeriesOf is the slug of the series run belongs to: the runs of one
+// implementation (organization and project), in one mode, against one
+// target. The site lines up a series' runs night after night.
+func SeriesOf(run *reports.Run) string {
+	im := run.Implementation
+	return slug(strings.Join([]string{im.Organization, im.Project, run.Mode, TargetLabel(run)}, "-"))
+}
+
+var notSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug lowers s and turns every run of other characters into one "-".
+func slug(s string) string {
+	s = strings.Trim(notSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 100 {
+		s = strings.TrimRight(s[:100], "-")
+	}
+	if s == "" {
+		return "unnamed"
+	}
+	return s
+}
+
+// idTime is the layout of the time in a run ID.
+const idTime = "20060102T150405Z"
+
+// RunID is the name of run in a history: its start time in UTC and its
+// series, e.g. "20261121T020000Z-gatecheck-reference-gateway-default-in-process".
+func RunID(run *reports.Run) string {
+	return run.Started.UTC().Format(idTime) + "-" + SeriesOf(run)
+}
+
+var validID = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9-]+$`)
+
+// AddRun copies the run record at path into the history folder dir (made
+// if needed) as <ID>/run.json and returns the ID. A run already in the
+// history with the same record is left as it is; one with the same ID and
+// a different record is an error, so nothing recorded is lost.
+func AddRun(dir, path string) (string, error) {
+	data, err := readLimited(path)
+	if err != nil {
+		return "", err
+	}
+	run, err := reports.ReadRunJSON(bytes.NewReader(data))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if run.Started.IsZero() {
+		return "", fmt.Errorf("%s: the run record has no start time (started); the history orders runs by it", path)
+	}
+	id := RunID(run)
+	dest := filepath.Join(dir, id, reports.RunFileName)
+	if old, err := os.ReadFile(dest); err == nil {
+		if bytes.Equal(old, data) {
+			return id, nil
+		}
+		return "", fmt.Errorf("%s: the history already holds a different run %s (%s)", path, id, dest)
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return "", fmt.Errorf("adding %s to the history: %w", path, err)
+	}
+	if err := reports.WriteFile(dest, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return "", fmt.Errorf("adding %s to the history: %w", path, err)
+	}
+	return id, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, reports.MaxRunJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > reports.MaxRunJSON {
+		return nil, fmt.Errorf("%s: larger than %d bytes, the most a run record may be", path, reports.MaxRunJSON)
+	}
+	return data, nil
+}
+
+// ReadHistory reads every run of the history folder dir. Folders whose
+// names are not run IDs are ignored; a run record that cannot be read is
+// an error naming it. The runs come back oldest first.
+func ReadHistory(dir string) (*History, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history: %w", err)
+	}
+	h := &History{}
+	var errs []error
+	for _, e := range ents {
+		if !e.IsDir() || !validID.MatchString(e.Name()) {
+			continue
+		}
+		if len(h.Entries) == MaxHistoryRuns {
+			return nil, fmt.Errorf("the history %s holds more than %d runs; keep fewer with gatecheck publish --keep N", dir, MaxHistoryRuns)
+		}
+		path := filepath.Join(dir, e.Name(), reports.RunFileName)
+		data, err := readLimited(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		run, err := reports.ReadRunJSON(bytes.NewReader(data))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		h.Entries = append(h.Entries, &Entry{ID: e.Name(), Series: SeriesOf(run), Run: run})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	h.sort()
+	return h, nil
+}
+
+// NewHistory returns a history of runs held in memory, as ReadHistory
+// would return it had they been added to a folder.
+func NewHistory(runs ...*reports.Run) (*History, error) {
+	h := &History{}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if err := r.Validate(); err != nil {
+			return nil, err
+		}
+		e := &Entry{ID: RunID(r), Series: SeriesOf(r), Run: r}
+		if seen[e.ID] {
+			return nil, fmt.Errorf("two runs have the ID %s", e.ID)
+		}
+		seen[e.ID] = true
+		h.Entries = append(h.Entries, e)
+	}
+	h.sort()
+	return h, nil
+}
+
+func (h *History) sort() {
+	slices.SortStableFunc(h.Entries, func(a, b *Entry) int {
+		return cmp.Or(a.Run.Started.Compare(b.Run.Started), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+// Prune removes from the history folder dir all but the newest keep runs
+// of each series, and returns the IDs removed. keep must be at least 1.
+func Prune(dir string, keep int) ([]string, error) {
+	if keep < 1 {
+		return nil, fmt.Errorf("keep is %d; want at least 1 run per series", keep)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the history: %w", err)
+	}
+	// IDs start with the time, so by name is by age within a series.
+	bySeries := map[string][]string{}
+	for _, e := range ents {
+		if e.IsDir() && validID.MatchString(e.Name()) {
+			series := e.Name()[len(idTime)+1:]
+			bySeries[series] = append(bySeries[series], e.Name())
+		}
+	}
+	var removed []string
+	for _, ids := range bySeries {
+		slices.Sort(ids)
+		for _, id := range ids[:max(0, len(ids)-keep)] {
+			if err := os.RemoveAll(filepath.Join(dir, id)); err != nil {
+				return removed, fmt.Errorf("pruning the history: %w", err)
+			}
+			removed = append(removed, id)
+		}
+	}
+	slices.Sort(removed)
+	return removed, nil
+}
+
+// night formats a run's start for people: "2026-11-21 02:00:07 UTC".
+func night(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 MST") }
