@@ -1,0 +1,362 @@
+package site
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// The browser test drives a real Chromium through the DevTools protocol
+// (chromedp) over a site built from the recorded runs in testdata, served
+// on loopback, and checks what a person sees there.
+//
+// Environment:
+//
+//	GATECHECK_CHROMIUM          the browser to run (default: chromium,
+//	                            chromium-browser, google-chrome-stable or
+//	                            google-chrome on $PATH)
+//	GATECHECK_BROWSER_REQUIRED  when 1, a browser that is missing or cannot
+//	                            start fails the test instead of skipping it
+//	                            (.ci/run sets it)
+//	GATECHECK_SCREENSHOTS       the folder for the screenshots (default:
+//	                            out/browser-test at the module's root)
+const installHint = "install Chromium with: apt-get install chromium (Debian), or set GATECHECK_CHROMIUM to a Chrome or Chromium binary"
+
+func findBrowser() (string, error) {
+	if p := os.Getenv("GATECHECK_CHROMIUM"); p != "" {
+		return exec.LookPath(p)
+	}
+	names := []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("none of %s is on $PATH", strings.Join(names, ", "))
+}
+
+// cannotRun skips the test, or fails it when a browser is required.
+func cannotRun(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...) + "; " + installHint
+	if os.Getenv("GATECHECK_BROWSER_REQUIRED") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv("GATECHECK_SCREENSHOTS"); d != "" {
+		return d
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "out", "browser-test")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return t.TempDir()
+		}
+		dir = parent
+	}
+}
+
+// console collects what pages write to the console: calls of the console
+// API, uncaught exceptions and the browser's log (a resource that fails to
+// load, say).
+type console struct {
+	mu   sync.Mutex
+	msgs []chromedp.ConsoleMessage
+}
+
+func (c *console) collect(ctx context.Context) {
+	for m, err := range chromedp.Console(ctx) {
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.msgs = append(c.msgs, m)
+		c.mu.Unlock()
+	}
+}
+
+// problems returns the errors, warnings and exceptions seen so far, and
+// forgets every message.
+func (c *console) problems() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.msgs {
+		switch m.Type {
+		case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
+			out = append(out, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line))
+		}
+	}
+	c.msgs = nil
+	return out
+}
+
+// TestSiteInBrowser builds the site of the recorded runs (two nights of
+// the in-process reference gateway, the second with a failed test, and a
+// night on the local control plane), opens it in Chromium, and checks the
+// matrix, the way to a failed test's page, its message, chart, ledger and
+// history strip, and that no page writes an error to the console. It saves
+// screenshots of the index and of the failed test's page.
+func TestSiteInBrowser(t *testing.T) {
+	browser, err := findBrowser()
+	if err != nil {
+		cannotRun(t, "no browser to run: %v", err)
+	}
+	h := readFixtures(t)
+	root := t.TempDir()
+	if _, err := Build(root, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServer(http.Dir(root)))
+	// A page that writes to the console, to show the check can see it.
+	mux.HandleFunc("/console-selftest.html", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!DOCTYPE html><title>self-test</title><link rel="icon" href="data:,"><script>console.error("selftest")</script><img src="/no-such-image.png">`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	var browserOut bytes.Buffer
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser),
+		chromedp.NoSandbox, // Chromium refuses its sandbox as root
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.CombinedOutput(&browserOut),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	defer cancelTab()
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		cannotRun(t, "%s does not start: %v; its output:\n%s", browser, err, browserOut.String())
+	}
+	t.Logf("%s started in %v", browser, time.Since(start).Round(time.Millisecond))
+	var cons console
+	go cons.collect(ctx)
+
+	// open navigates and waits for the page's load event.
+	open := func(url string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Navigate(url))); err != nil {
+			t.Fatalf("opening %s: %v", url, err)
+		}
+	}
+	// click follows the link sel finds and waits for the new page.
+	click := func(sel string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel)))); err != nil {
+			t.Fatalf("following %s: %v", sel, err)
+		}
+	}
+	// settle waits until the console has had time to report the page: a
+	// round trip through the page's event loop, after its load event.
+	settle := func() {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`new Promise(r => setTimeout(r, 0))`, chromedp.EvalAwaitPromise)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		dir := screenshotDir(t)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+	}
+
+	// The console check sees an error and a missing resource.
+	open(srv.URL + "/console-selftest.html")
+	if err := pollProblems(ctx, &cons, 2); err != nil {
+		t.Fatalf("the console check did not see the self-test page's error and missing image: %v", err)
+	}
+
+	// The index: a row per implementation and target, and the matrix.
+	open(srv.URL + "/index.html")
+	type seriesRow struct {
+		Target string   `json:"target"`
+		Passed string   `json:"passed"`
+		Failed string   `json:"failed"`
+		Strip  []string `json:"strip"`
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]seriesRow](`[...document.querySelectorAll("table.series tbody tr")].map(tr => ({
+		target: tr.querySelector("td.target").innerText,
+		passed: tr.cells[4].innerText, failed: tr.cells[5].innerText,
+		strip: [...tr.querySelectorAll("ol.strip li")].map(li => li.className + " " + li.innerText)}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := []seriesRow{
+		{"in-process", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
+		{"localcp · gatecheck", "3", "0", []string{"cell pass current ✓"}},
+	}
+	if !slices.EqualFunc(rows, wantRows, func(a, b seriesRow) bool {
+		return a.Target == b.Target && a.Passed == b.Passed && a.Failed == b.Failed && slices.Equal(a.Strip, b.Strip)
+	}) {
+		t.Errorf("implementations table = %+v, want %+v", rows, wantRows)
+	}
+
+	type matrixRow struct {
+		Target   string            `json:"target"`
+		Core     string            `json:"core"`
+		Extended string            `json:"extended"`
+		Cells    map[string]string `json:"cells"`
+	}
+	readMatrix := func(profile string) []matrixRow {
+		t.Helper()
+		m, err := chromedp.Run(ctx, chromedp.Evaluate[[]matrixRow](fmt.Sprintf(`[...document.querySelectorAll('table.matrix[data-profile=%q] tbody tr')].map(tr => ({
+			target: tr.querySelector("td.target").innerText,
+			core: tr.querySelector("td.core").innerText, extended: tr.querySelector("td.extended").innerText,
+			cells: Object.fromEntries([...tr.querySelectorAll("td.fcell")].map(td => [td.dataset.feature, td.innerText]))}))`, profile)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	resilience := readMatrix("GATECHECK-HTTP-RESILIENCE")
+	if len(resilience) != 2 {
+		t.Fatalf("GATECHECK-HTTP-RESILIENCE has %d rows, want 2 (in-process, localcp): %+v", len(resilience), resilience)
+	}
+	for _, tt := range []struct {
+		row                           int
+		target, core, extended        string
+		timeout, codes, retry, backof string
+	}{
+		// The second in-process night failed HTTPRouteTimeoutsWithoutRetry,
+		// a test of the request and backend timeouts.
+		{0, "in-process", "success", "failure", "✗", "✓", "✓", "○"},
+		{1, "localcp · gatecheck", "success", "partial", "✓", "✓", "✓", "○"},
+	} {
+		r := resilience[tt.row]
+		if r.Target != tt.target || !strings.HasPrefix(r.Core, tt.core) || !strings.HasPrefix(r.Extended, tt.extended) ||
+			r.Cells["HTTPRouteRequestTimeout"] != tt.timeout || r.Cells["HTTPRouteBackendTimeout"] != tt.timeout ||
+			r.Cells["HTTPRouteRetryCodes"] != tt.codes || r.Cells["HTTPRouteRetry"] != tt.retry || r.Cells["HTTPRouteRetryBackoff"] != tt.backof ||
+			r.Cells["HTTPRouteRetryLastStatus"] != "○" {
+			t.Errorf("GATECHECK-HTTP-RESILIENCE row %d = %+v; want %s, core %s, extended %s, timeouts %s, codes %s, retry %s, backoff %s",
+				tt.row, r, tt.target, tt.core, tt.extended, tt.timeout, tt.codes, tt.retry, tt.backof)
+		}
+	}
+	if http := readMatrix("GATEWAY-HTTP"); len(http) != 2 || http[0].Cells["HTTPRouteHostRewrite"] != "○" || http[0].Cells["GatewayStaticAddresses"] != "–" {
+		t.Errorf("GATEWAY-HTTP rows = %+v; want 2, HostRewrite claimed but not tested, GatewayStaticAddresses not claimed", http)
+	}
+	changes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#changes li.change")].map(li => li.innerText)`))
+	if err != nil || len(changes) != 1 || changes[0] != "HTTPRouteTimeoutsWithoutRetry: pass → fail (broken)" {
+		t.Errorf("what changed = %q (%v), want HTTPRouteTimeoutsWithoutRetry: pass → fail (broken)", changes, err)
+	}
+	history, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#history tr.run-row").length`))
+	if err != nil || history != 3 {
+		t.Errorf("the history lists %d runs (%v), want 3", history, err)
+	}
+	settle()
+	shoot("index.png")
+
+	// From the index to the failed run, and on to the failed test.
+	click(`tr.series-row[data-series="gatecheck-reference-gateway-default-in-process"] td:nth-child(4) a`)
+	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
+	type testView struct {
+		Heading  string   `json:"heading"`
+		Message  string   `json:"message"`
+		Charts   []string `json:"charts"`
+		Width    float64  `json:"width"`
+		Ledger   int      `json:"ledger"`
+		Strip    []string `json:"strip"`
+		History  string   `json:"history"`
+		GEPLinks int      `json:"gepLinks"`
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[testView](`({
+		heading: document.querySelector("h1").innerText,
+		message: document.querySelector("pre.message").innerText,
+		charts: [...document.querySelectorAll("svg.timing")].map(s => s.getAttribute("class")),
+		width: document.querySelector("svg.timing.out").getBoundingClientRect().width,
+		ledger: document.querySelectorAll("table.ledger tbody tr").length,
+		strip: [...document.querySelectorAll(".history ol.strip li")].map(li => li.className + " " + li.innerText),
+		history: document.querySelector(".history p").innerText,
+		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Heading != "HTTPRouteTimeoutsWithoutRetry fail" {
+		t.Errorf("heading = %q", v.Heading)
+	}
+	if !strings.Contains(v.Message, "want it to end 1s after the request was sent (tolerance 1ms)") {
+		t.Errorf("failure message = %q, want the failing assertion", v.Message)
+	}
+	if !slices.Contains(v.Charts, "timing out") || v.Width < 300 {
+		t.Errorf("charts %q, the first late one %.0f px wide; want a chart of a late timing drawn", v.Charts, v.Width)
+	}
+	if v.Ledger == 0 {
+		t.Error("the failed test's page shows no ledger rows")
+	}
+	if want := []string{"cell pass ✓", "cell fail current ✗"}; !slices.Equal(v.Strip, want) {
+		t.Errorf("history strip = %q, want %q: the flip from pass to fail", v.Strip, want)
+	}
+	if !strings.Contains(v.History, "First failed: "+night(h.Entries[1].Run.Started)) || !strings.Contains(v.History, "Last passed: "+night(h.Entries[0].Run.Started)) {
+		t.Errorf("history = %q, want first failed on the second night and last passed on the first", v.History)
+	}
+	if v.GEPLinks == 0 {
+		t.Error("no link to GEP-1742")
+	}
+	settle()
+	shoot("failed-test.png")
+
+	// The series page and a passing test's page, for the console.
+	open(srv.URL + "/series/gatecheck-reference-gateway-default-in-process.html")
+	open(srv.URL + "/runs/" + h.Entries[0].ID + "/tests/HTTPRouteRetryCodesAndAttempts.html")
+	settle()
+	if p := cons.problems(); len(p) > 0 {
+		t.Errorf("the console has errors:\n%s", strings.Join(p, "\n"))
+	}
+}
+
+// pollProblems waits, until ctx ends, for at least n problems on the
+// console, and forgets them.
+func pollProblems(ctx context.Context, c *console, n int) error {
+	var seen []string
+	for {
+		seen = append(seen, c.problems()...)
+		if len(seen) >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("saw %q: %w", seen, ctx.Err())
+		case <-time.After(20 * time.Millisecond): // polling interval, not synchronisation
+		}
+	}
+}
