@@ -6,6 +6,8 @@
 //
 //	gatecheck run [flags]              run the suite (see gatecheck run -help)
 //	gatecheck verify-report PATH...    check reports against upstream's submission rules
+//	gatecheck report PATH              write every output of a run again from its run.json
+//	gatecheck publish [flags]          build the report site from a history of runs
 //	gatecheck gateway [flags]          run the reference gateway against a cluster (see gatecheck gateway -help)
 //	gatecheck features                 list the features tests can depend on
 //	gatecheck tests                    list the tests, with the features each needs
@@ -41,6 +43,10 @@ Usage:
   gatecheck run [flags]             run the suite and write the reports (gatecheck run -help)
   gatecheck verify-report PATH...   check ConformanceReports (files, or folders holding
                                     *-report.yaml) against upstream's submission rules
+  gatecheck report PATH             write every output of a run (reports, HTML) again from
+                                    its run.json (gatecheck report -help)
+  gatecheck publish [flags]         build the report site from a history of runs
+                                    (gatecheck publish -help)
   gatecheck gateway ...             run the reference gateway against a cluster (gatecheck gateway -help)
   gatecheck features                list the features tests can depend on
   gatecheck tests                   list the tests and the features each needs
@@ -63,6 +69,10 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		return gatewayCommand(rest, stdout, stderr)
 	case "verify-report":
 		return verifyReportCommand(rest, stdout, stderr)
+	case "report":
+		return reportCommand(rest, stdout, stderr)
+	case "publish":
+		return publishCommand(rest, stdout, stderr)
 	case "features", "tests", "version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "gatecheck %s: takes no arguments, got %q\n", cmd, rest)
@@ -72,7 +82,7 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatecheck: unknown command %q%s; want run, verify-report, gateway, features, tests or version\n\n%s",
+		fmt.Fprintf(stderr, "gatecheck: unknown command %q%s; want run, verify-report, report, publish, gateway, features, tests or version\n\n%s",
 			cmd, didYouMean(cmd), usage)
 		return 2
 	}
@@ -117,7 +127,7 @@ func testTable(w io.Writer) error {
 
 // didYouMean suggests the command closest to a mistyped one.
 func didYouMean(cmd string) string {
-	if s := runner.Suggest(cmd, []string{"run", "verify-report", "gateway", "features", "tests", "version", "help"}); s != "" {
+	if s := runner.Suggest(cmd, []string{"run", "verify-report", "report", "publish", "gateway", "features", "tests", "version", "help"}); s != "" {
 		return fmt.Sprintf(" (did you mean %s?)", s)
 	}
 	return ""

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatecheck/gatecheck/reports/site"
 )
 
 const runUsage = `Usage: gatecheck run [flags]
@@ -38,8 +39,9 @@ With --report-dir it writes: the upstream ConformanceReport (upstream's
 profiles and tests only) and its README.md under upstream/<version>/
 <implementation>/, ready to submit (check it with gatecheck verify-report);
 gatecheck-report.yaml (gatecheck's profiles, from gatecheck's tests only);
-junit.xml; summary.md and summary-short.md; and run.json, the run record
-every other file is written from.
+junit.xml; summary.md and summary-short.md; html/, the run's pages; and
+run.json, the run record every other file is written from (gatecheck report
+writes them all again from it).
 
 The flags are upstream's suite's, plus gatecheck's own. Lists are
 comma-separated; an options file (--conformance-options-file) takes the
@@ -151,6 +153,16 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	if res == nil || res.Run == nil {
 		fmt.Fprintf(stderr, "gatecheck run: the suite did not start; its log:\n%s", c.Log("gatecheck"))
 		return 1
+	}
+	if opts.ReportDir != "" && len(res.Run.Tests) > 0 {
+		// The run's pages, beside the reports (gatecheck report writes
+		// them again from run.json).
+		index, err := writeRunHTML(opts.ReportDir, res.Run, site.Options{})
+		if err != nil {
+			res.Err = errors.Join(res.Err, err)
+		} else {
+			res.Files = append(res.Files, index)
+		}
 	}
 	printSummary(stdout, res, time.Since(start))
 	if len(res.Run.Tests) == 0 && code != 0 {

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gatecheck/gatecheck/reports/site"
+)
+
+const publishUsage = `Usage: gatecheck publish --history DIR --out SITE [--add RUN]... [flags]
+
+Builds the report site from a history of runs. The history DIR holds a
+folder per run, named by its start time and series, with its run.json; a
+series is an implementation (organization and project) in one mode against
+one target (in-process, or a cluster's kubeconfig context and GatewayClass).
+--add copies a run into the history first (a run.json, or a report folder
+holding one; given again for more runs); a run already there is kept as it
+is. --keep N then removes all but each series' newest N runs.
+
+The site, written into SITE (other files there are left alone), has:
+  index.html                  the implementations and targets, a matrix per
+                              profile in the shape of the Gateway API
+                              implementations table, what changed since the
+                              previous night, and the recent runs
+  runs/<run>/index.html       a run: profiles, changes, every test with its
+                              history strip; run.json beside it
+  runs/<run>/tests/<T>.html   a test: result, failure, observations (retry
+                              ledgers as tables, timings as charts), links to
+                              the GEPs and docs/semantics, its history
+  series/<series>.html        every test's strip of the last nights, first
+                              failed, last passed, flaky
+  badges/<series>.json        a shields.io endpoint badge
+
+Flags:
+`
+
+// runList collects --add values.
+type runList []string
+
+func (l *runList) String() string     { return fmt.Sprint(*l) }
+func (l *runList) Set(v string) error { *l = append(*l, v); return nil }
+
+// publishCommand is `gatecheck publish`.
+func publishCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gatecheck publish", flag.ContinueOnError)
+	history := fs.String("history", "", "the history folder: one folder per run, each with its run.json (required)")
+	out := fs.String("out", "", "the folder to write the site to (required)")
+	var add runList
+	fs.Var(&add, "add", "a run to add to the history first: a run.json or a report folder holding one (repeatable)")
+	keep := fs.Int("keep", 0, "after adding, keep only each series' newest N runs in the history (0 keeps all)")
+	nights := fs.Int("nights", site.DefaultNights, fmt.Sprintf("nights the history strips show, and runs per series that get pages (1 to %d)", site.MaxNights))
+	title := fs.String("title", site.DefaultTitle, "the site's title")
+	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatecheck's files are browsed, for the links to docs/semantics")
+	extra, code, done := parseFlags(fs, args, publishUsage, stdout, stderr)
+	if done {
+		return code
+	}
+	var missing []string
+	if *history == "" {
+		missing = append(missing, "--history DIR")
+	}
+	if *out == "" {
+		missing = append(missing, "--out SITE")
+	}
+	switch {
+	case len(missing) > 0:
+		fmt.Fprintf(stderr, "gatecheck publish: %v required (gatecheck publish -help)\n", missing)
+		return 2
+	case len(extra) > 0:
+		fmt.Fprintf(stderr, "gatecheck publish: unexpected argument %q; runs are added with --add\n", extra[0])
+		return 2
+	case *keep < 0:
+		fmt.Fprintf(stderr, "gatecheck publish: --keep %d: want 0 (keep every run) or more\n", *keep)
+		return 2
+	case *nights < 1 || *nights > site.MaxNights:
+		fmt.Fprintf(stderr, "gatecheck publish: --nights %d: want 1 to %d\n", *nights, site.MaxNights)
+		return 2
+	}
+	if site.Replaces(*out, *history) {
+		fmt.Fprintf(stderr, "gatecheck publish: --history %s is where the site's own files go in --out %s; put the history in a folder of its own (e.g. SITE/history)\n", *history, *out)
+		return 2
+	}
+
+	for _, a := range add {
+		path, err := runRecordPath(a)
+		if err != nil {
+			fmt.Fprintf(stderr, "gatecheck publish: --add %s: %v\n", a, err)
+			return 1
+		}
+		id, err := site.AddRun(*history, path)
+		if err != nil {
+			fmt.Fprintf(stderr, "gatecheck publish: --add: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "history: %s\n", id)
+	}
+	if *keep > 0 {
+		removed, err := site.Prune(*history, *keep)
+		for _, id := range removed {
+			fmt.Fprintf(stdout, "history: removed %s (more than %d runs in its series)\n", id, *keep)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+			return 1
+		}
+	}
+	if err := os.MkdirAll(*history, 0o755); err != nil {
+		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		return 1
+	}
+	h, err := site.ReadHistory(*history)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		return 1
+	}
+	if len(h.Entries) == 0 {
+		fmt.Fprintf(stderr, "gatecheck publish: the history %s holds no run; add one with --add RUN\n", *history)
+		return 1
+	}
+	n, err := site.Build(*out, h, site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL})
+	if err != nil {
+		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "site: %s (%d pages from %d runs)\n", filepath.Join(*out, "index.html"), n, len(h.Entries))
+	return 0
+}
