@@ -72,11 +72,16 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	case len(extra) > 0:
 		fmt.Fprintf(stderr, "gatecheck publish: unexpected argument %q; runs are added with --add\n", extra[0])
 		return 2
+	case *nights == 0:
+		fmt.Fprintf(stderr, "gatecheck publish: --nights 0: want 1 to %d\n", site.MaxNights)
+		return 2
 	case *keep < 0:
 		fmt.Fprintf(stderr, "gatecheck publish: --keep %d: want 0 (keep every run) or more\n", *keep)
 		return 2
-	case *nights < 1 || *nights > site.MaxNights:
-		fmt.Fprintf(stderr, "gatecheck publish: --nights %d: want 1 to %d\n", *nights, site.MaxNights)
+	}
+	opts := site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL}
+	if err := opts.Complete(); err != nil {
+		fmt.Fprintf(stderr, "gatecheck publish: --%v\n", err)
 		return 2
 	}
 	if site.Replaces(*out, *history) {
@@ -120,7 +125,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatecheck publish: the history %s holds no run; add one with --add RUN\n", *history)
 		return 1
 	}
-	n, err := site.Build(*out, h, site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL})
+	n, err := site.Build(*out, h, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
 		return 1

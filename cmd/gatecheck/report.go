@@ -37,6 +37,11 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatecheck report: want one PATH (a run.json or a folder holding one), got %q\n", paths)
 		return 2
 	}
+	opts := site.Options{SourceURL: *sourceURL}
+	if err := opts.Complete(); err != nil {
+		fmt.Fprintf(stderr, "gatecheck report: --%v\n", err)
+		return 2
+	}
 	path, err := runRecordPath(paths[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
@@ -59,7 +64,7 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
 		return 1
 	}
-	index, err := writeRunHTML(dir, run, site.Options{SourceURL: *sourceURL})
+	index, err := writeRunHTML(dir, run, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
 		return 1

@@ -65,7 +65,9 @@ type Options struct {
 	SourceURL string
 }
 
-func (o *Options) complete() error {
+// Complete fills in the defaults of o's empty fields and checks the rest,
+// with an error naming the field and the form it takes.
+func (o *Options) Complete() error {
 	if o.Title == "" {
 		o.Title = DefaultTitle
 	}
@@ -73,14 +75,14 @@ func (o *Options) complete() error {
 	case o.Nights == 0:
 		o.Nights = DefaultNights
 	case o.Nights < 1 || o.Nights > MaxNights:
-		return fmt.Errorf("nights is %d; want 1 to %d", o.Nights, MaxNights)
+		return fmt.Errorf("nights %d: want 1 to %d", o.Nights, MaxNights)
 	}
 	if o.SourceURL == "" {
 		o.SourceURL = DefaultSourceURL
 	}
 	u, err := url.Parse(o.SourceURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("source URL %q: want an http or https URL, e.g. %s", o.SourceURL, DefaultSourceURL)
+		return fmt.Errorf("source-url %q: want an http or https URL, e.g. %s", o.SourceURL, DefaultSourceURL)
 	}
 	if !strings.HasSuffix(o.SourceURL, "/") {
 		o.SourceURL += "/"
@@ -139,7 +141,7 @@ var siteEntries = []string{"index.html", "style.css", ".nojekyll", "runs", "seri
 // replaces the previous one's files, leaving other files in out alone.
 // It returns how many pages it wrote.
 func Build(out string, h *History, opts Options) (int, error) {
-	if err := opts.complete(); err != nil {
+	if err := opts.Complete(); err != nil {
 		return 0, err
 	}
 	if h == nil || len(h.Entries) == 0 {

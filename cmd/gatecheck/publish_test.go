@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// fixture is a recorded run of the site's tests.
+func fixture(name string) string {
+	return filepath.Join("..", "..", "reports", "site", "testdata", name)
+}
+
+// copyRun copies a recorded run to dir/run.json, as gatecheck run writes it.
+func copyRun(t *testing.T, src, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReportCommand writes every output of a recorded run again, twice:
+// in place and into another folder. The run record comes back unchanged,
+// and the two renderings are the same, byte for byte.
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	src := copyRun(t, fixture("night2-in-process.json"), filepath.Join(dir, "run"))
+	recorded, _ := os.ReadFile(src)
+
+	code, out, errs := run("report", filepath.Dir(src))
+	if code != 0 || errs != "" {
+		t.Fatalf("gatecheck report: exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatecheck-report.yaml",
+		"-default-report.yaml", "README.md", filepath.Join("html", "index.html")} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("gatecheck report did not list %s:\n%s", want, out)
+		}
+	}
+	if again, _ := os.ReadFile(src); !bytes.Equal(again, recorded) {
+		t.Error("gatecheck report changed the run record it read")
+	}
+	other := filepath.Join(dir, "other")
+	if code, _, errs := run("report", "--out", other, src); code != 0 {
+		t.Fatalf("gatecheck report --out: exit %d, stderr %q", code, errs)
+	}
+	for _, f := range []string{"junit.xml", "summary.md", "gatecheck-report.yaml", filepath.Join("html", "index.html")} {
+		a, _ := os.ReadFile(filepath.Join(dir, "run", f))
+		b, err := os.ReadFile(filepath.Join(other, f))
+		if err != nil || !bytes.Equal(a, b) || len(a) == 0 {
+			t.Errorf("%s differs between two renderings of the same run (%v)", f, err)
+		}
+	}
+	summary, _ := os.ReadFile(filepath.Join(other, "summary.md"))
+	if !bytes.Contains(summary, []byte("HTTPRouteTimeoutsWithoutRetry")) {
+		t.Error("summary.md does not name the run's failed test")
+	}
+}
+
+// TestPublishCommand adds the recorded runs to a history, one call at a
+// time as a nightly job does, and builds the site each time.
+func TestPublishCommand(t *testing.T) {
+	dir := t.TempDir()
+	hist, site := filepath.Join(dir, "site", "history"), filepath.Join(dir, "site")
+	n1 := copyRun(t, fixture("night1-in-process.json"), filepath.Join(dir, "n1"))
+	n2 := copyRun(t, fixture("night2-in-process.json"), filepath.Join(dir, "n2"))
+	lcp := copyRun(t, fixture("night2-localcp.json"), filepath.Join(dir, "lcp"))
+
+	added := regexp.MustCompile(`(?m)^history: (\d{8}T\d{6}Z-[a-z0-9-]+)$`)
+	code, out, errs := run("publish", "--history", hist, "--out", site, "--add", filepath.Dir(n1))
+	if code != 0 || errs != "" || len(added.FindAllString(out, -1)) != 1 || !strings.Contains(out, "(") || !strings.Contains(out, "from 1 runs)") {
+		t.Fatalf("first night: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = run("publish", "--history", hist, "--out", site, "--add", n2, "--add", lcp, "--add", n1)
+	if code != 0 || errs != "" || len(added.FindAllString(out, -1)) != 3 || !strings.Contains(out, "from 3 runs)") {
+		t.Fatalf("second night: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	index, err := os.ReadFile(filepath.Join(site, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range added.FindAllStringSubmatch(out, -1) {
+		if !bytes.Contains(index, []byte("runs/"+id[1]+"/index.html")) {
+			t.Errorf("the index does not link run %s", id[1])
+		}
+	}
+	code, out, _ = run("publish", "--history", hist, "--out", site, "--keep", "1")
+	if code != 0 || !strings.Contains(out, "history: removed 2026") || !strings.Contains(out, "from 2 runs)") {
+		t.Errorf("--keep 1: exit %d, stdout %q; want the older in-process run removed", code, out)
+	}
+}
+
+func TestPublishAndReportUsage(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"publish"}, 2, "[--history DIR --out SITE] required"},
+		{[]string{"publish", "--history", dir}, 2, "[--out SITE] required"},
+		{[]string{"publish", "--history", filepath.Join(dir, "runs"), "--out", dir}, 2, "where the site's own files go"},
+		{[]string{"publish", "--history", dir, "--out", dir}, 2, "where the site's own files go"},
+		{[]string{"publish", "--history", "h", "--out", "s", "--nights", "401"}, 2, "--nights 401: want 1 to 400"},
+		{[]string{"publish", "--history", "h", "--out", "s", "--nights", "-1"}, 2, "--nights -1: want 1 to 400"},
+		{[]string{"publish", "--history", "h", "--out", "s", "--nights", "0"}, 2, "--nights 0: want 1 to 400"},
+		{[]string{"publish", "--history", "h", "--out", "s", "--keep", "-1"}, 2, "--keep -1"},
+		{[]string{"publish", "--history", "h", "--out", "s", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"publish", "--history", filepath.Join(dir, "h"), "--out", filepath.Join(dir, "s"), "--add", filepath.Join(dir, "none")}, 1, "no such file"},
+		{[]string{"publish", "--history", filepath.Join(dir, "h"), "--out", filepath.Join(dir, "s"), "--add", dir}, 1, "holds no run.json"},
+		{[]string{"publish", "--history", filepath.Join(dir, "empty"), "--out", filepath.Join(dir, "s")}, 1, "holds no run; add one with --add RUN"},
+		{[]string{"publish", "--history", "h", "--out", "s", "--source-url", "x"}, 2, `--source-url "x": want an http or https URL`},
+		{[]string{"report", "--source-url", "ftp://x/", "nothing"}, 2, `--source-url "ftp://x/"`},
+		{[]string{"publish", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"report"}, 2, "want one PATH"},
+		{[]string{"report", "a", "b"}, 2, "want one PATH"},
+		{[]string{"report", filepath.Join(dir, "nothing")}, 2, "no such file"},
+		{[]string{"report", fixture("README.md")}, 1, "decoding the run record"},
+	}
+	for _, tt := range tests {
+		code, _, errs := run(tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("gatecheck %q: exit %d, stderr %q; want exit %d and %q", tt.args, code, errs, tt.code, tt.want)
+		}
+	}
+	for _, cmd := range []string{"publish", "report"} {
+		code, out, errs := run(cmd, "-help")
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "Usage: gatecheck "+cmd) || !strings.Contains(out, "-out") {
+			t.Errorf("gatecheck %s -help: exit %d, stdout %.80q, stderr %q", cmd, code, out, errs)
+		}
+	}
+}
