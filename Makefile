@@ -14,7 +14,7 @@ BUILDVCS := $(if $(shell git rev-parse --git-dir 2>/dev/null),-buildvcs=true)
 include kind/Makefile.kind
 include Makefile.localcp
 
-.PHONY: run test test-gwapi-v1.7 vet fmt-check build proto proto-check perf bench
+.PHONY: run test test-gwapi-v1.7 vet fmt-check build proto proto-check perf bench nightly
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
@@ -37,6 +37,21 @@ vet: fmt-check
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# nightly: see hack/nightly.sh. NIGHTLY_RUN_FLAGS are more flags of
+# gatecheck run for both suites; NIGHTLY_LOCALCP is auto, yes or no.
+NIGHTLY_DIR ?= out/nightly
+NIGHTLY_SITE ?= $(NIGHTLY_DIR)/site
+NIGHTLY_HISTORY ?= $(NIGHTLY_SITE)/history
+NIGHTLY_RUN_FLAGS ?=
+NIGHTLY_LOCALCP ?= auto
+NIGHTLY_KEEP ?= 90
+
+## nightly: what the nightly workflow does: the suite in-process and through the local control plane (when built and root), the runs added to a local history, the site built ($(NIGHTLY_SITE)/index.html)
+nightly:
+	GO='$(GO)' NIGHTLY_DIR='$(NIGHTLY_DIR)' NIGHTLY_SITE='$(NIGHTLY_SITE)' NIGHTLY_HISTORY='$(NIGHTLY_HISTORY)' \
+		NIGHTLY_RUN_FLAGS='$(NIGHTLY_RUN_FLAGS)' NIGHTLY_LOCALCP='$(NIGHTLY_LOCALCP)' NIGHTLY_KEEP='$(NIGHTLY_KEEP)' \
+		LOCALCP_BIN='$(LOCALCP_BIN)' hack/nightly.sh
 
 ## build: static binaries of the CLI and the echo-backend into bin/
 build:
