@@ -257,7 +257,8 @@ type featureCell struct {
 	Feature string
 	// State is pass (claimed; its tests in the profile passed), fail
 	// (claimed; one of them failed), untested (claimed; none of them ran)
-	// or unclaimed.
+	// or unclaimed. Claimed means the run claimed it (Run.Claims), or the
+	// profile's report lists it as supported.
 	State string
 }
 
@@ -332,7 +333,12 @@ func matrix(all []*series) []profileTable {
 }
 
 func featureCells(r matrixRow, names []string) []featureCell {
+	// What the run claimed; the report's supported features too, for a
+	// record whose claims are not filled in.
 	claimed := map[string]bool{}
+	for _, f := range r.Entry.Run.Claims.Features {
+		claimed[string(f)] = true
+	}
 	if r.Extended != nil {
 		for _, f := range r.Extended.SupportedFeatures {
 			claimed[f] = true
