@@ -445,12 +445,17 @@ func (b *builder) testPage(s *series, i int, t reports.TestResult) testPage {
 		Docs:     docsFor(b.docs, t, b.opts.SourceURL),
 		Tol:      e.Run.TimingTolerance,
 	}
+	// Parallel subtests record interleaved: group by subtest, in the
+	// order each first recorded.
+	group := map[string]int{}
 	for _, o := range t.Observations {
-		if n := len(p.Groups); n == 0 || p.Groups[n-1].Subtest != o.Subtest {
+		i, ok := group[o.Subtest]
+		if !ok {
+			i = len(p.Groups)
+			group[o.Subtest] = i
 			p.Groups = append(p.Groups, obsGroup{Subtest: o.Subtest})
 		}
-		g := &p.Groups[len(p.Groups)-1]
-		g.Items = append(g.Items, o)
+		p.Groups[i].Items = append(p.Groups[i].Items, o)
 	}
 	return p
 }

@@ -555,3 +555,28 @@ func TestFixturePages(t *testing.T) {
 		t.Errorf("the published run.json does not read back as the run: %v", err)
 	}
 }
+
+// TestObservationGroups groups interleaved observations of parallel
+// subtests by subtest, in the order each first recorded.
+func TestObservationGroups(t *testing.T) {
+	run := nightRun(0, map[string]reports.Result{"A": P})
+	run.Tests[0].Observations = []observe.Observation{
+		{Subtest: "b", Key: "k1", Value: "1"}, {Subtest: "a", Key: "k1", Value: "2"},
+		{Subtest: "b", Key: "k2", Value: "3"}, {Key: "top", Value: "4"}, {Subtest: "a", Key: "k2", Value: "5"},
+	}
+	h, _ := NewHistory(run)
+	b := &builder{opts: Options{Nights: 1}, rendered: map[*Entry]bool{}}
+	s := groupSeries(h)[0]
+	p := b.testPage(s, 0, run.Tests[0])
+	var got []string
+	for _, g := range p.Groups {
+		var vals []string
+		for _, o := range g.Items {
+			vals = append(vals, o.Value)
+		}
+		got = append(got, g.Subtest+":"+strings.Join(vals, ","))
+	}
+	if want := []string{"b:1,3", "a:2,5", ":4"}; !slices.Equal(got, want) {
+		t.Errorf("groups = %q, want %q", got, want)
+	}
+}
