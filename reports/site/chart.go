@@ -68,9 +68,23 @@ func timingChart(key string, t observe.Timing) template.HTML {
 	case ox > chartWidth-chartRight-30:
 		anchor = "end"
 	}
-	fmt.Fprintf(&sb, `<text class="label" x="%.1f" y="%d" text-anchor="%s">%s</text>`, ox, 11, anchor, html.EscapeString(short(t.Observed)))
+	fmt.Fprintf(&sb, `<text class="label" x="%.1f" y="%d" text-anchor="%s">%s</text>`, ox, 11, anchor, html.EscapeString(observed(t)))
 	sb.WriteString(`</svg>`)
 	return template.HTML(sb.String())
+}
+
+// observed formats the observed duration to the millisecond, or finer when
+// the millisecond would put it on the other side of the window's edge (1.0012s
+// against a window ending at 1.001s reads 1.0012s, not 1.001s).
+func observed(t observe.Timing) string {
+	for _, unit := range []time.Duration{time.Millisecond, 100 * time.Microsecond, 10 * time.Microsecond, time.Microsecond} {
+		r := t
+		r.Observed = t.Observed.Round(unit)
+		if r.InWindow() == t.InWindow() {
+			return r.Observed.String()
+		}
+	}
+	return t.Observed.String()
 }
 
 // short formats d for a chart's labels: milliseconds below a second,

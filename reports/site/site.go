@@ -103,6 +103,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"seriesURL": func(root, slug string) string { return root + "series/" + slug + ".html" },
 	"badgeURL":  func(root, slug string) string { return root + "badges/" + slug + ".json" },
 	"chart":     func(o observe.Observation) template.HTML { return timingChart(o.Key, *o.Timing) },
+	"observed":  observed,
 }).ParseFS(templateFS, "templates/*.html"))
 
 func runURL(root, id string) string { return root + "runs/" + id + "/index.html" }

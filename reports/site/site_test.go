@@ -580,3 +580,23 @@ func TestObservationGroups(t *testing.T) {
 		t.Errorf("groups = %q, want %q", got, want)
 	}
 }
+
+// TestObservedText writes an observation near a window's edge precisely
+// enough to show which side of it the observation fell.
+func TestObservedText(t *testing.T) {
+	us := time.Microsecond
+	for _, tt := range []struct {
+		observed time.Duration
+		want     string
+	}{
+		{1001200 * us, "1.0012s"},         // out, though 1.001s is in
+		{1000600 * us, "1.001s"},          // in, and 1.001s is in too
+		{999999 * us, "999.999ms"},        // out, though 1s is in
+		{2100 * time.Millisecond, "2.1s"}, // far out
+	} {
+		got := observed(observe.Within(tt.observed, time.Second, time.Second, 1001*time.Millisecond))
+		if got != tt.want {
+			t.Errorf("observed(%v) = %q, want %q", tt.observed, got, tt.want)
+		}
+	}
+}
