@@ -102,6 +102,12 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "history: %s\n", id)
 	}
+	// A history no run has been added to yet is an empty one: --keep has
+	// nothing to remove, and the build says there is no run.
+	if err := os.MkdirAll(*history, 0o755); err != nil {
+		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		return 1
+	}
 	if *keep > 0 {
 		removed, err := site.Prune(*history, *keep)
 		for _, id := range removed {
@@ -111,10 +117,6 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
 			return 1
 		}
-	}
-	if err := os.MkdirAll(*history, 0o755); err != nil {
-		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
-		return 1
 	}
 	h, err := site.ReadHistory(*history)
 	if err != nil {

@@ -121,6 +121,7 @@ func TestPublishAndReportUsage(t *testing.T) {
 		{[]string{"publish", "--history", filepath.Join(dir, "h"), "--out", filepath.Join(dir, "s"), "--add", filepath.Join(dir, "none")}, 1, "no such file"},
 		{[]string{"publish", "--history", filepath.Join(dir, "h"), "--out", filepath.Join(dir, "s"), "--add", dir}, 1, "holds no run.json"},
 		{[]string{"publish", "--history", filepath.Join(dir, "empty"), "--out", filepath.Join(dir, "s")}, 1, "holds no run; add one with --add RUN"},
+		{[]string{"publish", "--history", filepath.Join(dir, "new"), "--out", filepath.Join(dir, "s"), "--keep", "3"}, 1, "holds no run; add one with --add RUN"},
 		{[]string{"publish", "--history", "h", "--out", "s", "--source-url", "x"}, 2, `--source-url "x": want an http or https URL`},
 		{[]string{"report", "--source-url", "ftp://x/", "nothing"}, 2, `--source-url "ftp://x/"`},
 		{[]string{"publish", "--bogus"}, 2, "flag provided but not defined: -bogus"},
