@@ -54,11 +54,14 @@ type semanticsDoc struct {
 var word = regexp.MustCompile(`[A-Za-z0-9]+`)
 
 // semanticsDocs reads the embedded docs/semantics pages.
-func semanticsDocs() []semanticsDoc {
+func semanticsDocs() []semanticsDoc { return readSemanticsDocs(docs.Semantics) }
+
+// readSemanticsDocs reads the pages semantics/*.md of fsys.
+func readSemanticsDocs(fsys fs.FS) []semanticsDoc {
 	var out []semanticsDoc
-	names, _ := fs.Glob(docs.Semantics, "semantics/*.md")
+	names, _ := fs.Glob(fsys, "semantics/*.md")
 	for _, n := range names {
-		data, err := fs.ReadFile(docs.Semantics, n)
+		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			continue
 		}

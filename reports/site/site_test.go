@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
@@ -466,30 +468,62 @@ func TestOptions(t *testing.T) {
 // non-core features, and not to pages that only share a GEP or a core
 // feature with it.
 func TestDocsFor(t *testing.T) {
-	all := semanticsDocs()
-	if len(all) < 4 {
-		t.Fatalf("found %d docs/semantics pages, want the 4 or more embedded", len(all))
+	pages := fstest.MapFS{
+		"semantics/retries.md":  {Data: []byte("# Retries and timeouts\n\nHTTPRouteTimeoutsWithoutRetry holds HTTPRouteRequestTimeout to its window.\n")},
+		"semantics/backend.md":  {Data: []byte("# Backend timeouts\n\nHTTPRouteBackendTimeout, per attempt.\n")},
+		"semantics/grpc.md":     {Data: []byte("# gRPC\n\nGRPCRouteStrictEnforcement (GEP-1742), on a GRPCRoute.\n")},
+		"semantics/routes.md":   {Data: []byte("# Routes\n\nEvery Gateway and HTTPRoute; GEP-1742.\n")},
+		"semantics/untitled.md": {Data: []byte("HTTPRouteTimeoutsWithoutRetryAndMore is another word.\n")},
+		"other/HTTPRoute.md":    {Data: []byte("# Not a semantics page\n\nHTTPRouteTimeoutsWithoutRetry\n")},
+	}
+	all := readSemanticsDocs(pages)
+	if len(all) != 5 {
+		t.Fatalf("read %d pages, want the 5 under semantics/", len(all))
 	}
 	tests := []struct {
 		t    reports.TestResult
 		want []string
 	}{
+		// Named by retries.md; its extended feature HTTPRouteBackendTimeout
+		// is named by backend.md; routes.md names only core features.
 		{reports.TestResult{ShortName: "HTTPRouteTimeoutsWithoutRetry", Features: []gwfeatures.FeatureName{"Gateway", "HTTPRoute", "HTTPRouteRequestTimeout", "HTTPRouteBackendTimeout"}},
-			[]string{"http-retries-and-timeouts.md"}},
+			[]string{"Backend timeouts", "Retries and timeouts"}},
 		{reports.TestResult{ShortName: "GRPCRouteStrictEnforcement", Features: []gwfeatures.FeatureName{"Gateway", "GRPCRoute", "GRPCRouteStrictEnforcement"}},
-			[]string{"grpcroute-timeouts.md"}},
+			[]string{"gRPC"}},
 		{reports.TestResult{ShortName: "HTTPRouteSimpleSameNamespace", Features: []gwfeatures.FeatureName{"Gateway", "HTTPRoute"}}, nil},
 	}
 	for _, tt := range tests {
 		var got []string
 		for _, d := range docsFor(all, tt.t, "https://example.test/blob/main/") {
-			if !strings.HasPrefix(d.URL, "https://example.test/blob/main/docs/semantics/") || d.Title == "" {
+			if !strings.HasPrefix(d.URL, "https://example.test/blob/main/docs/semantics/") || !strings.HasSuffix(d.URL, ".md") {
 				t.Errorf("%s: link %+v", tt.t.ShortName, d)
 			}
-			got = append(got, filepath.Base(d.URL))
+			got = append(got, d.Title)
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("docs for %s = %q, want %q", tt.t.ShortName, got, tt.want)
+		}
+	}
+}
+
+// TestDocsForEmbeddedPages links tests to the repository's own
+// docs/semantics pages: at least the page that decides each one's
+// behaviour (other pages may name them too).
+func TestDocsForEmbeddedPages(t *testing.T) {
+	all := semanticsDocs()
+	if len(all) < 4 {
+		t.Fatalf("found %d docs/semantics pages, want the 4 or more embedded", len(all))
+	}
+	for test, page := range map[string]string{
+		"HTTPRouteTimeoutsWithoutRetry": "http-retries-and-timeouts.md",
+		"GRPCRouteStrictEnforcement":    "grpcroute-timeouts.md",
+	} {
+		var got []string
+		for _, d := range docsFor(all, reports.TestResult{ShortName: test}, DefaultSourceURL) {
+			got = append(got, path.Base(d.URL))
+		}
+		if !slices.Contains(got, page) {
+			t.Errorf("docs for %s = %q, want %s among them", test, got, page)
 		}
 	}
 }
