@@ -5,18 +5,21 @@ package dataplane
 // to 1.2), the ClientHello message (RFC 8446 §4.1.2, RFC 5246 §7.4.1.2) and
 // its server_name extension (RFC 6066 §3).
 //
-// The parser is written out rather than borrowed from crypto/tls (whose
-// GetConfigForClient hook would also reveal the SNI, on a connection whose
-// reads are recorded and whose writes are thrown away): it reads exactly the
-// records that carry the ClientHello and no byte more, so whatever the
-// client sends next (TLS 1.3 early data) stays in the socket for the
-// tunnel, and its limits are explicit.
+// The record reader is written out rather than borrowed from crypto/tls
+// (whose GetConfigForClient hook would also reveal the SNI, on a connection
+// whose reads are recorded and whose writes are thrown away): it reads
+// exactly the records that carry the ClientHello and no byte more, so
+// whatever the client sends next (TLS 1.3 early data) stays in the socket
+// for the tunnel, and its limits are explicit. The message's
+// length-prefixed fields are read with golang.org/x/crypto/cryptobyte.
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"golang.org/x/crypto/cryptobyte"
 )
 
 const (
@@ -92,74 +95,51 @@ func readClientHello(r io.Reader) (raw []byte, serverName string, err error) {
 	}
 }
 
-// helloReader reads the big-endian fields of a handshake message. A read
-// past the end yields zeros and clears ok, so a parse checks ok once.
-type helloReader struct {
-	b  []byte
-	ok bool
-}
-
-func (r *helloReader) next(n int) []byte {
-	if !r.ok || n > len(r.b) {
-		r.ok = false
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *helloReader) uint(n int) int {
-	v := 0
-	for _, c := range r.next(n) {
-		v = v<<8 | int(c)
-	}
-	return v
-}
-
-// vector reads a length-prefixed field whose length takes lenBytes bytes.
-func (r *helloReader) vector(lenBytes int) *helloReader {
-	n := r.uint(lenBytes)
-	return &helloReader{b: r.next(n), ok: r.ok}
-}
-
 // parseServerName returns the host name of the server_name extension of a
-// ClientHello body, "" when there is none.
+// ClientHello body, "" when there is none. The length-prefixed fields are
+// read with cryptobyte, whose reads fail (rather than panic or read past
+// the end) on a length that overruns its vector.
 func parseServerName(body []byte) (string, error) {
-	r := &helloReader{b: body, ok: true}
-	r.next(2)  // legacy_version
-	r.next(32) // random
-	r.vector(1)
-	r.vector(2) // cipher_suites
-	r.vector(1) // compression_methods
-	if !r.ok {
+	s := cryptobyte.String(body)
+	var sessionID, cipherSuites, compression cryptobyte.String
+	if !s.Skip(2) || // legacy_version
+		!s.Skip(32) || // random
+		!s.ReadUint8LengthPrefixed(&sessionID) ||
+		!s.ReadUint16LengthPrefixed(&cipherSuites) ||
+		!s.ReadUint8LengthPrefixed(&compression) {
 		return "", fmt.Errorf("%w: ClientHello truncated before its extensions", errNotClientHello)
 	}
-	if len(r.b) == 0 {
+	if s.Empty() {
 		return "", nil // no extensions (TLS 1.2 and earlier allow it)
 	}
-	exts := r.vector(2)
-	for exts.ok && len(exts.b) > 0 {
-		typ := exts.uint(2)
-		data := exts.vector(2)
+	var exts cryptobyte.String
+	if !s.ReadUint16LengthPrefixed(&exts) {
+		return "", fmt.Errorf("%w: malformed extensions", errNotClientHello)
+	}
+	for !exts.Empty() {
+		var typ uint16
+		var data cryptobyte.String
+		if !exts.ReadUint16(&typ) || !exts.ReadUint16LengthPrefixed(&data) {
+			return "", fmt.Errorf("%w: malformed extensions", errNotClientHello)
+		}
 		if typ != extensionServerName {
 			continue
 		}
-		names := data.vector(2)
-		for names.ok && len(names.b) > 0 {
-			nameType := names.uint(1)
-			name := names.vector(2)
-			if nameType == serverNameTypeHostName && name.ok {
-				return checkServerName(string(name.b))
-			}
-		}
-		if !names.ok || !data.ok {
+		var names cryptobyte.String
+		if !data.ReadUint16LengthPrefixed(&names) {
 			return "", fmt.Errorf("%w: malformed server_name extension", errNotClientHello)
 		}
+		for !names.Empty() {
+			var nameType uint8
+			var name cryptobyte.String
+			if !names.ReadUint8(&nameType) || !names.ReadUint16LengthPrefixed(&name) {
+				return "", fmt.Errorf("%w: malformed server_name extension", errNotClientHello)
+			}
+			if nameType == serverNameTypeHostName {
+				return checkServerName(string(name))
+			}
+		}
 		return "", nil
-	}
-	if !exts.ok {
-		return "", fmt.Errorf("%w: malformed extensions", errNotClientHello)
 	}
 	return "", nil
 }
