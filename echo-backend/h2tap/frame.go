@@ -395,3 +395,11 @@ func informational(fields []hpack.HeaderField) bool {
 	}
 	return false
 }
+
+// held returns the bytes the parser holds back (a partial frame).
+func (p *frameParser) held() []byte {
+	if p.inFrame {
+		return append(bytes.Clone(p.hdr[:]), p.payload...)
+	}
+	return bytes.Clone(p.hdr[:p.nhdr])
+}
