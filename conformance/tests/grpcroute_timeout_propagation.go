@@ -10,6 +10,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/observe"
 	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
 // timeoutPropagationLimit is the maxStreamDuration of the Allow and Deny
@@ -87,7 +88,7 @@ func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite
 			if len(got) != 1 {
 				t.Fatalf("the backend received grpc-timeout %q; want one value within [%v, %v]", got, lo, tc.want)
 			}
-			d, err := grpcParseTimeout(got[0])
+			d, err := grpctimeout.Parse(got[0])
 			if err != nil {
 				t.Fatalf("the backend received a malformed grpc-timeout: %v", err)
 			}

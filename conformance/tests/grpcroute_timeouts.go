@@ -461,7 +461,3 @@ func grpcWaitAttemptEnded(t *testing.T, cc *grpc.ClientConn, id string, within t
 		<-tick.C // polling interval, not synchronisation
 	}
 }
-
-// grpcParseTimeout parses a grpc-timeout value: 1 to 8 digits and a unit
-// H, M, S, m, u or n.
-func grpcParseTimeout(v string) (time.Duration, error) { return rawgrpc.ParseTimeout(v) }

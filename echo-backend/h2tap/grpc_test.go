@@ -3,7 +3,6 @@ package h2tap_test
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
 // healthServer's Check resets its own stream when the requested service is
@@ -173,7 +173,7 @@ func TestGRPCTimeoutHeader(t *testing.T) {
 	if len(got) != 1 {
 		t.Fatalf("handler saw %s values %q, want one", h2tap.GRPCTimeoutHeader, got)
 	}
-	d, err := parseGRPCTimeout(got[0])
+	d, err := grpctimeout.Parse(got[0])
 	if err != nil {
 		t.Fatalf("%s: %v", h2tap.GRPCTimeoutHeader, err)
 	}
@@ -195,24 +195,4 @@ func TestGRPCTimeoutHeader(t *testing.T) {
 	if v := hdr.Get("x-timeouts"); len(v) != 1 || v[0] != "" {
 		t.Errorf("without a deadline the handler saw %s %q, want none", h2tap.GRPCTimeoutHeader, v)
 	}
-}
-
-// parseGRPCTimeout parses a grpc-timeout value: 1 to 8 digits and a unit.
-func parseGRPCTimeout(v string) (time.Duration, error) {
-	units := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}
-	if len(v) < 2 || len(v) > 9 {
-		return 0, fmt.Errorf("%q: want 1 to 8 digits and a unit", v)
-	}
-	unit, ok := units[v[len(v)-1]]
-	if !ok {
-		return 0, fmt.Errorf("%q: unknown unit", v)
-	}
-	var n int64
-	for _, r := range v[:len(v)-1] {
-		if r < '0' || r > '9' {
-			return 0, fmt.Errorf("%q: want digits before the unit", v)
-		}
-		n = n*10 + int64(r-'0')
-	}
-	return time.Duration(n) * unit, nil
 }

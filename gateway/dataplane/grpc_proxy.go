@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
 // errCallBudget is the cause of a call context whose budget ran out.
@@ -92,7 +94,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 			s.expire(w, call, false)
 			return
 		}
-		out.Header.Set(grpcTimeoutHeader, formatGRPCTimeout(remaining))
+		out.Header.Set(grpcTimeoutHeader, grpctimeout.Format(remaining))
 	}
 	if len(act.filters.mirrors) > 0 || len(b.filters.mirrors) > 0 {
 		body, ok := bufferBody(out, maxMirrorBody) // retry.go: small bodies of known length

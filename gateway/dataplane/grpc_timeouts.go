@@ -1,16 +1,16 @@
 package dataplane
 
 // GRPCRoute timeouts (GEP-3139): the budget of a call, from the rule's
-// maxStreamDuration and the client's grpc-timeout, and the grpc-timeout
-// header syntax. docs/semantics/grpcroute-timeouts.md gives the decisions
+// maxStreamDuration and the client's grpc-timeout (whose syntax is
+// internal/grpctimeout). docs/semantics/grpcroute-timeouts.md gives the decisions
 // and the GEP sentences behind them; grpc_proxy.go enforces the budget.
 
 import (
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
 // GRPCTimeoutFaults deliberately breaks parts of the GRPCRoute timeout
@@ -108,27 +108,6 @@ func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f GRPCTime
 // grpcTimeoutHeader is the canonical key of the gRPC deadline header.
 const grpcTimeoutHeader = "Grpc-Timeout"
 
-// maxTimeoutDigits is the most digits a grpc-timeout value may have
-// (PROTOCOL-HTTP2.md: "positive integer as ASCII string of at most 8
-// digits").
-const maxTimeoutDigits = 8
-
-// timeoutUnits are the grpc-timeout units, finest first.
-var timeoutUnits = []struct {
-	unit byte
-	d    time.Duration
-}{
-	{'n', time.Nanosecond},
-	{'u', time.Microsecond},
-	{'m', time.Millisecond},
-	{'S', time.Second},
-	{'M', time.Minute},
-	{'H', time.Hour},
-}
-
-// errBadGRPCTimeout is the accepted form, for error messages.
-const grpcTimeoutForm = "accepted: one value of 1 to 8 digits followed by a unit H, M, S, m, u or n, such as 500m or 10S"
-
 // clientTimeout reads the request's grpc-timeout header. ok is false when
 // there is none; an error names the header and the accepted form.
 func clientTimeout(h http.Header) (d time.Duration, ok bool, err error) {
@@ -138,55 +117,11 @@ func clientTimeout(h http.Header) (d time.Duration, ok bool, err error) {
 		return 0, false, nil
 	case 1:
 	default:
-		return 0, false, fmt.Errorf("grpc-timeout: %d values; %s", len(vs), grpcTimeoutForm)
+		return 0, false, fmt.Errorf("grpc-timeout: %d values, want one; %s", len(vs), grpctimeout.Form)
 	}
-	d, err = parseGRPCTimeout(vs[0])
+	d, err = grpctimeout.Parse(vs[0])
 	if err != nil {
 		return 0, false, err
 	}
 	return d, true, nil
-}
-
-// parseGRPCTimeout parses a grpc-timeout value. Values too large for a
-// time.Duration (more than about 292 years) are capped at the largest one.
-func parseGRPCTimeout(v string) (time.Duration, error) {
-	if len(v) < 2 || len(v) > maxTimeoutDigits+1 {
-		return 0, fmt.Errorf("grpc-timeout: %q is not a gRPC timeout; %s", v, grpcTimeoutForm)
-	}
-	digits, unit := v[:len(v)-1], v[len(v)-1]
-	var per time.Duration
-	for _, u := range timeoutUnits {
-		if u.unit == unit {
-			per = u.d
-		}
-	}
-	if per == 0 {
-		return 0, fmt.Errorf("grpc-timeout: %q has no valid unit; %s", v, grpcTimeoutForm)
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("grpc-timeout: %q is not a gRPC timeout; %s", v, grpcTimeoutForm)
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil { // unreachable: at most 8 digits
-		return 0, fmt.Errorf("grpc-timeout: %q: %w", v, err)
-	}
-	if n > math.MaxInt64/int64(per) {
-		return math.MaxInt64, nil
-	}
-	return time.Duration(n) * per, nil
-}
-
-// formatGRPCTimeout encodes d as a grpc-timeout value that is never larger
-// than d: the finest unit whose count fits in 8 digits, rounded down.
-// d must be positive.
-func formatGRPCTimeout(d time.Duration) string {
-	const maxCount = 99999999
-	for _, u := range timeoutUnits {
-		if n := d / u.d; n <= maxCount {
-			return strconv.FormatInt(int64(n), 10) + string(u.unit)
-		}
-	}
-	return strconv.Itoa(maxCount) + "H"
 }

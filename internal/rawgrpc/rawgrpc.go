@@ -16,14 +16,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"google.golang.org/grpc/codes"
 )
@@ -164,40 +161,4 @@ func CodeName(v string) string {
 		return strconv.Quote(v)
 	}
 	return codes.Code(n).String()
-}
-
-// timeoutUnits are the units of a grpc-timeout value.
-var timeoutUnits = map[byte]time.Duration{
-	'H': time.Hour, 'M': time.Minute, 'S': time.Second,
-	'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond,
-}
-
-// timeoutForm is the accepted form of a grpc-timeout value.
-const timeoutForm = "accepted: 1 to 8 digits followed by H, M, S, m, u or n, such as 500m"
-
-// ParseTimeout parses a grpc-timeout value: 1 to 8 digits and a unit H, M,
-// S, m, u or n. A value too large for a time.Duration (more than 292 years,
-// as 99999999H is) gives the largest one, as good as none.
-func ParseTimeout(v string) (time.Duration, error) {
-	if len(v) < 2 || len(v) > 9 {
-		return 0, fmt.Errorf("grpc-timeout %q: %s", v, timeoutForm)
-	}
-	unit, ok := timeoutUnits[v[len(v)-1]]
-	if !ok {
-		return 0, fmt.Errorf("grpc-timeout %q: unknown unit; %s", v, timeoutForm)
-	}
-	digits := v[:len(v)-1]
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("grpc-timeout %q: %s", v, timeoutForm)
-		}
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, errors.Join(fmt.Errorf("grpc-timeout %q: %s", v, timeoutForm), err)
-	}
-	if n > math.MaxInt64/int64(unit) {
-		return math.MaxInt64, nil
-	}
-	return time.Duration(n) * unit, nil
 }

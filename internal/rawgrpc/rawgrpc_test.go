@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -122,22 +121,5 @@ func TestSplit(t *testing.T) {
 	msgs, partial := rawgrpc.Split(body)
 	if len(msgs) != 2 || string(msgs[0]) != "a" || len(msgs[1]) != 0 || partial != 3 {
 		t.Errorf("Split = %q, %d; want [a, \"\"] and 3", msgs, partial)
-	}
-}
-
-func TestParseTimeout(t *testing.T) {
-	for in, want := range map[string]time.Duration{
-		"1H": time.Hour, "2M": 2 * time.Minute, "3S": 3 * time.Second, "500m": 500 * time.Millisecond,
-		"7u": 7 * time.Microsecond, "9n": 9, "99999999S": 99999999 * time.Second, "0m": 0,
-		"99999999H": math.MaxInt64, // over 292 years: as good as none
-	} {
-		if got, err := rawgrpc.ParseTimeout(in); err != nil || got != want {
-			t.Errorf("ParseTimeout(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "m", "5", "123456789m", "5s", "-5m", "5 m", "1.5S"} {
-		if _, err := rawgrpc.ParseTimeout(in); err == nil || !strings.Contains(err.Error(), "accepted") {
-			t.Errorf("ParseTimeout(%q) error %v; want one stating the accepted form", in, err)
-		}
 	}
 }
