@@ -24,6 +24,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 )
 
 // headerStream is the part of a server stream that sends metadata; unary
@@ -254,14 +255,10 @@ func (c *call) wait(d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-c.ctx.Done():
+	if !ctxsleep.Sleep(c.ctx, d) {
 		return c.cancelled()
 	}
+	return nil
 }
 
 // cancelled records that the peer went away and returns the status of the

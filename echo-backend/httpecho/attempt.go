@@ -20,6 +20,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 )
 
 const (
@@ -280,14 +281,10 @@ func (a *attempt) wait(d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-a.r.Context().Done():
+	if !ctxsleep.Sleep(a.r.Context(), d) {
 		return errCancelled
 	}
+	return nil
 }
 
 // run carries out a.act. A failure to wait or write means the peer went

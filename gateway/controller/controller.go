@@ -32,7 +32,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/internal/watchloop"
+	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 )
 
 // Options configure a Controller.
@@ -126,7 +126,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			// Under a stream of changes, recompute at most half the time:
 			// each recompute takes in every change made meanwhile, and the
 			// writers (a suite applying thousands of routes) keep a core.
-			if !watchloop.Wait(ctx, min(time.Since(start), maxPause)) {
+			if !ctxsleep.Sleep(ctx, min(time.Since(start), maxPause)) {
 				return nil
 			}
 			continue
@@ -135,7 +135,7 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		}
 		c.opts.Logger.Error(err, "recompute failed; retrying", "delay", delay)
-		if !watchloop.Wait(ctx, delay) {
+		if !ctxsleep.Sleep(ctx, delay) {
 			return nil
 		}
 		delay = min(2*delay, maxRetry)

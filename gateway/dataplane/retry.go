@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -255,7 +256,7 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 		}
 		at.discard()
 		s.log.V(1).Info("retrying", "backend", b.name, "endpoint", endpoint, "attempt", n, "reason", reason, "backoff", wait)
-		if !sleep(ctx, wait) {
+		if !ctxsleep.Sleep(ctx, wait) {
 			s.answerEnd(w, r, act)
 			return
 		}
@@ -323,21 +324,6 @@ func (s *Server) answerEnd(w http.ResponseWriter, r *http.Request, act *action) 
 		return
 	}
 	s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "request timeout")
-}
-
-// sleep waits d, or until ctx ends; it reports whether the wait completed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // bufferBody reads out's body into memory so that it can be sent again,

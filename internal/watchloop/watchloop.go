@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -68,7 +69,7 @@ func Run(ctx context.Context, c client.WithWatch, newList func() client.ObjectLi
 			if opts.Failed != nil {
 				delay = min(opts.Failed(err, delay), maxDelay)
 			}
-			if !Wait(ctx, delay) {
+			if !ctxsleep.Sleep(ctx, delay) {
 				return
 			}
 			delay = min(2*delay, maxDelay)
@@ -100,17 +101,5 @@ func drain(ctx context.Context, w watch.Interface, notify func()) {
 				return
 			}
 		}
-	}
-}
-
-// Wait waits d or until ctx is done; it reports whether ctx is still live.
-func Wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -236,14 +236,3 @@ func TestStopsOnContextWhileWaitingToRetry(t *testing.T) {
 	h.failed()
 	h.stopped() // well before the hour
 }
-
-func TestWait(t *testing.T) {
-	if !watchloop.Wait(context.Background(), time.Millisecond) {
-		t.Error("Wait on a live context reported it done")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if watchloop.Wait(ctx, time.Hour) {
-		t.Error("Wait on a cancelled context reported it live")
-	}
-}
