@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -157,67 +156,6 @@ type tlsEntry struct {
 	order  routeOrder
 	route  string // "TLSRoute namespace/name" for logs
 	action *action
-}
-
-// stringMatch matches a string exactly or by a regular expression; the zero
-// value matches anything.
-type stringMatch struct {
-	value string
-	re    *regexp.Regexp
-}
-
-func (m stringMatch) matches(s string) bool {
-	if m.re != nil {
-		return m.re.MatchString(s)
-	}
-	return m.value == "" || m.value == s
-}
-
-// valueMatch matches one header or query parameter by name.
-type valueMatch struct {
-	name string // canonical header key, or the query parameter name as given
-	stringMatch
-}
-
-// action is what a matched rule does: filters and weighted backends.
-type action struct {
-	filters     filterSet
-	backends    []*backend
-	totalWeight int64
-	grpc        bool // a GRPCRoute rule: backends speak h2c, errors are gRPC statuses
-	invalid     string
-	// requestTimeout bounds the whole exchange and backendTimeout each
-	// attempt (GEP-1742); zero means no limit.
-	requestTimeout, backendTimeout time.Duration
-	// retry is the rule's retry policy (GEP-1731); nil makes one attempt.
-	retry *retryPolicy
-	// grpcLimits are a GRPCRoute rule's timeouts (GEP-3139).
-	grpcLimits grpcLimits
-	// serverTimeout is the Gateway's ConnectionTimeouts.Server: the
-	// longest silence of a backend during an attempt; zero means none.
-	serverTimeout time.Duration
-}
-
-// backend is a resolved backendRef with its round-robin cursor.
-type backend struct {
-	name      string
-	weight    int64
-	invalid   bool
-	endpoints []string
-	h2c       bool
-	filters   filterSet
-	budget    *RetryBudget // nil: no retry budget
-	next      atomic.Uint64
-}
-
-// pickEndpoint returns the next endpoint in round-robin order, or "" when
-// there is none.
-func (b *backend) pickEndpoint() string {
-	if len(b.endpoints) == 0 {
-		return ""
-	}
-	n := b.next.Add(1) - 1
-	return b.endpoints[n%uint64(len(b.endpoints))]
 }
 
 // compile turns a Config into a snapshot. Listeners that cannot be served are
@@ -445,13 +383,6 @@ func (pt *portTable) matchTLS(serverName string) *tlsEntry {
 	return nil
 }
 
-func (m stringMatch) len() int {
-	if m.re != nil {
-		return len(m.re.String())
-	}
-	return len(m.value)
-}
-
 func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
 	key := r.Namespace + "/" + r.Name
 	hosts := routeHosts(&r.RouteMeta)
@@ -482,14 +413,6 @@ func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
 	return entries, errors.Join(errs...)
 }
 
-// fail marks the action invalid for err, so that its rule answers with an
-// error (answers says which, for the report: "500", "INTERNAL"), and
-// returns err as the route's report names it.
-func (a *action) fail(where, answers string, err error) error {
-	a.invalid = err.Error()
-	return fmt.Errorf("%s: %w (the rule answers %s)", where, err, answers)
-}
-
 // appendEntries compiles each of a rule's matches with compile and appends
 // a copy of the compiled match for every route hostname in hosts, with
 // common (whose order lacks only the match's index and whose host is
@@ -512,59 +435,6 @@ func appendEntries[M, E any](entries []*E, errs []error, matches []M, compile fu
 		}
 	}
 	return entries, errs
-}
-
-func compileHTTPMatch(m *gwv1.HTTPRouteMatch) (*httpEntry, error) {
-	e := &httpEntry{pathKind: pathPrefix, pathLen: 1}
-	if m.Path != nil {
-		typ := gwv1.PathMatchPathPrefix
-		if m.Path.Type != nil {
-			typ = *m.Path.Type
-		}
-		value := "/"
-		if m.Path.Value != nil {
-			value = *m.Path.Value
-		}
-		e.pathLen = len(value)
-		switch typ {
-		case gwv1.PathMatchExact:
-			if !strings.HasPrefix(value, "/") {
-				return nil, fmt.Errorf("path: Exact value %q must start with \"/\"", value)
-			}
-			e.pathKind, e.path = pathExact, value
-		case gwv1.PathMatchPathPrefix:
-			if !strings.HasPrefix(value, "/") {
-				return nil, fmt.Errorf("path: PathPrefix value %q must start with \"/\"", value)
-			}
-			e.pathKind, e.path = pathPrefix, strings.TrimRight(value, "/")
-		case gwv1.PathMatchRegularExpression:
-			re, err := compileFullRegexp(value)
-			if err != nil {
-				return nil, fmt.Errorf("path: %w", err)
-			}
-			e.pathKind, e.pathRe = pathRegex, re
-		default:
-			return nil, fmt.Errorf("path: type %q is not supported; accepted types are Exact, PathPrefix and RegularExpression", typ)
-		}
-	}
-	if m.Method != nil {
-		e.method = string(*m.Method)
-	}
-	for i, h := range m.Headers {
-		vm, err := compileValueMatch(fmt.Sprintf("headers[%d]", i), canonicalHeader(string(h.Name)), h.Value, (*string)(h.Type))
-		if err != nil {
-			return nil, err
-		}
-		e.headers = append(e.headers, vm)
-	}
-	for i, q := range m.QueryParams {
-		vm, err := compileValueMatch(fmt.Sprintf("queryParams[%d]", i), string(q.Name), q.Value, (*string)(q.Type))
-		if err != nil {
-			return nil, err
-		}
-		e.query = append(e.query, vm)
-	}
-	return e, nil
 }
 
 func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
@@ -594,88 +464,6 @@ func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
 	return entries, errors.Join(errs...)
 }
 
-func compileGRPCMatch(m *gwv1.GRPCRouteMatch) (*grpcEntry, error) {
-	e := &grpcEntry{}
-	if m.Method != nil {
-		regex := m.Method.Type != nil && *m.Method.Type == gwv1.GRPCMethodMatchRegularExpression
-		if m.Method.Type != nil && !regex && *m.Method.Type != gwv1.GRPCMethodMatchExact {
-			return nil, fmt.Errorf("method: type %q is not supported; accepted types are Exact and RegularExpression", *m.Method.Type)
-		}
-		var err error
-		if m.Method.Service != nil && *m.Method.Service != "" {
-			if e.service, err = newStringMatch(*m.Method.Service, regex); err != nil {
-				return nil, fmt.Errorf("method.service: %w", err)
-			}
-		}
-		if m.Method.Method != nil && *m.Method.Method != "" {
-			if e.method, err = newStringMatch(*m.Method.Method, regex); err != nil {
-				return nil, fmt.Errorf("method.method: %w", err)
-			}
-		}
-	}
-	for i, h := range m.Headers {
-		vm, err := compileValueMatch(fmt.Sprintf("headers[%d]", i), canonicalHeader(string(h.Name)), h.Value, (*string)(h.Type))
-		if err != nil {
-			return nil, err
-		}
-		e.headers = append(e.headers, vm)
-	}
-	return e, nil
-}
-
-// maxRegexpLen bounds the size of a regular expression in a match.
-const maxRegexpLen = 1024
-
-// compileFullRegexp compiles an RE2 expression that must match a whole value.
-func compileFullRegexp(expr string) (*regexp.Regexp, error) {
-	if len(expr) > maxRegexpLen {
-		return nil, fmt.Errorf("regular expression is %d bytes; the limit is %d", len(expr), maxRegexpLen)
-	}
-	re, err := regexp.Compile("^(?:" + expr + ")$")
-	if err != nil {
-		return nil, fmt.Errorf("regular expression %q is not valid RE2 syntax: %w", expr, err)
-	}
-	return re, nil
-}
-
-func newStringMatch(value string, regex bool) (stringMatch, error) {
-	if !regex {
-		return stringMatch{value: value}, nil
-	}
-	re, err := compileFullRegexp(value)
-	return stringMatch{re: re}, err
-}
-
-// compileValueMatch compiles the header or query parameter match that
-// field names ("headers[0]"): name must hold value, exactly or by the
-// regular expression, as typ says (nil means Exact). The HTTP and gRPC
-// match types share their values, Exact and RegularExpression.
-func compileValueMatch(field, name, value string, typ *string) (valueMatch, error) {
-	regex := typ != nil && *typ == string(gwv1.HeaderMatchRegularExpression)
-	if typ != nil && !regex && *typ != string(gwv1.HeaderMatchExact) {
-		return valueMatch{}, fmt.Errorf("%s: type %q is not supported; accepted types are Exact and RegularExpression", field, *typ)
-	}
-	vm, err := newValueMatch(name, value, regex)
-	if err != nil {
-		return valueMatch{}, fmt.Errorf("%s: %w", field, err)
-	}
-	return vm, nil
-}
-
-func newValueMatch(name, value string, regex bool) (valueMatch, error) {
-	sm, err := newStringMatch(value, regex)
-	return valueMatch{name: name, stringMatch: sm}, err
-}
-
-// matchValue reports whether a present value matches; unlike
-// stringMatch.matches, an empty Exact value only matches an empty value.
-func (m valueMatch) matchValue(v string) bool {
-	if m.re != nil {
-		return m.re.MatchString(v)
-	}
-	return m.value == v
-}
-
 // compareBool orders false before true.
 func compareBool(a, b bool) int {
 	switch {
@@ -686,89 +474,4 @@ func compareBool(a, b bool) int {
 	default:
 		return 1
 	}
-}
-
-// compileBackends resolves a rule's backends. It never fails the rule: an
-// invalid backend answers 500 for its share of the traffic.
-func (a *action) compileBackends(bs []Backend, grpc bool, where string) error {
-	var errs []error
-	for i := range bs {
-		b := &bs[i]
-		if b.Weight < 0 {
-			errs = append(errs, fmt.Errorf("%s backend %s: weight %d is negative; accepted weights are 0-1000000 (the backend gets no traffic)", where, b.Name, b.Weight))
-			continue
-		}
-		cb := &backend{
-			name:      b.Name,
-			weight:    int64(b.Weight),
-			invalid:   b.Invalid,
-			endpoints: b.Endpoints,
-			h2c:       grpc || b.AppProtocol == appProtocolH2C,
-			budget:    b.RetryBudget,
-		}
-		if err := cb.filters.compile(b.Filters); err != nil {
-			cb.invalid = true
-			errs = append(errs, fmt.Errorf("%s backend %s: %w (the backend answers 500)", where, b.Name, err))
-		}
-		a.backends = append(a.backends, cb)
-		a.totalWeight += cb.weight
-	}
-	return errors.Join(errs...)
-}
-
-func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
-	if t == nil {
-		return nil
-	}
-	var err error
-	if a.requestTimeout, err = parseDuration("timeouts.request", t.Request); err != nil {
-		return err
-	}
-	a.backendTimeout, err = parseDuration("timeouts.backendRequest", t.BackendRequest)
-	return err
-}
-
-// durationPattern is the Gateway API Duration syntax (GEP-2257).
-var durationPattern = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
-
-// parseDuration parses an optional Gateway API Duration; nil and "0s" mean
-// no limit (zero).
-func parseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
-	if d == nil {
-		return 0, nil
-	}
-	if !durationPattern.MatchString(string(*d)) {
-		return 0, fmt.Errorf("%s: %q is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms, such as 10s or 1m30s", field, *d)
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", field, err)
-	}
-	return v, nil
-}
-
-// appProtocolH2C is the Service appProtocol that selects cleartext HTTP/2.
-const appProtocolH2C = "kubernetes.io/h2c"
-
-func (a *action) compileFilters(fs []HTTPFilter) error {
-	return a.filters.compile(fs)
-}
-
-// grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents: the
-// supported types share names and types.
-func grpcFilters(fs []GRPCFilter) []HTTPFilter {
-	out := make([]HTTPFilter, len(fs))
-	for i, f := range fs {
-		out[i] = HTTPFilter{
-			HTTPRouteFilter: gwv1.HTTPRouteFilter{
-				Type:                   gwv1.HTTPRouteFilterType(f.Type),
-				RequestHeaderModifier:  f.RequestHeaderModifier,
-				ResponseHeaderModifier: f.ResponseHeaderModifier,
-				RequestMirror:          f.RequestMirror,
-				ExtensionRef:           f.ExtensionRef,
-			},
-			Mirror: f.Mirror,
-		}
-	}
-	return out
 }

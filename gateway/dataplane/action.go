@@ -1,0 +1,148 @@
+// Compiling a rule's action: its backends, timeouts and filters, checked
+// once when a Config is applied, so that serving a request only reads them.
+
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// action is what a matched rule does: filters and weighted backends.
+type action struct {
+	filters     filterSet
+	backends    []*backend
+	totalWeight int64
+	grpc        bool // a GRPCRoute rule: backends speak h2c, errors are gRPC statuses
+	invalid     string
+	// requestTimeout bounds the whole exchange and backendTimeout each
+	// attempt (GEP-1742); zero means no limit.
+	requestTimeout, backendTimeout time.Duration
+	// retry is the rule's retry policy (GEP-1731); nil makes one attempt.
+	retry *retryPolicy
+	// grpcLimits are a GRPCRoute rule's timeouts (GEP-3139).
+	grpcLimits grpcLimits
+	// serverTimeout is the Gateway's ConnectionTimeouts.Server: the
+	// longest silence of a backend during an attempt; zero means none.
+	serverTimeout time.Duration
+}
+
+// backend is a resolved backendRef with its round-robin cursor.
+type backend struct {
+	name      string
+	weight    int64
+	invalid   bool
+	endpoints []string
+	h2c       bool
+	filters   filterSet
+	budget    *RetryBudget // nil: no retry budget
+	next      atomic.Uint64
+}
+
+// pickEndpoint returns the next endpoint in round-robin order, or "" when
+// there is none.
+func (b *backend) pickEndpoint() string {
+	if len(b.endpoints) == 0 {
+		return ""
+	}
+	n := b.next.Add(1) - 1
+	return b.endpoints[n%uint64(len(b.endpoints))]
+}
+
+// fail marks the action invalid for err, so that its rule answers with an
+// error (answers says which, for the report: "500", "INTERNAL"), and
+// returns err as the route's report names it.
+func (a *action) fail(where, answers string, err error) error {
+	a.invalid = err.Error()
+	return fmt.Errorf("%s: %w (the rule answers %s)", where, err, answers)
+}
+
+// compileBackends resolves a rule's backends. It never fails the rule: an
+// invalid backend answers 500 for its share of the traffic.
+func (a *action) compileBackends(bs []Backend, grpc bool, where string) error {
+	var errs []error
+	for i := range bs {
+		b := &bs[i]
+		if b.Weight < 0 {
+			errs = append(errs, fmt.Errorf("%s backend %s: weight %d is negative; accepted weights are 0-1000000 (the backend gets no traffic)", where, b.Name, b.Weight))
+			continue
+		}
+		cb := &backend{
+			name:      b.Name,
+			weight:    int64(b.Weight),
+			invalid:   b.Invalid,
+			endpoints: b.Endpoints,
+			h2c:       grpc || b.AppProtocol == appProtocolH2C,
+			budget:    b.RetryBudget,
+		}
+		if err := cb.filters.compile(b.Filters); err != nil {
+			cb.invalid = true
+			errs = append(errs, fmt.Errorf("%s backend %s: %w (the backend answers 500)", where, b.Name, err))
+		}
+		a.backends = append(a.backends, cb)
+		a.totalWeight += cb.weight
+	}
+	return errors.Join(errs...)
+}
+
+func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
+	if t == nil {
+		return nil
+	}
+	var err error
+	if a.requestTimeout, err = parseDuration("timeouts.request", t.Request); err != nil {
+		return err
+	}
+	a.backendTimeout, err = parseDuration("timeouts.backendRequest", t.BackendRequest)
+	return err
+}
+
+// durationPattern is the Gateway API Duration syntax (GEP-2257).
+var durationPattern = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
+
+// parseDuration parses an optional Gateway API Duration; nil and "0s" mean
+// no limit (zero).
+func parseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
+	if d == nil {
+		return 0, nil
+	}
+	if !durationPattern.MatchString(string(*d)) {
+		return 0, fmt.Errorf("%s: %q is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms, such as 10s or 1m30s", field, *d)
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", field, err)
+	}
+	return v, nil
+}
+
+// appProtocolH2C is the Service appProtocol that selects cleartext HTTP/2.
+const appProtocolH2C = "kubernetes.io/h2c"
+
+func (a *action) compileFilters(fs []HTTPFilter) error {
+	return a.filters.compile(fs)
+}
+
+// grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents: the
+// supported types share names and types.
+func grpcFilters(fs []GRPCFilter) []HTTPFilter {
+	out := make([]HTTPFilter, len(fs))
+	for i, f := range fs {
+		out[i] = HTTPFilter{
+			HTTPRouteFilter: gwv1.HTTPRouteFilter{
+				Type:                   gwv1.HTTPRouteFilterType(f.Type),
+				RequestHeaderModifier:  f.RequestHeaderModifier,
+				ResponseHeaderModifier: f.ResponseHeaderModifier,
+				RequestMirror:          f.RequestMirror,
+				ExtensionRef:           f.ExtensionRef,
+			},
+			Mirror: f.Mirror,
+		}
+	}
+	return out
+}
