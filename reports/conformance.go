@@ -54,19 +54,32 @@ func ConformanceFileName(report *confv1.ConformanceReport) (string, error) {
 	return fmt.Sprintf("%s-%s-%s-report.yaml", report.GatewayAPIChannel, report.Implementation.Version, report.Mode), nil
 }
 
-func checkFileNamePart(field, value string) error {
-	const form = `letters, digits and ". _ + -", not starting with "."`
+// FileNamePartForm is the accepted form of a report field that names the
+// report file (upstream names it <channel>-<version>-<mode>-report.yaml).
+const FileNamePartForm = `letters, digits and ". _ + -", not starting with "."`
+
+// CheckFileNamePart checks a value that becomes part of the report file's
+// name; the error quotes the value and states FileNamePartForm.
+func CheckFileNamePart(value string) error {
 	if value == "" {
-		return fmt.Errorf("reports: report field %s is empty; it names the report file; want %s", field, form)
+		return fmt.Errorf("empty; it names the report file; want %s", FileNamePartForm)
 	}
 	if value[0] == '.' {
-		return fmt.Errorf("reports: report field %s is %q; want %s", field, value, form)
+		return fmt.Errorf("%q starts with '.'; want %s", value, FileNamePartForm)
 	}
 	for _, r := range value {
 		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '+' || r == '-'
 		if !ok {
-			return fmt.Errorf("reports: report field %s is %q, which has %q; want %s", field, value, r, form)
+			return fmt.Errorf("%q, which has %q; want %s", value, r, FileNamePartForm)
 		}
+	}
+	return nil
+}
+
+// checkFileNamePart is CheckFileNamePart naming the report field.
+func checkFileNamePart(field, value string) error {
+	if err := CheckFileNamePart(value); err != nil {
+		return fmt.Errorf("reports: report field %s is %w", field, err)
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/reports"
 )
 
 // Defaults, the same as the upstream suite's flags.
@@ -485,25 +486,13 @@ func checkObjectName(v string, emptyOK bool) error {
 	return nil
 }
 
-// checkFileNamePart checks a value that names the report file.
+// checkFileNamePart checks a value that names the report file; an empty
+// one is accepted when emptyOK (a default fills it).
 func checkFileNamePart(v string, emptyOK bool) error {
-	const form = `letters, digits and ". _ + -", not starting with "." (it names the report file)`
-	if v == "" {
-		if emptyOK {
-			return nil
-		}
-		return fmt.Errorf("empty; want %s", form)
+	if v == "" && emptyOK {
+		return nil
 	}
-	if v[0] == '.' {
-		return fmt.Errorf("%q starts with '.'; want %s", v, form)
-	}
-	for _, r := range v {
-		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '+' || r == '-'
-		if !ok {
-			return fmt.Errorf("%q has %q; want %s", v, r, form)
-		}
-	}
-	return nil
+	return reports.CheckFileNamePart(v)
 }
 
 func checkURL(v string) error {
