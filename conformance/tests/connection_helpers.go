@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -89,8 +90,10 @@ func SetConnectionTimeouts(c ConnectionTimeouts) error {
 			return fmt.Errorf("tests: connection timeout %s is %v; want 0 or more", f.key, *f.d)
 		}
 	}
-	if c.GatewayClassName != "" && !dnsSubdomain(c.GatewayClassName) {
-		return fmt.Errorf("tests: connection timeouts gatewayClassName %q is not a Kubernetes object name (lower-case DNS subdomain)", c.GatewayClassName)
+	if c.GatewayClassName != "" {
+		if msgs := validation.IsDNS1123Subdomain(c.GatewayClassName); len(msgs) > 0 {
+			return fmt.Errorf("tests: connection timeouts gatewayClassName %q is not a Kubernetes object name (lower-case DNS subdomain): %s", c.GatewayClassName, strings.Join(msgs, "; "))
+		}
 	}
 	connectionTimeouts.Store(&c)
 	return nil
@@ -146,24 +149,6 @@ func (c *ConnectionTimeouts) fields() []timeoutField {
 		{conntimeouts.KeyTunnelTimeout, &c.Tunnel},
 		{conntimeouts.KeyTLSInspectDelay, &c.TLSInspectDelay},
 	}
-}
-
-// dnsSubdomain reports whether s is a lower-case RFC 1123 subdomain.
-func dnsSubdomain(s string) bool {
-	if len(s) == 0 || len(s) > 253 {
-		return false
-	}
-	for label := range strings.SplitSeq(s, ".") {
-		if label == "" || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // expectTimeout returns the expected value of one timeout, failing t when
