@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/gatecheck/gatecheck/contract/echowire"
 	"github.com/gatecheck/gatecheck/echo-backend/control"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
 	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
@@ -103,7 +104,13 @@ func ExampleNewServer_goAwayTransparentRetry() {
 		return
 	}
 	fmt.Printf("call succeeded with attempt %d\n", resp.GetAttempt())
+	// The first attempt's outcome is recorded when its GOAWAY has been
+	// written, which can be after the retry was answered: poll the ledger
+	// until no attempt is in flight (within the call's deadline).
 	e, _ := l.Get("example-2")
+	for tick := time.NewTicker(5 * time.Millisecond); anyInFlight(e) && ctx.Err() == nil; <-tick.C {
+		e, _ = l.Get("example-2")
+	}
 	for _, a := range e.Attempts {
 		fmt.Printf("attempt %d: %s on stream %d\n", a.Number, a.Outcome, a.Stream)
 	}
@@ -111,4 +118,14 @@ func ExampleNewServer_goAwayTransparentRetry() {
 	// call succeeded with attempt 2
 	// attempt 1: goaway on stream 1
 	// attempt 2: answered on stream 1
+}
+
+// anyInFlight reports whether an attempt of e has not ended yet.
+func anyInFlight(e echowire.Entry) bool {
+	for _, a := range e.Attempts {
+		if a.Outcome == echowire.InFlight {
+			return true
+		}
+	}
+	return false
 }
