@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -132,7 +131,7 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 			}
 		}
 		if rc.Budget.Interval != nil {
-			d, err := policyDuration("spec.retryConstraint.budget.interval", *rc.Budget.Interval)
+			d, err := dataplane.ParseDuration("spec.retryConstraint.budget.interval", rc.Budget.Interval)
 			if err != nil {
 				return nil, err
 			}
@@ -150,7 +149,7 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 			}
 		}
 		if rc.MinRetryRate.Interval != nil {
-			d, err := policyDuration("spec.retryConstraint.minRetryRate.interval", *rc.MinRetryRate.Interval)
+			d, err := dataplane.ParseDuration("spec.retryConstraint.minRetryRate.interval", rc.MinRetryRate.Interval)
 			if err != nil {
 				return nil, err
 			}
@@ -163,18 +162,6 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 	return b, nil
 }
 
-// durationForm is the Gateway API Duration syntax (GEP-2257).
-var durationForm = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
-
-// policyDuration parses a Gateway API Duration (GEP-2257).
-func policyDuration(field string, d gwv1.Duration) (time.Duration, error) {
-	v, err := time.ParseDuration(string(d))
-	if err != nil || !durationForm.MatchString(string(d)) {
-		return 0, fmt.Errorf("%s: %q is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms, such as 10s or 1m30s", field, d)
-	}
-	return v, nil
-}
-
 // policyAncestors returns, for every policy, the Gateways of ours whose
 // routes send traffic to one of its targets (by the backend names of the
 // snapshot, valid or not), as GEP-713 asks for a policy on a backend; a
@@ -182,34 +169,21 @@ func policyDuration(field string, d gwv1.Duration) (time.Duration, error) {
 // namespace, so that its verdict is visible.
 func policyAncestors(pols []*policyState, gateways []*gatewayState, cfg *dataplane.Config) map[*policyState][]types.NamespacedName {
 	routed := map[types.NamespacedName]map[types.NamespacedName]bool{} // Service -> Gateways
-	for _, gw := range cfg.Gateways {
+	for gi := range cfg.Gateways {
+		gw := &cfg.Gateways[gi]
 		g := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
-		add := func(bs []dataplane.Backend) {
-			for _, b := range bs {
-				svc, _, _ := strings.Cut(b.Name, ":")
-				ns, name, ok := strings.Cut(svc, "/")
-				if !ok {
-					continue
-				}
-				nn := types.NamespacedName{Namespace: ns, Name: name}
-				if routed[nn] == nil {
-					routed[nn] = map[types.NamespacedName]bool{}
-				}
-				routed[nn][g] = true
+		gw.EachRequestBackend(func(b *dataplane.Backend) {
+			svc, _, _ := strings.Cut(b.Name, ":")
+			ns, name, ok := strings.Cut(svc, "/")
+			if !ok {
+				return
 			}
-		}
-		for _, l := range gw.Listeners {
-			for _, r := range l.HTTPRoutes {
-				for _, rule := range r.Rules {
-					add(rule.Backends)
-				}
+			nn := types.NamespacedName{Namespace: ns, Name: name}
+			if routed[nn] == nil {
+				routed[nn] = map[types.NamespacedName]bool{}
 			}
-			for _, r := range l.GRPCRoutes {
-				for _, rule := range r.Rules {
-					add(rule.Backends)
-				}
-			}
-		}
+			routed[nn][g] = true
+		})
 	}
 	out := map[*policyState][]types.NamespacedName{}
 	for _, ps := range pols {

@@ -95,19 +95,19 @@ func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
 		return nil
 	}
 	var err error
-	if a.requestTimeout, err = parseDuration("timeouts.request", t.Request); err != nil {
+	if a.requestTimeout, err = ParseDuration("timeouts.request", t.Request); err != nil {
 		return err
 	}
-	a.backendTimeout, err = parseDuration("timeouts.backendRequest", t.BackendRequest)
+	a.backendTimeout, err = ParseDuration("timeouts.backendRequest", t.BackendRequest)
 	return err
 }
 
 // durationPattern is the Gateway API Duration syntax (GEP-2257).
 var durationPattern = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
 
-// parseDuration parses an optional Gateway API Duration; nil and "0s" mean
-// no limit (zero).
-func parseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
+// ParseDuration parses an optional Gateway API Duration (GEP-2257); nil
+// and "0s" give zero. An error names field and states the accepted form.
+func ParseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
 	if d == nil {
 		return 0, nil
 	}

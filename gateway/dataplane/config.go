@@ -29,6 +29,30 @@ type Gateway struct {
 	Timeouts ConnectionTimeouts
 }
 
+// EachRequestBackend calls f for every backend of every HTTPRoute and
+// GRPCRoute rule of the Gateway: the backends that serve requests, and so
+// the ones retries and retry budgets apply to (TLSRoute backends carry
+// connections, which are never retried).
+func (g *Gateway) EachRequestBackend(f func(*Backend)) {
+	for li := range g.Listeners {
+		l := &g.Listeners[li]
+		for ri := range l.HTTPRoutes {
+			for _, rule := range l.HTTPRoutes[ri].Rules {
+				for bi := range rule.Backends {
+					f(&rule.Backends[bi])
+				}
+			}
+		}
+		for ri := range l.GRPCRoutes {
+			for _, rule := range l.GRPCRoutes[ri].Rules {
+				for bi := range rule.Backends {
+					f(&rule.Backends[bi])
+				}
+			}
+		}
+	}
+}
+
 // Listener is one accepted listener of a Gateway.
 type Listener struct {
 	Name         string

@@ -78,7 +78,7 @@ func (a *action) compileRetry(r *gwv1.HTTPRouteRetry) error {
 		p.retries = n
 	}
 	if r.Backoff != nil {
-		d, err := parseDuration("retry.backoff", r.Backoff)
+		d, err := ParseDuration("retry.backoff", r.Backoff)
 		if err != nil {
 			return err
 		}

@@ -179,26 +179,12 @@ func budgetKeys(cfg *Config) map[string]bool {
 	if cfg == nil {
 		return keys
 	}
-	add := func(bs []Backend) {
-		for _, b := range bs {
+	for gi := range cfg.Gateways {
+		cfg.Gateways[gi].EachRequestBackend(func(b *Backend) {
 			if b.RetryBudget != nil {
 				keys[b.RetryBudget.Key] = true
 			}
-		}
-	}
-	for _, gw := range cfg.Gateways {
-		for _, l := range gw.Listeners {
-			for _, r := range l.HTTPRoutes {
-				for _, rule := range r.Rules {
-					add(rule.Backends)
-				}
-			}
-			for _, r := range l.GRPCRoutes {
-				for _, rule := range r.Rules {
-					add(rule.Backends)
-				}
-			}
-		}
+		})
 	}
 	return keys
 }
