@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatecheck/gatecheck/internal/textcut"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
 
@@ -547,25 +547,19 @@ var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " 
 // truncate cuts s to at most n bytes at a rune boundary, saying how much
 // was cut.
 func truncate(s string, n int) string {
-	if len(s) <= n {
+	kept := textcut.Prefix(s, n)
+	if kept == s {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s\n… (%d more bytes cut)", s[:cut], len(s)-cut)
+	return fmt.Sprintf("%s\n… (%d more bytes cut)", kept, len(s)-len(kept))
 }
 
 // tail keeps the last n bytes of s (at a rune boundary), saying how much
 // was cut before it.
 func tail(s string, n int) string {
-	if len(s) <= n {
+	kept := textcut.Suffix(s, n)
+	if kept == s {
 		return s
 	}
-	cut := len(s) - n
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	return fmt.Sprintf("[%d earlier bytes cut]\n%s", cut, s[cut:])
+	return fmt.Sprintf("[%d earlier bytes cut]\n%s", len(s)-len(kept), kept)
 }

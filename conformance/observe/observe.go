@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gatecheck/gatecheck/internal/textcut"
 )
 
 // Limits on what one process keeps. A test that records more than
@@ -232,9 +234,5 @@ func truncate(s string, n int) string {
 		return s
 	}
 	const mark = "…"
-	cut := n - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
+	return textcut.Prefix(s, n-len(mark)) + mark
 }
