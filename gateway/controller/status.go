@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -20,45 +21,41 @@ type condition struct {
 }
 
 // stampConditions turns desired conditions into metav1.Conditions for an
-// object at generation. A condition whose status did not change keeps its
-// lastTransitionTime from previous, as the metav1.Condition docs require;
-// new or flipped conditions get now. When keepOthers is true, conditions of
-// previous whose type the controller does not set are kept in place (the
-// API docs forbid removing conditions one is not responsible for).
+// object at generation, with meta.SetStatusCondition: a condition whose
+// status did not change keeps its lastTransitionTime from previous, as the
+// metav1.Condition docs require; new or flipped conditions get now. When
+// keepOthers is true, conditions of previous whose type the controller does
+// not set are kept (the API docs forbid removing conditions one is not
+// responsible for); otherwise they are dropped.
 func stampConditions(previous []metav1.Condition, desired []condition, generation int64, now metav1.Time, keepOthers bool) []metav1.Condition {
-	old := map[string]metav1.Condition{}
-	for _, c := range previous {
-		old[c.Type] = c
+	set := make(map[string]bool, len(desired))
+	for _, d := range desired {
+		set[d.Type] = true
 	}
-	set := map[string]bool{}
-	var out []metav1.Condition
+	out := make([]metav1.Condition, 0, len(previous)+len(desired))
+	for _, c := range previous {
+		// One of ours without a transition time (which the API requires)
+		// is written afresh, stamped now, rather than kept as it is.
+		if set[c.Type] && c.LastTransitionTime.IsZero() {
+			continue
+		}
+		if keepOthers || set[c.Type] {
+			out = append(out, c)
+		}
+	}
 	for _, d := range desired {
 		status := metav1.ConditionFalse
 		if d.Status {
 			status = metav1.ConditionTrue
 		}
-		c := metav1.Condition{
+		meta.SetStatusCondition(&out, metav1.Condition{
 			Type:               d.Type,
 			Status:             status,
 			ObservedGeneration: generation,
 			LastTransitionTime: now,
 			Reason:             d.Reason,
 			Message:            d.Message,
-		}
-		if prev, ok := old[d.Type]; ok && prev.Status == status && !prev.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = prev.LastTransitionTime
-		}
-		out = append(out, c)
-		set[d.Type] = true
-	}
-	if keepOthers {
-		var kept []metav1.Condition
-		for _, c := range previous {
-			if !set[c.Type] {
-				kept = append(kept, c)
-			}
-		}
-		out = append(kept, out...)
+		})
 	}
 	return out
 }
