@@ -99,3 +99,21 @@ func ownProfiles() []suite.ConformanceProfileName {
 func SetTimingTolerance(tolerance time.Duration) error {
 	return gctests.SetTimingTolerance(tolerance)
 }
+
+// RetryBudgetLoad is the load of the retry-budget load tests: the rate and
+// the number of requests fortio sends, and how far the share of requests
+// retried may stray from what budget.percent allows.
+type RetryBudgetLoad = gctests.RetryBudgetLoad
+
+// DefaultRetryBudgetLoad returns the load the tests use unless told
+// otherwise: 240 requests at 40 a second, a slack of 0.05.
+func DefaultRetryBudgetLoad() RetryBudgetLoad { return gctests.DefaultRetryBudgetLoad() }
+
+// SetRetryBudgetLoad sets the load of the retry-budget load tests; a value
+// out of its range (load.Check names it and the range) is an error and
+// changes nothing. Lower the rate if the cluster cannot serve 40 requests
+// a second; the bounds keep a broken budget failing. Set it before the
+// suite runs.
+func SetRetryBudgetLoad(load RetryBudgetLoad) error {
+	return gctests.SetRetryBudgetLoad(load)
+}

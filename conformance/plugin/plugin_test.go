@@ -153,3 +153,26 @@ func TestSetTimingTolerance(t *testing.T) {
 		t.Errorf("SetTimingTolerance(0) = %v; want an error saying what it wants", err)
 	}
 }
+
+// TestSetRetryBudgetLoad checks that the plug-in sets the load the
+// retry-budget load tests read, and that a bad value is refused, named,
+// and changes nothing.
+func TestSetRetryBudgetLoad(t *testing.T) {
+	defer gctests.SetRetryBudgetLoad(gctests.DefaultRetryBudgetLoad())
+	want := plugin.RetryBudgetLoad{QPS: 20, Requests: 120, ShareSlack: 0.08}
+	if err := plugin.SetRetryBudgetLoad(want); err != nil {
+		t.Fatal(err)
+	}
+	if got := gctests.RetryBudgetLoadOptions(); got != want {
+		t.Errorf("RetryBudgetLoadOptions() = %+v after SetRetryBudgetLoad(%+v)", got, want)
+	}
+	bad := plugin.DefaultRetryBudgetLoad()
+	bad.QPS = 5
+	err := plugin.SetRetryBudgetLoad(bad)
+	if err == nil || !strings.Contains(err.Error(), "qps 5 is out of range; accepted: requests a second from 20 to 400") {
+		t.Errorf("SetRetryBudgetLoad(qps 5) = %v; want an error naming qps and its range", err)
+	}
+	if got := gctests.RetryBudgetLoadOptions(); got != want {
+		t.Errorf("a refused load changed the options to %+v", got)
+	}
+}

@@ -24,45 +24,41 @@ import (
 	"github.com/gatecheck/gatecheck/features"
 )
 
-// The load of BackendRetryBudgetUnderLoad: a fixed rate, paced by fortio's
-// periodic runner, for a fixed number of requests. 40 requests a second
-// for 6 seconds is six budget intervals of 1s, little enough for a loaded
-// two-core machine running the gateway and the backend in the same
-// process under the race detector. fortio catches up after a stall of the
+// The load of the retry-budget load tests: a fixed rate, paced by fortio's
+// periodic runner, for a fixed number of requests, both suite options
+// (RetryBudgetLoadOptions; by default 40 requests a second for 6 seconds,
+// six budget intervals of 1s). fortio catches up after a stall of the
 // machine (the calls it missed go out at once), so the count is exact.
 const (
-	budgetLoadQPS      = 40
-	budgetLoadRequests = 240
-	budgetLoadThreads  = 8
+	budgetLoadThreads = 8
 	// budgetPercent and budgetLoadMinRetries are the manifests'
 	// budget.percent and minRetryRate.count (per hour).
 	budgetPercent        = 20
 	budgetLoadMinRetries = 3
-	// budgetRatioSlack widens the accepted share of retried requests on
-	// each side: the first interval starts with an empty window (a budget
-	// of a few requests allows no retry yet), and an implementation that
-	// counts in fixed windows starts each window so. Both cost a few
-	// retries in each interval; neither comes near what a gateway that
-	// ignores the budget (every request retried) or one that ignores the
-	// percentage (1 retry an hour) does.
-	budgetRatioSlack = 0.05
 )
 
 // BackendRetryBudgetUnderLoad checks budget.percent under sustained load:
-// fortio's periodic runner sends 240 requests at 40 a second, each of
+// fortio's periodic runner sends the --retry-budget-load-requests requests
+// at --retry-budget-load-qps (240 at 40 a second by default), each of
 // whose first attempts the backend fails with 500, which the route
 // retries once; the policy allows 20% over a 1s window, and minRetryRate
 // 3 an hour. Every request must be either retried
 // (200, the ledger showing 500 then 200) or refused (503, the ledger
 // showing the one 500), and the share retried must lie between 20% minus
 // a slack and 25% (20% of the requests including the retries) plus it
-// and minRetryRate's 3.
+// and minRetryRate's 3, the slack being --retry-budget-share-slack (0.05
+// by default). It widens the accepted share on each side: the first
+// interval starts with an empty window (a budget of a few requests allows
+// no retry yet), and an implementation that counts in fixed windows starts
+// each window so. Both cost a few retries in each interval; neither comes
+// near what a gateway that ignores the budget (every request retried) or
+// one that ignores the percentage (1 retry an hour) does.
 // The answers must come in time: a refused retry is answered at once, a
 // retried one after its backoff, so the median latency stays within the
 // timing tolerance.
 var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 	ShortName: "BackendRetryBudgetUnderLoad",
-	Description: "Under 40 requests a second whose first attempts fail, an XBackendTrafficPolicy budget of 20% over 1s lets 20% to 25% " +
+	Description: "Under a steady load (40 requests a second by default) whose first attempts fail, an XBackendTrafficPolicy budget of 20% over 1s lets 20% to 25% " +
 		"of the requests be retried and answers the others 503 after one attempt, as the backend's ledger and fortio's histogram show.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
@@ -130,14 +126,15 @@ func (r *loadRunner) Run(ctx context.Context, _ periodic.ThreadID) (bool, string
 
 var quietFortio sync.Once
 
-// runLoad sends budgetLoadRequests requests with runner at budgetLoadQPS,
+// runLoad sends the load's requests with runner at its rate,
 // paced by fortio's periodic runner, records what fortio measured, and
 // returns its median and 99th percentile latencies.
 func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
+	load := RetryBudgetLoadOptions()
 	quietFortio.Do(func() { log.SetLogLevelQuiet(log.Warning) }) // fortio logs each run at Info
 	opts := periodic.RunnerOptions{
-		QPS:         budgetLoadQPS,
-		Exactly:     budgetLoadRequests,
+		QPS:         float64(load.QPS),
+		Exactly:     int64(load.Requests),
 		NumThreads:  budgetLoadThreads,
 		Percentiles: []float64{50, 99},
 		Out:         io.Discard,
@@ -149,12 +146,13 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 	res := pr.Run()
 	h := res.DurationHistogram
 	p50, p99 = percentile(h, 50), percentile(h, 99)
+	observe.Record(t, "load", fmt.Sprintf("%d requests at %d/s", load.Requests, load.QPS))
 	observe.Record(t, "requests", len(*runner.sent))
 	observe.Record(t, "actual-qps", fmt.Sprintf("%.1f", res.ActualQPS))
 	observe.Record(t, "p50", p50.Round(time.Millisecond))
 	observe.Record(t, "p99", p99.Round(time.Millisecond))
-	if n := len(*runner.sent); n != budgetLoadRequests {
-		t.Errorf("fortio sent %d requests, want %d", n, budgetLoadRequests)
+	if n := len(*runner.sent); n != load.Requests {
+		t.Errorf("fortio sent %d requests, want %d", n, load.Requests)
 	}
 	return p50, p99
 }
@@ -240,12 +238,12 @@ func testRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
 	// Reading "percent of active requests" as of the requests including
 	// retries allows retried/requests up to p/(100-p); as of the
 	// client's requests alone, up to p/100. Both are accepted.
-	p := float64(budgetPercent) / 100
-	lo, hi := p-budgetRatioSlack, p/(1-p)+budgetRatioSlack+budgetLoadMinRetries/float64(max(len(sent), 1)) // + minRetryRate's 3 an hour
+	p, slack := float64(budgetPercent)/100, RetryBudgetLoadOptions().ShareSlack
+	lo, hi := p-slack, p/(1-p)+slack+budgetLoadMinRetries/float64(max(len(sent), 1)) // + minRetryRate's 3 an hour
 	if share < lo || share > hi {
 		t.Errorf("%d of %d requests (%.3f) were retried; with budget.percent %d over 1s want a share in [%.3f, %.3f] "+
 			"(%d%% of the requests, or of the requests and retries, within %.2f)", retried, len(sent), share, budgetPercent, lo, hi,
-			budgetPercent, budgetRatioSlack)
+			budgetPercent, slack)
 	}
 	// The median, not the tail: a stall of a loaded machine (the race
 	// detector, neighbours) puts seconds into the 99th percentile of a
@@ -272,8 +270,9 @@ func percentile(h *stats.HistogramData, p float64) time.Duration {
 const budgetTransientEvery = 10
 
 // BackendRetryBudgetRetriesWithinBudget checks retries under load while
-// the budget has room: fortio's periodic runner sends 240 requests at 40
-// a second; every tenth request's first attempt fails with 500, which the
+// the budget has room: fortio's periodic runner sends the load of
+// RetryBudgetLoadOptions (240 requests at 40 a second by default); every
+// tenth request's first attempt fails with 500, which the
 // route (attempts: 2) retries; the Service's budget allows 20% over 1s.
 // Every request must succeed, the backend must see exactly one attempt
 // per request plus one per failing request (an amplification of 1.1),
@@ -281,7 +280,7 @@ const budgetTransientEvery = 10
 // ignores budget.percent, or counts something else) fails it.
 var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 	ShortName: "BackendRetryBudgetRetriesWithinBudget",
-	Description: "Under 40 requests a second of which 10% fail their first attempt, an XBackendTrafficPolicy budget of 20% over 1s " +
+	Description: "Under a steady load (40 requests a second by default) of which 10% fail their first attempt, an XBackendTrafficPolicy budget of 20% over 1s " +
 		"lets every failed attempt be retried: all requests succeed, with 1.1 backend attempts per request, as the backend's ledger shows.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
