@@ -90,6 +90,7 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 		"mode", "conformance-profiles", "report-output", "organization", "project", "url", "version", "contact",
 		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
 		"timeout-config-overrides", "kubeconfig", "context", "in-process", "report-dir", "timing-tolerance",
+		"retry-budget-load-qps", "retry-budget-load-requests", "retry-budget-share-slack",
 		"options-file", "conformance-options-file", "v", "parallel",
 	} {
 		if len(flag) == 1 {

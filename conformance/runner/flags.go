@@ -71,6 +71,13 @@ var gatecheckStringFlags = []struct{ name, def, usage string }{
 	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatecheck-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
+	{"retry-budget-load-qps", strconv.Itoa(tests.DefaultRetryBudgetLoad().QPS),
+		"the rate of the retry-budget load tests, " + retryBudgetLoadQPSForm},
+	{"retry-budget-load-requests", strconv.Itoa(tests.DefaultRetryBudgetLoad().Requests),
+		"how many requests each retry-budget load test sends: " + retryBudgetLoadRequestsForm},
+	{"retry-budget-share-slack", strconv.FormatFloat(tests.DefaultRetryBudgetLoad().ShareSlack, 'g', -1, 64),
+		"how far the share of requests retried may stray, each way, from what budget.percent allows in BackendRetryBudgetUnderLoad: " +
+			retryBudgetShareSlackForm},
 }
 
 // upstreamFlag returns the upstream suite's definition of a flag, or nil.
@@ -82,7 +89,8 @@ func upstreamFlag(name string) *flag.Flag {
 // RegisterFlags defines the runner's flags on fs: every flag of the
 // upstream suite, with upstream's defaults and help, plus gatecheck's
 // (--kubeconfig, --context, --in-process, --report-dir,
-// --timing-tolerance, --connection-timeouts and --options-file, which
+// --timing-tolerance, --connection-timeouts, the --retry-budget-load-*
+// and --retry-budget-share-slack options, and --options-file, which
 // is upstream's --conformance-options-file). After fs.Parse, the returned
 // function builds the Options: DefaultOptions, then the options file if
 // one is named, then the flags given on the command line, then the
@@ -111,9 +119,9 @@ func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
 		str[f.name] = fs.String(f.name, f.def, f.usage)
 	}
 	inProcess := fs.Bool("in-process", false, "run against the in-process reference gateway, even if $KUBECONFIG is set")
-	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatecheck's (kubeconfig, context, reportDir, timingTolerance, connectionTimeouts); flags override it"
+	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatecheck's (kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
 	if uf := upstreamFlag(upstreamOptionsFileFlag); uf != nil {
-		optionsUsage = joinUsage(uf.Usage, "gatecheck's keys too: kubeconfig, context, reportDir, timingTolerance, connectionTimeouts; keys it does not know are ignored with a warning, as upstream ignores them")
+		optionsUsage = joinUsage(uf.Usage, "gatecheck's keys too: kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
 	}
 	optionsFile := fs.String(upstreamOptionsFileFlag, "", optionsUsage)
 	fs.StringVar(optionsFile, "options-file", "", "the same as --"+upstreamOptionsFileFlag)
@@ -143,6 +151,12 @@ func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
 				errs = append(errs, fmt.Errorf("flag --%s: %w", f.Name, err))
 			}
 		})
+		if len(errs) == 0 && (set["retry-budget-load-qps"] || set["retry-budget-load-requests"]) {
+			l := o.RetryBudgetLoad
+			if err := tests.CheckRetryBudgetLoadRequests(l.Requests, l.QPS); err != nil {
+				errs = append(errs, fmt.Errorf("flag --retry-budget-load-requests: %w", err))
+			}
+		}
 		if set["kubeconfig"] {
 			o.KubeconfigSource = "--kubeconfig"
 		}
@@ -293,6 +307,12 @@ func applyString(o *Options, name, v string) error {
 		o.TimingTolerance, err = parseTolerance(v)
 	case "connection-timeouts":
 		o.ConnectionTimeouts, err = parseConnectionTimeouts(o.ConnectionTimeouts, v)
+	case "retry-budget-load-qps":
+		o.RetryBudgetLoad.QPS, err = parseRetryBudgetLoadQPS(v)
+	case "retry-budget-load-requests":
+		o.RetryBudgetLoad.Requests, err = parseRetryBudgetLoadRequests(v)
+	case "retry-budget-share-slack":
+		o.RetryBudgetLoad.ShareSlack, err = parseRetryBudgetShareSlack(v)
 	}
 	return err
 }

@@ -81,6 +81,10 @@ type Options struct {
 	// timeout tests expect (and the class of their Gateway); gatecheck's
 	// tests read them with tests.ExpectedConnectionTimeouts.
 	ConnectionTimeouts tests.ConnectionTimeouts
+	// RetryBudgetLoad is the rate, the number of requests and the share's
+	// slack of the retry-budget load tests; they read it with
+	// tests.RetryBudgetLoadOptions.
+	RetryBudgetLoad tests.RetryBudgetLoad
 
 	// ReferenceGateway changes the in-process reference gateway. Go tests
 	// use it to run the suite against a deliberately broken gateway and show
@@ -143,6 +147,7 @@ func DefaultOptions() Options {
 		},
 		TimingTolerance:    tests.DefaultTimingTolerance,
 		ConnectionTimeouts: tests.DefaultConnectionTimeouts(),
+		RetryBudgetLoad:    tests.DefaultRetryBudgetLoad(),
 	}
 }
 
@@ -157,13 +162,17 @@ type fileOptions struct {
 	// ConnectionTimeouts maps the ConfigMap keys (clientTimeout, ...) and
 	// gatewayClassName to values (conntimeouts.go).
 	ConnectionTimeouts map[string]string `json:"connectionTimeouts"`
+	// RetryBudgetLoad has the keys qps, requests and shareSlack; those
+	// absent keep their values.
+	RetryBudgetLoad tests.RetryBudgetLoad `json:"retryBudgetLoad"`
 }
 
 // LoadOptionsFile reads an options file (YAML or JSON) over o, as
 // upstream's suite reads its --conformance-options-file: its keys are
 // those of upstream's options (gatewayClassName, supportedFeatures,
 // timeoutConfig, implementation, ...) plus gatecheck's kubeconfig,
-// context, reportDir, timingTolerance and connectionTimeouts. Keys that
+// context, reportDir, timingTolerance, connectionTimeouts and
+// retryBudgetLoad (qps, requests, shareSlack). Keys that
 // are absent leave o's values. Keys no one knows are ignored, as upstream
 // ignores them, and each gets a warning in o.Warnings naming it (with the
 // known key it resembles). Bad values are errors naming the key.
@@ -185,6 +194,7 @@ func LoadOptionsFile(path string, o *Options) error {
 		Kubeconfig:          o.Kubeconfig,
 		Context:             o.Context,
 		ReportDir:           o.ReportDir,
+		RetryBudgetLoad:     o.RetryBudgetLoad,
 	}
 	if err := yaml.Unmarshal(data, &fo); err != nil {
 		return fmt.Errorf("options file %s: %w", path, err)
@@ -216,6 +226,7 @@ func LoadOptionsFile(path string, o *Options) error {
 	o.Kubeconfig = fo.Kubeconfig
 	o.Context = fo.Context
 	o.ReportDir = fo.ReportDir
+	o.RetryBudgetLoad = fo.RetryBudgetLoad
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("options file %s: %w", path, err)
 	}
@@ -359,6 +370,7 @@ func (o *Options) Validate() error {
 	check("namespaceLabels", checkKeyValues(o.NamespaceLabels, true))
 	check("namespaceAnnotations", checkKeyValues(o.NamespaceAnnotations, false))
 	check("timingTolerance", tests.CheckTimingTolerance(o.TimingTolerance))
+	check("retryBudgetLoad", o.RetryBudgetLoad.Check())
 	return errors.Join(errs...)
 }
 
@@ -528,6 +540,52 @@ func parseTolerance(v string) (time.Duration, error) {
 		return 0, err
 	}
 	return d, nil
+}
+
+// parseCount parses a whole number, naming the accepted form.
+func parseCount(v, form string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number; accepted: %s", v, form)
+	}
+	return n, nil
+}
+
+// retryBudgetLoadForms are the accepted forms of the retry-budget load
+// flags, for their help and their errors.
+var (
+	retryBudgetLoadQPSForm = fmt.Sprintf("requests a second from %d to %d",
+		tests.MinRetryBudgetLoadQPS, tests.MaxRetryBudgetLoadQPS)
+	retryBudgetLoadRequestsForm = fmt.Sprintf("a count from %d to %d, and from %d to %d seconds' worth at --retry-budget-load-qps",
+		tests.MinRetryBudgetLoadRequests, tests.MaxRetryBudgetLoadRequests,
+		tests.MinRetryBudgetLoadIntervals, int(tests.MaxRetryBudgetLoadRun/time.Second))
+	retryBudgetShareSlackForm = fmt.Sprintf("a fraction from 0 to %v", tests.MaxRetryBudgetShareSlack)
+)
+
+func parseRetryBudgetLoadQPS(v string) (int, error) {
+	n, err := parseCount(v, retryBudgetLoadQPSForm)
+	if err != nil {
+		return 0, err
+	}
+	return n, tests.CheckRetryBudgetLoadQPS(n)
+}
+
+// parseRetryBudgetLoadRequests checks the count alone; the runner checks it
+// against the rate once every flag is read.
+func parseRetryBudgetLoadRequests(v string) (int, error) {
+	n, err := parseCount(v, retryBudgetLoadRequestsForm)
+	if err != nil {
+		return 0, err
+	}
+	return n, tests.CheckRetryBudgetLoadRequests(n, 0)
+}
+
+func parseRetryBudgetShareSlack(v string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number; accepted: %s, such as 0.05", v, retryBudgetShareSlackForm)
+	}
+	return f, tests.CheckRetryBudgetShareSlack(f)
 }
 
 // applyTimeoutOverrides applies "Name:value;Name:value" to tc, where Name is

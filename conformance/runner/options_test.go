@@ -50,6 +50,9 @@ func TestFlagDefaults(t *testing.T) {
 	if o.TimingTolerance != gctests.DefaultTimingTolerance || o.Kubeconfig != "" || o.ReportDir != "" {
 		t.Errorf("gatecheck defaults = %v %q %q", o.TimingTolerance, o.Kubeconfig, o.ReportDir)
 	}
+	if o.RetryBudgetLoad != (gctests.RetryBudgetLoad{QPS: 40, Requests: 240, ShareSlack: 0.05}) {
+		t.Errorf("RetryBudgetLoad = %+v; want 240 requests at 40/s, slack 0.05", o.RetryBudgetLoad)
+	}
 }
 
 func TestFlagsApply(t *testing.T) {
@@ -72,6 +75,7 @@ func TestFlagsApply(t *testing.T) {
 		"--debug", "--cleanup-base-resources=false", "--cleanup-test-resources=false",
 		"--allow-crds-mismatch", "--skip-provisional-tests", "--disable-parallel-tests", "--fail-fast",
 		"--report-output", "r.yaml", "--mesh-name", "mesh",
+		"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "60", "--retry-budget-share-slack", "0.1",
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +108,7 @@ func TestFlagsApply(t *testing.T) {
 		{"report-output", o.ReportOutputPath == "r.yaml"},
 		{"mesh-name", o.MeshName == "mesh"},
 		{"timing-tolerance", o.TimingTolerance == 2*time.Second},
+		{"retry-budget-load-*", o.RetryBudgetLoad == gctests.RetryBudgetLoad{QPS: 20, Requests: 60, ShareSlack: 0.1}},
 		{"booleans", o.Debug && !o.CleanupBaseResources && !o.CleanupTestResources && o.AllowCRDsMismatch &&
 			o.SkipProvisionalTests && o.DisableParallelTests && o.FailFast},
 	}
@@ -150,6 +155,21 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		{[]string{"--timing-tolerance", "0s"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
 		{[]string{"--timing-tolerance", "100ms"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
 		{[]string{"--timing-tolerance", "2h"}, []string{"flag --timing-tolerance", "out of range", "from 500ms to 2s"}},
+		{[]string{"--retry-budget-load-qps", "fast"}, []string{"flag --retry-budget-load-qps", `"fast" is not a whole number`, "from 20 to 400"}},
+		{[]string{"--retry-budget-load-qps", "10"}, []string{"flag --retry-budget-load-qps", "qps 10 is out of range", "from 20 to 400"}},
+		{[]string{"--retry-budget-load-qps", "1000"}, []string{"flag --retry-budget-load-qps", "out of range", "from 20 to 400"}},
+		{[]string{"--retry-budget-load-requests", "many"}, []string{"flag --retry-budget-load-requests", `"many" is not a whole number`, "from 60 to 100000"}},
+		{[]string{"--retry-budget-load-requests", "10"}, []string{"flag --retry-budget-load-requests", "requests 10 is out of range", "from 60 to 100000"}},
+		{[]string{"--retry-budget-load-requests", "1000000"}, []string{"flag --retry-budget-load-requests", "out of range"}},
+		// Fewer than three budget intervals at the default 40/s, and too
+		// few or too many at a rate given in the same command.
+		{[]string{"--retry-budget-load-requests", "100"}, []string{"flag --retry-budget-load-requests", "at 40 a second", "from 120 to 12000"}},
+		{[]string{"--retry-budget-load-qps", "100"}, []string{"flag --retry-budget-load-requests", "requests 240 is out of range at 100 a second", "from 300 to 30000"}},
+		{[]string{"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "7000"}, []string{"flag --retry-budget-load-requests", "from 60 to 6000", "5m0s of load"}},
+		{[]string{"--retry-budget-share-slack", "lots"}, []string{"flag --retry-budget-share-slack", `"lots" is not a number`, "from 0 to 0.1"}},
+		{[]string{"--retry-budget-share-slack", "-0.01"}, []string{"flag --retry-budget-share-slack", "out of range", "from 0 to 0.1"}},
+		{[]string{"--retry-budget-share-slack", "0.5"}, []string{"flag --retry-budget-share-slack", "out of range", "from 0 to 0.1"}},
+		{[]string{"--retry-budget-share-slack", "NaN"}, []string{"flag --retry-budget-share-slack", "out of range"}},
 		{[]string{"--debug=maybe"}, []string{"-debug", "invalid boolean"}},
 	}
 	for _, tt := range tests {
@@ -182,6 +202,8 @@ timeoutConfig:
 kubeconfig: /etc/kc
 reportDir: reports
 timingTolerance: 1500ms
+retryBudgetLoad:
+  qps: 30
 `
 	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 		t.Fatal(err)
@@ -201,6 +223,9 @@ timingTolerance: 1500ms
 	if !o.CleanupBaseResources {
 		t.Error("a key absent from the file changed its default")
 	}
+	if o.RetryBudgetLoad != (gctests.RetryBudgetLoad{QPS: 30, Requests: 240, ShareSlack: 0.05}) {
+		t.Errorf("retryBudgetLoad: %+v; want qps 30 from the file, the default requests and slack", o.RetryBudgetLoad)
+	}
 	// Upstream's name for the flag works too.
 	if o, err := parse("--conformance-options-file", path); err != nil || o.Mode != "file-mode" {
 		t.Errorf("--conformance-options-file: mode %q, err %v", o.Mode, err)
@@ -210,6 +235,8 @@ timingTolerance: 1500ms
 		{"supportedFeatures: [Teleport]\n", `supportedFeatures: unknown feature "Teleport"`},
 		{"timingTolerance: soon\n", "timingTolerance"},
 		{"mode: a/b\n", "mode: "},
+		{"retryBudgetLoad:\n  shareSlack: 0.3\n", "retryBudgetLoad: retry-budget share slack 0.3 is out of range"},
+		{"retryBudgetLoad:\n  qps: 400\n", "retryBudgetLoad: retry-budget load requests 240 is out of range at 400 a second"},
 		{"timeoutConfig:\n  createTimeout: soon\n", "createTimeout"},
 		{"skipTests: [NoSuchTest]\n", "skipTests"},
 		{"[not, a, map]\n", "opts.yaml"},

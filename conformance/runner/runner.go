@@ -120,6 +120,9 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	if err := gctests.SetConnectionTimeouts(opts.ConnectionTimeouts); err != nil {
 		return nil, fmt.Errorf("runner: connectionTimeouts: %w", err)
 	}
+	if err := gctests.SetRetryBudgetLoad(opts.RetryBudgetLoad); err != nil {
+		return nil, fmt.Errorf("runner: retryBudgetLoad: %w", err)
+	}
 	crlog.SetLogger(opts.Logger)
 	observe.Reset()
 
@@ -519,7 +522,10 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		Mode:            o.Mode,
 		Target:          tgt.info,
 		TimingTolerance: o.TimingTolerance,
-		CommandLine:     o.CommandLine,
+		RetryBudgetLoad: &reports.RetryBudgetLoad{
+			QPS: o.RetryBudgetLoad.QPS, Requests: o.RetryBudgetLoad.Requests, ShareSlack: o.RetryBudgetLoad.ShareSlack,
+		},
+		CommandLine: o.CommandLine,
 		Environment: reports.Environment{
 			KubernetesVersion: tgt.kubernetesVersion,
 			SuiteVersion:      consts.BundleVersion,
