@@ -38,6 +38,8 @@ type GatecheckReport struct {
 	// TimingTolerance is how late a timed behaviour could be and still
 	// pass, as a Go duration.
 	TimingTolerance string `json:"timingTolerance"`
+	// RetryBudgetLoad is the load of the retry-budget load tests.
+	RetryBudgetLoad *RetryBudgetLoad `json:"retryBudgetLoad,omitempty"`
 	// ClaimedFeatures are the features the run tested.
 	ClaimedFeatures []string `json:"claimedFeatures,omitempty"`
 	// ProfileReports are the gatecheck profiles' results, in upstream's
@@ -77,6 +79,7 @@ func NewGatecheckReport(run *Run) (*GatecheckReport, error) {
 		Target:          run.Target,
 		Environment:     run.Environment,
 		TimingTolerance: run.TimingTolerance.String(),
+		RetryBudgetLoad: run.RetryBudgetLoad,
 		ProfileReports:  slices.Clone(run.GatecheckProfiles),
 		Tests:           []GatecheckTest{},
 	}

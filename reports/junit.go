@@ -137,6 +137,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"kubernetesVersion", env.KubernetesVersion},
 		{"gatecheckVersion", env.GatecheckVersion},
 		{"timingTolerance", run.TimingTolerance.String()},
+		{"retryBudgetLoad", run.RetryBudgetLoad.String()},
 	}
 	out := props[:0]
 	for _, p := range props {

@@ -81,6 +81,9 @@ func writeMarkdown(w *bufio.Writer, run *Run) {
 	if run.TimingTolerance > 0 {
 		fmt.Fprintf(w, "| Timing tolerance | %s |\n", duration(run.TimingTolerance))
 	}
+	if run.RetryBudgetLoad != nil {
+		fmt.Fprintf(w, "| Retry-budget load | %s |\n", cell(run.RetryBudgetLoad.String()))
+	}
 	if c := run.Claims; len(c.Features) > 0 {
 		src := ""
 		if c.Source != "" {

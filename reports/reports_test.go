@@ -54,6 +54,7 @@ func goldenRun() *Run {
 		},
 		Claims:          Claims{Features: append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
 		TimingTolerance: 500 * time.Millisecond,
+		RetryBudgetLoad: &RetryBudgetLoad{QPS: 40, Requests: 240, ShareSlack: 0.05},
 		CommandLine:     []string{"gatecheck", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
 		Phases: []Phase{
 			{Name: "start", Duration: 1234 * time.Millisecond}, {Name: "set-up", Duration: 310 * time.Millisecond},

@@ -86,6 +86,9 @@ type Run struct {
 	// TimingTolerance is how late a timed behaviour could be and still
 	// pass in gatecheck's tests.
 	TimingTolerance time.Duration `json:"timingTolerance,omitempty"`
+	// RetryBudgetLoad is the load of the retry-budget load tests; nil
+	// when the run did not say.
+	RetryBudgetLoad *RetryBudgetLoad `json:"retryBudgetLoad,omitempty"`
 	// CommandLine is the command that made the run, as typed (program
 	// name first), for the Reproduce section; empty when a Go program ran
 	// the suite.
@@ -218,6 +221,9 @@ func (r *Run) Validate() error {
 	if r.TimingTolerance < 0 {
 		return fmt.Errorf("reports: run TimingTolerance is %v; want a duration of zero or more", r.TimingTolerance)
 	}
+	if l := r.RetryBudgetLoad; l != nil && (l.QPS < 0 || l.Requests < 0 || !(l.ShareSlack >= 0)) {
+		return fmt.Errorf("reports: run RetryBudgetLoad is %+v; want a qps, requests and share slack of zero or more", *l)
+	}
 	if len(r.Phases) > MaxPhases {
 		return fmt.Errorf("reports: run has %d phases; at most %d are accepted", len(r.Phases), MaxPhases)
 	}
@@ -325,4 +331,25 @@ func orUnknown(s string) string {
 		return "(unknown)"
 	}
 	return s
+}
+
+// RetryBudgetLoad is the load the retry-budget load tests ran with (the
+// runner's --retry-budget-load-qps, --retry-budget-load-requests and
+// --retry-budget-share-slack).
+type RetryBudgetLoad struct {
+	// QPS is the rate, in requests a second.
+	QPS int `json:"qps"`
+	// Requests is how many requests each load test sent.
+	Requests int `json:"requests"`
+	// ShareSlack is how far the share of requests retried could stray
+	// from what budget.percent allows.
+	ShareSlack float64 `json:"shareSlack"`
+}
+
+// String says the load in words: "240 requests at 40/s, share slack 0.05".
+func (l *RetryBudgetLoad) String() string {
+	if l == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d requests at %d/s, share slack %v", l.Requests, l.QPS, l.ShareSlack)
 }
