@@ -87,6 +87,13 @@ const (
 	envTolerance = "GATECHECK_NEGATIVE_TOLERANCE"
 )
 
+// EnvRetryBudgetLoad, when set in the parent's environment (the children
+// inherit it), is the load the retry-budget load tests run at, as
+// "qps,requests,shareSlack" (e.g. "20,60,0.1", the weakest load the
+// options accept): to show that the breakages fail their tests at the
+// bounds of the load options too, not only at the defaults.
+const EnvRetryBudgetLoad = "GATECHECK_NEGATIVE_RETRY_BUDGET_LOAD"
+
 // Healthy names the unbroken reference gateway, for a control run.
 const Healthy = "healthy"
 
@@ -426,6 +433,12 @@ func Helper(t *testing.T, breakages []Breakage) {
 			t.Fatalf("%s=%q: accepted: a Go duration such as 750ms", envTolerance, v)
 		}
 		o.TimingTolerance = d
+	}
+	if v := os.Getenv(EnvRetryBudgetLoad); v != "" {
+		l := &o.RetryBudgetLoad // runner.Run checks it against its bounds
+		if _, err := fmt.Sscanf(v, "%d,%d,%g", &l.QPS, &l.Requests, &l.ShareSlack); err != nil {
+			t.Fatalf("%s=%q: accepted: qps,requests,shareSlack such as 20,60,0.1", EnvRetryBudgetLoad, v)
+		}
 	}
 	shortenWaits(&o.TimeoutConfig)
 	for _, ct := range runner.AllTests() {
