@@ -75,7 +75,7 @@ func TestFlagsApply(t *testing.T) {
 		"--debug", "--cleanup-base-resources=false", "--cleanup-test-resources=false",
 		"--allow-crds-mismatch", "--skip-provisional-tests", "--disable-parallel-tests", "--fail-fast",
 		"--report-output", "r.yaml", "--mesh-name", "mesh",
-		"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "60", "--retry-budget-share-slack", "0.1",
+		"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "120", "--retry-budget-share-slack", "0.1",
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestFlagsApply(t *testing.T) {
 		{"report-output", o.ReportOutputPath == "r.yaml"},
 		{"mesh-name", o.MeshName == "mesh"},
 		{"timing-tolerance", o.TimingTolerance == 2*time.Second},
-		{"retry-budget-load-*", o.RetryBudgetLoad == gctests.RetryBudgetLoad{QPS: 20, Requests: 60, ShareSlack: 0.1}},
+		{"retry-budget-load-*", o.RetryBudgetLoad == gctests.RetryBudgetLoad{QPS: 20, Requests: 120, ShareSlack: 0.1}},
 		{"booleans", o.Debug && !o.CleanupBaseResources && !o.CleanupTestResources && o.AllowCRDsMismatch &&
 			o.SkipProvisionalTests && o.DisableParallelTests && o.FailFast},
 	}
@@ -158,14 +158,14 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		{[]string{"--retry-budget-load-qps", "fast"}, []string{"flag --retry-budget-load-qps", `"fast" is not a whole number`, "from 20 to 400"}},
 		{[]string{"--retry-budget-load-qps", "10"}, []string{"flag --retry-budget-load-qps", "qps 10 is out of range", "from 20 to 400"}},
 		{[]string{"--retry-budget-load-qps", "1000"}, []string{"flag --retry-budget-load-qps", "out of range", "from 20 to 400"}},
-		{[]string{"--retry-budget-load-requests", "many"}, []string{"flag --retry-budget-load-requests", `"many" is not a whole number`, "from 60 to 100000"}},
-		{[]string{"--retry-budget-load-requests", "10"}, []string{"flag --retry-budget-load-requests", "requests 10 is out of range", "from 60 to 100000"}},
+		{[]string{"--retry-budget-load-requests", "many"}, []string{"flag --retry-budget-load-requests", `"many" is not a whole number`, "from 120 to 100000"}},
+		{[]string{"--retry-budget-load-requests", "10"}, []string{"flag --retry-budget-load-requests", "requests 10 is out of range", "from 120 to 100000"}},
 		{[]string{"--retry-budget-load-requests", "1000000"}, []string{"flag --retry-budget-load-requests", "out of range"}},
-		// Fewer than three budget intervals at the default 40/s, and too
+		// Fewer than six budget intervals at the default 40/s, and too
 		// few or too many at a rate given in the same command.
-		{[]string{"--retry-budget-load-requests", "100"}, []string{"flag --retry-budget-load-requests", "at 40 a second", "from 120 to 12000"}},
-		{[]string{"--retry-budget-load-qps", "100"}, []string{"flag --retry-budget-load-requests", "requests 240 is out of range at 100 a second", "from 300 to 30000"}},
-		{[]string{"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "7000"}, []string{"flag --retry-budget-load-requests", "from 60 to 6000", "5m0s of load"}},
+		{[]string{"--retry-budget-load-requests", "200"}, []string{"flag --retry-budget-load-requests", "at 40 a second", "from 240 to 12000"}},
+		{[]string{"--retry-budget-load-qps", "100"}, []string{"flag --retry-budget-load-requests", "requests 240 is out of range at 100 a second", "from 600 to 30000"}},
+		{[]string{"--retry-budget-load-qps", "20", "--retry-budget-load-requests", "7000"}, []string{"flag --retry-budget-load-requests", "from 120 to 6000", "5m0s of load"}},
 		{[]string{"--retry-budget-share-slack", "lots"}, []string{"flag --retry-budget-share-slack", `"lots" is not a number`, "from 0 to 0.1"}},
 		{[]string{"--retry-budget-share-slack", "-0.01"}, []string{"flag --retry-budget-share-slack", "out of range", "from 0 to 0.1"}},
 		{[]string{"--retry-budget-share-slack", "0.5"}, []string{"flag --retry-budget-share-slack", "out of range", "from 0 to 0.1"}},

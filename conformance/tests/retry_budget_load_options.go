@@ -32,20 +32,23 @@ type RetryBudgetLoad struct {
 //     gateway measure the machine rather than the budget;
 //   - a run covers at least MinRetryBudgetLoadIntervals budget intervals
 //     (1s each) and at least MinRetryBudgetLoadRequests requests, so that
-//     minRetryRate's 3 retries an hour are at most 5% of the requests and a
-//     gateway that ignores budget.percent (and retries only those) stays
-//     below the share's lower end; it lasts at most MaxRetryBudgetLoadRun
+//     minRetryRate's 3 retries an hour are at most 2.5% of the requests and
+//     a gateway that ignores budget.percent (and retries only those) stays
+//     below the share's lower end; shorter runs (60 requests at 20/s, three
+//     intervals) were seen to refuse the healthy reference gateway's last
+//     retry in BackendRetryBudgetRetriesWithinBudget, and six intervals are
+//     what the default load covers; it lasts at most MaxRetryBudgetLoadRun
 //     and sends at most MaxRetryBudgetLoadRequests;
 //   - ShareSlack is at most MaxRetryBudgetShareSlack, so that the lower end
-//     (20% minus the slack) stays above those 5%, and the upper end (25%
-//     plus the slack and the 5%) far below the share of a gateway that
+//     (20% minus the slack) stays above those 2.5%, and the upper end (25%
+//     plus the slack and the 2.5%) far below the share of a gateway that
 //     ignores the budget (every request retried).
 const (
 	MinRetryBudgetLoadQPS       = 20
 	MaxRetryBudgetLoadQPS       = 400
-	MinRetryBudgetLoadRequests  = 60
+	MinRetryBudgetLoadRequests  = 120
 	MaxRetryBudgetLoadRequests  = 100000
-	MinRetryBudgetLoadIntervals = 3
+	MinRetryBudgetLoadIntervals = 6
 	MaxRetryBudgetLoadRun       = 5 * time.Minute
 	MaxRetryBudgetShareSlack    = 0.1
 )
