@@ -157,21 +157,23 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 	return p50, p99
 }
 
+// newLoadRunner attaches a route for host to backend (waiting until it
+// serves) and returns a runner that sends each request to /fail with the
+// fault spec fault gives its sequence number ("" for none).
+func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend string, fault func(n int64) string) *loadRunner {
+	gwAddr := attachRoutes(t, s, host, "/ready", backend, backend)
+	return &loadRunner{c: newRouteClient(t, s, gwAddr, host), path: "/fail", prefix: newHTTPRequestID(t),
+		seq: new(atomic.Int64), mu: new(sync.Mutex), sent: new([]loadRequest), fault: fault}
+}
+
 func testRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
 		host    = "retry-budget-load.gatecheck.test"
 		backend = "gatecheck-retry-budget-load"
 	)
-	gwAddr := attachRoutes(t, s, host, "/ready", backend, backend)
-	c := newRouteClient(t, s, gwAddr, host)
-	var (
-		seq  atomic.Int64
-		mu   sync.Mutex
-		sent []loadRequest
-	)
-	runner := &loadRunner{c: c, path: "/fail", prefix: newHTTPRequestID(t), seq: &seq, mu: &mu, sent: &sent,
-		fault: func(int64) string { return budgetFault }}
+	runner := newLoadRunner(t, s, host, backend, func(int64) string { return budgetFault })
 	p50, p99 := runLoad(t, runner)
+	c, sent := runner.c, *runner.sent
 
 	var retried, refused int
 	var wrong []string
@@ -298,21 +300,14 @@ func testRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.ConformanceTestSu
 		host    = "retry-budget-within.gatecheck.test"
 		backend = "gatecheck-retry-budget-within"
 	)
-	gwAddr := attachRoutes(t, s, host, "/ready", backend, backend)
-	c := newRouteClient(t, s, gwAddr, host)
-	var (
-		seq  atomic.Int64
-		mu   sync.Mutex
-		sent []loadRequest
-	)
-	runner := &loadRunner{c: c, path: "/fail", prefix: newHTTPRequestID(t), seq: &seq, mu: &mu, sent: &sent,
-		fault: func(n int64) string {
-			if n%budgetTransientEvery == 0 {
-				return budgetFault
-			}
-			return ""
-		}}
+	runner := newLoadRunner(t, s, host, backend, func(n int64) string {
+		if n%budgetTransientEvery == 0 {
+			return budgetFault
+		}
+		return ""
+	})
 	p50, p99 := runLoad(t, runner)
+	c, sent := runner.c, *runner.sent
 
 	var ok, attempts, failing int
 	var wrong []string
