@@ -2,14 +2,8 @@ package dataplane_test
 
 import (
 	"bytes"
-	"fmt"
-	"io"
 	"net/http"
 	"testing"
-	"time"
-
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // BenchmarkRetry measures one HTTP/1.1 request through the data plane to an
@@ -20,47 +14,13 @@ import (
 func BenchmarkRetry(b *testing.B) {
 	eb := startEcho(b)
 	ref := echoRef("echo", false, eb)
-	s := dataplane.New(dataplane.Options{})
-	defer s.Close()
-	cfg := oneListener(route("r", 0, nil,
+	c := serveBench(b, oneListener(route("r", 0, nil,
 		prefixRule("/plain", nil, ref),
 		retryRule("/again", []int{503}, 1, "0s", ref),
-	))
-	if err := s.Apply(cfg); err != nil {
-		b.Fatal(err)
-	}
-	addr, _ := s.Addr("gw-ns", "gw", 80)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
+	)), "bench")
 	body := bytes.Repeat([]byte("x"), 1<<10)
-
-	ids := 0 // request ids are never reused: fault specs count attempts per id
 	run := func(b *testing.B, method, path string, payload []byte, spec string) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var rd io.Reader
-			if payload != nil {
-				rd = bytes.NewReader(payload)
-			}
-			req, err := http.NewRequest(method, "http://"+addr+path, rd)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Host = "gw.test"
-			if spec != "" {
-				ids++
-				req.Header.Set(fault.IDHeaderName, fmt.Sprintf("bench-%d", ids))
-				req.Header.Set(fault.HeaderName, spec)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Fatalf("status %d", resp.StatusCode)
-			}
-		}
+		c.run(b, method, path, payload, spec, http.StatusOK)
 	}
 	b.Run("GET/no-stanza", func(b *testing.B) { run(b, http.MethodGet, "/plain/x", nil, "") })
 	b.Run("GET/stanza-unused", func(b *testing.B) { run(b, http.MethodGet, "/again/x", nil, "") })

@@ -1,13 +1,10 @@
 package dataplane_test
 
 import (
-	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
@@ -25,44 +22,12 @@ func BenchmarkRetryBudget(b *testing.B) {
 		ref.RetryBudget = &rb
 		return ref
 	}
-	s := dataplane.New(dataplane.Options{})
-	defer s.Close()
-	cfg := oneListener(route("r", 0, nil,
+	c := serveBench(b, oneListener(route("r", 0, nil,
 		retryRule("/plain", []int{503}, 1, "0s", plain),
 		retryRule("/budget", []int{503}, 1, "0s", budgeted("allows", dataplane.RetryBudget{Percent: 100, Interval: time.Second})),
 		retryRule("/refused", []int{503}, 1, "0s", budgeted("refuses", dataplane.RetryBudget{Percent: 0, Interval: time.Second})),
-	))
-	if err := s.Apply(cfg); err != nil {
-		b.Fatal(err)
-	}
-	addr, _ := s.Addr("gw-ns", "gw", 80)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-
-	ids := 0 // request ids are never reused: fault specs count attempts per id
-	run := func(b *testing.B, path, spec string, want int) {
-		b.ReportAllocs()
-		for b.Loop() {
-			req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Host = "gw.test"
-			if spec != "" {
-				ids++
-				req.Header.Set(fault.IDHeaderName, fmt.Sprintf("bench-budget-%d", ids))
-				req.Header.Set(fault.HeaderName, spec)
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != want {
-				b.Fatalf("status %d, want %d", resp.StatusCode, want)
-			}
-		}
-	}
+	)), "bench-budget")
+	run := func(b *testing.B, path, spec string, want int) { c.run(b, http.MethodGet, path, nil, spec, want) }
 	b.Run("stanza-unused/no-budget", func(b *testing.B) { run(b, "/plain/x", "", http.StatusOK) })
 	b.Run("stanza-unused/budget", func(b *testing.B) { run(b, "/budget/x", "", http.StatusOK) })
 	b.Run("one-retry/no-budget", func(b *testing.B) { run(b, "/plain/x", "fail=1;status=503", http.StatusOK) })
