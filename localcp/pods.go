@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
+	"github.com/gatecheck/gatecheck/cluster/probe"
 )
 
 // echoImages are the image repositories (last path element, without tag)

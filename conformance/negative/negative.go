@@ -46,7 +46,7 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"

@@ -26,7 +26,9 @@ var suitePackages = []string{gatecheck + "/conformance/plugin", gatecheck + "/co
 func forbiddenInSuite(pkg string) string {
 	switch {
 	case pkg == gatecheck+"/gateway" || strings.HasPrefix(pkg, gatecheck+"/gateway/"):
-		return "the reference gateway, the implementation the suite certifies"
+		return "the reference implementation, which the suite certifies"
+	case pkg == gatecheck+"/cluster" || strings.HasPrefix(pkg, gatecheck+"/cluster/"):
+		return "the embedded cluster, which only the runner's in-process target starts"
 	case slices.Contains([]string{gatecheck + "/echo-backend/httpecho", gatecheck + "/echo-backend/grpcecho", gatecheck + "/echo-backend/h2tap"}, pkg):
 		return "a server of the echo-backend"
 	case isEchoBasic(pkg) && !strings.HasSuffix(pkg, "/echo-basic/grpcechoserver"):

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"

@@ -26,7 +26,7 @@ import (
 	xv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess"
+	"github.com/gatecheck/gatecheck/cluster"
 	"github.com/gatecheck/gatecheck/crds"
 	"github.com/gatecheck/gatecheck/reports"
 )
@@ -60,7 +60,7 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	// The cluster lives until the last cleanup; t.Context is cancelled
 	// before cleanups run, when resources are still being deleted.
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := inprocess.Start(ctx, inprocess.Options{
+	c, err := cluster.Start(ctx, cluster.Options{
 		GatewayClassName:  o.GatewayClassName,
 		SupportedFeatures: supported,
 		MutateConfig:      o.ReferenceGateway.MutateConfig,

@@ -10,13 +10,13 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
+	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/negative"
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 	"github.com/gatecheck/gatecheck/reports"
 )
 

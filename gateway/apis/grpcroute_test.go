@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/crds"
 	"github.com/gatecheck/gatecheck/gateway/apis"
 )

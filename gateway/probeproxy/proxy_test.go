@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
+	"github.com/gatecheck/gatecheck/cluster/probe"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 )
 
 // app is an application on 127.0.0.1 with an HTTP port (whose /health

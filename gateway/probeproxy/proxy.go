@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
+	"github.com/gatecheck/gatecheck/cluster/probe"
 )
 
 // MaxCheckTime bounds one forwarded check, whatever the prober's own

@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
+	"github.com/gatecheck/gatecheck/cluster/pods"
 )
 
 // TestLog checks that a replica's echo container logs the echo-basic line

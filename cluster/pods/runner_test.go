@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/cluster/store"
 )
 
 // waitTimeout is generous: the test machine is shared and loaded.

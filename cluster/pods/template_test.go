@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster/store"
 )
 
 func TestImageAccepted(t *testing.T) {

@@ -81,10 +81,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/podlog"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probe"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
+	"github.com/gatecheck/gatecheck/cluster/podlog"
+	"github.com/gatecheck/gatecheck/cluster/probe"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
 

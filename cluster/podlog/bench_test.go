@@ -3,7 +3,7 @@ package podlog_test
 import (
 	"testing"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/podlog"
+	"github.com/gatecheck/gatecheck/cluster/podlog"
 )
 
 // BenchmarkWrite is the cost a pod's log adds to an echoed request: one

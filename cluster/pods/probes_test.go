@@ -19,9 +19,9 @@ import (
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/probeproxy"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/cluster/store"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 )
 
 // probeTolerance is how late, beyond periodSeconds × failureThreshold, a

@@ -1,4 +1,4 @@
-// Package inprocess is gatecheck's embedded cluster: the in-memory object
+// Package cluster is gatecheck's embedded cluster: the in-memory object
 // store, the pod runner, the reference gateway's controller and data plane,
 // and a dialer that reaches the Gateways' published addresses, all in one
 // process, with no cluster, no Docker, no root and no fixed ports.
@@ -12,7 +12,7 @@
 // (127.1.x.y) in its status; the dialer maps that address and a listener
 // port to the data plane's real socket, and dials every other address (the
 // pods' 127.2.x.y) directly.
-package inprocess
+package cluster
 
 import (
 	"context"
@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/controller"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
@@ -113,14 +113,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 	s, err := store.New(store.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("inprocess: starting the store: %w", err)
+		return nil, fmt.Errorf("cluster: starting the store: %w", err)
 	}
 	class := &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: opts.GatewayClassName},
 		Spec:       gwv1.GatewayClassSpec{ControllerName: opts.ControllerName},
 	}
 	if err := s.Create(ctx, class); err != nil {
-		return nil, fmt.Errorf("inprocess: creating GatewayClass %q: %w", opts.GatewayClassName, err)
+		return nil, fmt.Errorf("cluster: creating GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	podOpts := pods.Options{Client: s, Logger: log.WithName("pods")}
 	if opts.Pods != nil {
@@ -128,17 +128,17 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	runner, err := pods.New(podOpts)
 	if err != nil {
-		return nil, fmt.Errorf("inprocess: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	api, err := startAPI(s, runner)
 	if err != nil {
-		return nil, fmt.Errorf("inprocess: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	restConfig := &rest.Config{Host: api.url()}
 	cs, err := kubernetes.NewForConfig(rest.CopyConfig(restConfig))
 	if err != nil {
 		api.close()
-		return nil, fmt.Errorf("inprocess: the clientset for %s: %w", restConfig.Host, err)
+		return nil, fmt.Errorf("cluster: the clientset for %s: %w", restConfig.Host, err)
 	}
 	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
 	if opts.DataPlane != nil {
@@ -164,7 +164,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		dp.Close()
 		api.close()
-		return nil, fmt.Errorf("inprocess: %w", err)
+		return nil, fmt.Errorf("cluster: %w", err)
 	}
 
 	// Watch the class before anything runs, so its acceptance is not missed.
@@ -172,7 +172,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		dp.Close()
 		api.close()
-		return nil, fmt.Errorf("inprocess: watching GatewayClass %q: %w", opts.GatewayClassName, err)
+		return nil, fmt.Errorf("cluster: watching GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	defer w.Stop()
 
@@ -183,7 +183,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 	if err := waitAccepted(ctx, w); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("inprocess: GatewayClass %q: %w", opts.GatewayClassName, err)
+		return nil, fmt.Errorf("cluster: GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package inprocess
+package cluster
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (g *grpcClient) conn(target grpcTarget) (*grpc.ClientConn, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return nil, errors.New("inprocess: gRPC client used after Close")
+		return nil, errors.New("cluster: gRPC client used after Close")
 	}
 	g.uses++
 	if c := g.conns[target]; c != nil {
@@ -141,7 +141,7 @@ func (g *grpcClient) SendRPC(t *testing.T, address string, expected grpcutil.Exp
 	case expected.EchoThreeRequest != nil:
 		method, req = grpcechopb.UpstreamEchoThreeMethod, expected.EchoThreeRequest
 	default:
-		return resp, errors.New("inprocess: ExpectedResponse has no request: set one of EchoRequest, EchoTwoRequest or EchoThreeRequest")
+		return resp, errors.New("cluster: ExpectedResponse has no request: set one of EchoRequest, EchoTwoRequest or EchoThreeRequest")
 	}
 	reply := newOf(resp.Response)
 	tlog.Logf(t, "Sending RPC %s to %s (authority %q)", method, address, target.authority)

@@ -1,4 +1,4 @@
-package inprocess_test
+package cluster_test
 
 import (
 	"bytes"
@@ -33,9 +33,9 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/pods"
-	"github.com/gatecheck/gatecheck/conformance/inprocess/store"
+	"github.com/gatecheck/gatecheck/cluster"
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
@@ -48,14 +48,14 @@ const (
 )
 
 // startCluster starts a cluster that is closed when the test ends.
-func startCluster(t *testing.T, opts inprocess.Options) *inprocess.Cluster {
+func startCluster(t *testing.T, opts cluster.Options) *cluster.Cluster {
 	t.Helper()
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := inprocess.Start(ctx, opts)
+	c, err := cluster.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -69,8 +69,8 @@ func startCluster(t *testing.T, opts inprocess.Options) *inprocess.Cluster {
 
 func applier() kubernetes.Applier {
 	return kubernetes.Applier{
-		GatewayClass:   inprocess.DefaultGatewayClassName,
-		ControllerName: string(inprocess.DefaultControllerName),
+		GatewayClass:   cluster.DefaultGatewayClassName,
+		ControllerName: string(cluster.DefaultControllerName),
 		ManifestFS:     []fs.FS{conformance.Manifests},
 	}
 }
@@ -78,7 +78,7 @@ func applier() kubernetes.Applier {
 // setUpBase applies upstream's base manifests and the Secrets the suite's
 // Setup creates for them, and waits as the suite does until the Gateways
 // are programmed and every Pod is ready.
-func setUpBase(t *testing.T, c *inprocess.Cluster, timeouts config.TimeoutConfig) {
+func setUpBase(t *testing.T, c *cluster.Cluster, timeouts config.TimeoutConfig) {
 	t.Helper()
 	a := applier()
 	a.MustApplyWithCleanup(t, c.Client(), timeouts, "base/manifests.yaml", false)
@@ -99,7 +99,7 @@ func TestUpstreamBase(t *testing.T) {
 		t.Skip("starts every backend of the upstream base manifests")
 	}
 	timeouts := config.DefaultTimeoutConfig()
-	c := startCluster(t, inprocess.Options{})
+	c := startCluster(t, cluster.Options{})
 	setUpBase(t, c, timeouts)
 	a := applier()
 	gwNN := types.NamespacedName{Namespace: infraNS, Name: "same-namespace"}
@@ -107,10 +107,10 @@ func TestUpstreamBase(t *testing.T) {
 	t.Run("HTTPRoute", func(t *testing.T) {
 		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-simple-same-namespace.yaml", true)
 		routeNN := types.NamespacedName{Namespace: infraNS, Name: "gateway-conformance-infra-test"}
-		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(cluster.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
 		host, _, _ := net.SplitHostPort(gwAddr)
 		if !strings.HasPrefix(host, "127.1.") {
-			t.Errorf("gateway address %s, want one of %s", gwAddr, inprocess.GatewayPrefix)
+			t.Errorf("gateway address %s, want one of %s", gwAddr, cluster.GatewayPrefix)
 		}
 		rt := c.RoundTripper(timeouts, false)
 		httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, rt, timeouts, gwAddr, httputil.ExpectedResponse{
@@ -153,7 +153,7 @@ func TestUpstreamBase(t *testing.T) {
 	t.Run("H2CPriorKnowledge", func(t *testing.T) {
 		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-backend-protocol-h2c.yaml", true)
 		routeNN := types.NamespacedName{Namespace: infraNS, Name: "backend-protocol-h2c"}
-		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(cluster.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
 		httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
 			Request:   httputil.Request{Path: "/", Protocol: roundtripper.H2CPriorKnowledgeProtocol},
 			Response:  httputil.Response{StatusCode: 200},
@@ -165,7 +165,7 @@ func TestUpstreamBase(t *testing.T) {
 	t.Run("GRPCRoute", func(t *testing.T) {
 		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/grpcroute-exact-method-matching.yaml", true)
 		routeNN := types.NamespacedName{Namespace: infraNS, Name: "exact-matching"}
-		gwAddr := kubernetes.GatewayAndRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), &gwv1.GRPCRoute{}, true, routeNN)
+		gwAddr := kubernetes.GatewayAndRoutesMustBeAccepted(t, c.Client(), timeouts, string(cluster.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), &gwv1.GRPCRoute{}, true, routeNN)
 		gc := c.GRPCClient()
 		defer gc.Close()
 		for _, tc := range []grpcutil.ExpectedResponse{
@@ -190,7 +190,7 @@ func TestUpstreamBase(t *testing.T) {
 	t.Run("WebSocket", func(t *testing.T) {
 		a.MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-backend-protocol-websocket.yaml", true)
 		routeNN := types.NamespacedName{Namespace: infraNS, Name: "backend-protocol-ws"}
-		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
+		gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(cluster.DefaultControllerName), kubernetes.NewGatewayRef(gwNN), routeNN)
 		d := c.WebSocketDialer()
 		awaitConvergence(t, timeouts, func(time.Duration) bool {
 			ws, err := d.Dial("ws://"+gwAddr+"/ws", "", "ws://gateway/test")
@@ -217,7 +217,7 @@ func TestUpstreamBase(t *testing.T) {
 // TestScaleFollowsEndpointSlices scales a Deployment of the cluster and
 // watches the EndpointSlices and the data plane's backends follow.
 func TestScaleFollowsEndpointSlices(t *testing.T) {
-	c := startCluster(t, inprocess.Options{})
+	c := startCluster(t, cluster.Options{})
 	ctx := context.Background()
 	ns := "scale"
 	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 1, "ghcr.io/gatecheck/echo-backend:dev"), echoService(ns, "web"))
@@ -260,7 +260,7 @@ func TestScaleFollowsEndpointSlices(t *testing.T) {
 // TestUnsupportedImage shows the error a Deployment the runner cannot run
 // gets: a condition naming the field and the accepted form.
 func TestUnsupportedImage(t *testing.T) {
-	c := startCluster(t, inprocess.Options{})
+	c := startCluster(t, cluster.Options{})
 	ctx := context.Background()
 	create(t, c.Client(), echoDeployment("default", "nginx", 1, "nginx:1.27"))
 	eventually(t, "Available=False", func() error {
@@ -297,7 +297,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := inprocess.Start(ctx, inprocess.Options{Logger: testr.New(t)})
+	c, err := cluster.Start(ctx, cluster.Options{Logger: testr.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,12 +401,12 @@ func echoService(ns, name string) *corev1.Service {
 // Service "web", a Gateway "gw" with one HTTP listener on port 80, and an
 // HTTPRoute to the Service; it returns the Gateway's address once the
 // route is accepted.
-func smallSetup(t testing.TB, c *inprocess.Cluster, ns string) string {
+func smallSetup(t testing.TB, c *cluster.Cluster, ns string) string {
 	t.Helper()
 	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 2, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"), echoService(ns, "web"))
 	create(t, c.Client(), &gwv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
-		Spec: gwv1.GatewaySpec{GatewayClassName: inprocess.DefaultGatewayClassName,
+		Spec: gwv1.GatewaySpec{GatewayClassName: cluster.DefaultGatewayClassName,
 			Listeners: []gwv1.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType}}},
 	})
 	port := gwv1.PortNumber(8080)
@@ -449,7 +449,7 @@ func smallSetup(t testing.TB, c *inprocess.Cluster, ns string) string {
 // loses its backends) and shows traffic fail while status stays healthy.
 func TestMutateConfig(t *testing.T) {
 	var calls atomic.Int32
-	c := startCluster(t, inprocess.Options{MutateConfig: func(cfg *dataplane.Config) {
+	c := startCluster(t, cluster.Options{MutateConfig: func(cfg *dataplane.Config) {
 		calls.Add(1)
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
@@ -479,7 +479,7 @@ func TestMutateConfig(t *testing.T) {
 func BenchmarkRequestThroughGateway(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := inprocess.Start(ctx, inprocess.Options{})
+	c, err := cluster.Start(ctx, cluster.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func BenchmarkRequestThroughGateway(b *testing.B) {
 func BenchmarkResolve(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := inprocess.Start(ctx, inprocess.Options{})
+	c, err := cluster.Start(ctx, cluster.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package inprocess
+package cluster
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type wsDialer struct{ c *Cluster }
 func (d wsDialer) Dial(url, protocol, origin string) (*websocket.Conn, error) {
 	cfg, err := websocket.NewConfig(url, origin)
 	if err != nil {
-		return nil, fmt.Errorf("inprocess: websocket URL %q, origin %q: %w", url, origin, err)
+		return nil, fmt.Errorf("cluster: websocket URL %q, origin %q: %w", url, origin, err)
 	}
 	if protocol != "" {
 		cfg.Protocol = []string{protocol}
@@ -41,13 +41,13 @@ func (d wsDialer) Dial(url, protocol, origin string) (*websocket.Conn, error) {
 	case loc.Scheme == "ws":
 		port = "80"
 	default:
-		return nil, fmt.Errorf("inprocess: websocket URL %q: scheme %q: accepted: ws or wss", url, loc.Scheme)
+		return nil, fmt.Errorf("cluster: websocket URL %q: scheme %q: accepted: ws or wss", url, loc.Scheme)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wsHandshakeTimeout)
 	defer cancel()
 	conn, err := d.c.DialContext(ctx, "tcp", net.JoinHostPort(loc.Hostname(), port))
 	if err != nil {
-		return nil, fmt.Errorf("inprocess: websocket dial %s: %w", url, err)
+		return nil, fmt.Errorf("cluster: websocket dial %s: %w", url, err)
 	}
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
@@ -63,14 +63,14 @@ func (d wsDialer) Dial(url, protocol, origin string) (*websocket.Conn, error) {
 		tc := tls.Client(conn, tcfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
-			return nil, fmt.Errorf("inprocess: websocket TLS handshake with %s: %w", url, err)
+			return nil, fmt.Errorf("cluster: websocket TLS handshake with %s: %w", url, err)
 		}
 		conn = tc
 	}
 	ws, err := websocket.NewClient(cfg, conn)
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("inprocess: websocket handshake with %s: %w", url, err)
+		return nil, fmt.Errorf("cluster: websocket handshake with %s: %w", url, err)
 	}
 	conn.SetDeadline(time.Time{})
 	return ws, nil

@@ -1,4 +1,4 @@
-package inprocess
+package cluster
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func (a *addresses) gateway(host string) (types.NamespacedName, bool) {
 func (c *Cluster) Resolve(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("inprocess: address %q: accepted: host:port: %w", addr, err)
+		return "", fmt.Errorf("cluster: address %q: accepted: host:port: %w", addr, err)
 	}
 	gw, ok := c.addrs.gateway(host)
 	if !ok {
@@ -88,11 +88,11 @@ func (c *Cluster) Resolve(addr string) (string, error) {
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return "", fmt.Errorf("inprocess: address %q: port %q: accepted: a number from 1 to 65535", addr, port)
+		return "", fmt.Errorf("cluster: address %q: port %q: accepted: a number from 1 to 65535", addr, port)
 	}
 	real, ok := c.dp.Addr(gw.Namespace, gw.Name, int32(p))
 	if !ok {
-		return "", fmt.Errorf("inprocess: Gateway %s (address %s) has no listener programmed on port %d: %w", gw, host, p, syscall.ECONNREFUSED)
+		return "", fmt.Errorf("cluster: Gateway %s (address %s) has no listener programmed on port %d: %w", gw, host, p, syscall.ECONNREFUSED)
 	}
 	return real, nil
 }

@@ -1,4 +1,4 @@
-package inprocess_test
+package cluster_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	httputil "sigs.k8s.io/gateway-api/conformance/utils/http"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 
-	"github.com/gatecheck/gatecheck/conformance/inprocess"
+	"github.com/gatecheck/gatecheck/cluster"
 )
 
 // TestMirrorFoundInPodLogs applies upstream's mirror route, sends a request
@@ -37,10 +37,10 @@ func TestMirrorFoundInPodLogs(t *testing.T) {
 		t.Skip("starts every backend of the upstream base manifests")
 	}
 	timeouts := config.DefaultTimeoutConfig()
-	c := startCluster(t, inprocess.Options{})
+	c := startCluster(t, cluster.Options{})
 	setUpBase(t, c, timeouts)
 	applier().MustApplyWithCleanup(t, c.Client(), timeouts, "tests/httproute-request-mirror.yaml", true)
-	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(inprocess.DefaultControllerName),
+	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, c.Client(), timeouts, string(cluster.DefaultControllerName),
 		kubernetes.NewGatewayRef(types.NamespacedName{Namespace: infraNS, Name: "same-namespace"}),
 		types.NamespacedName{Namespace: infraNS, Name: "request-mirror"})
 
@@ -99,7 +99,7 @@ func TestMirrorFoundInPodLogs(t *testing.T) {
 // TestPodLogAPI checks the pod log endpoint's options and errors through
 // client-go, as a caller of the Clientset sees them.
 func TestPodLogAPI(t *testing.T) {
-	c := startCluster(t, inprocess.Options{})
+	c := startCluster(t, cluster.Options{})
 	const ns = "logs"
 	smallSetup(t, c, ns)
 	ctx := context.Background()
