@@ -32,7 +32,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatecheck/gatecheck/internal/reconcile"
 )
 
 // Options configure a Controller.
@@ -69,7 +69,7 @@ type Options struct {
 // Create it with New and start it with Run.
 type Controller struct {
 	opts    Options
-	trigger chan struct{} // capacity 1: a pending recompute absorbs further pokes
+	trigger reconcile.Trigger // a pending recompute absorbs further pokes
 
 	mu        sync.Mutex
 	applied   *dataplane.Config // last snapshot Apply took without error
@@ -93,7 +93,7 @@ func New(opts Options) (*Controller, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
-	return &Controller{opts: opts, trigger: make(chan struct{}, 1)}, nil
+	return &Controller{opts: opts, trigger: reconcile.NewTrigger()}, nil
 }
 
 // Run watches the objects and recomputes after every burst of changes until
@@ -111,48 +111,29 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.informers = inf
 	defer func() { c.informers = nil }()
 
-	c.poke()
-	delay := minRetry
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-c.trigger:
-		}
-		start := time.Now()
-		err := c.sync(ctx)
-		if err == nil {
-			delay = minRetry
-			// Under a stream of changes, recompute at most half the time:
-			// each recompute takes in every change made meanwhile, and the
-			// writers (a suite applying thousands of routes) keep a core.
-			if !ctxsleep.Sleep(ctx, min(time.Since(start), maxPause)) {
-				return nil
-			}
-			continue
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		c.opts.Logger.Error(err, "recompute failed; retrying", "delay", delay)
-		if !ctxsleep.Sleep(ctx, delay) {
-			return nil
-		}
-		delay = min(2*delay, maxRetry)
-		c.poke()
-	}
+	reconcile.Run(ctx, c.trigger, reconcile.Options{
+		Pass: func(ctx context.Context) (bool, error) { return false, c.sync(ctx) },
+		Failed: func(err error, delay time.Duration) {
+			c.opts.Logger.Error(err, "recompute failed; retrying", "delay", delay)
+		},
+		MinDelay: minRetry,
+		MaxDelay: maxRetry,
+		// A failed write is retried after its delay, not sooner because
+		// more changes came in.
+		HoldRetries: true,
+		// Under a stream of changes, recompute at most about half the
+		// time: each recompute takes in every change made meanwhile, and
+		// the writers (a suite applying thousands of routes) keep a core.
+		MaxPause: maxPause,
+	})
+	return nil
 }
 
 // maxPause bounds the pause after a recompute (see Run).
 const maxPause = time.Second
 
 // poke schedules a recompute; pokes while one is pending coalesce.
-func (c *Controller) poke() {
-	select {
-	case c.trigger <- struct{}{}:
-	default:
-	}
-}
+func (c *Controller) poke() { c.trigger.Pull() }
 
 // world is the outcome of one recompute before it is applied: the verdicts
 // on every object of ours and the snapshot compiled from them.
