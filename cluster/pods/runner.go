@@ -85,6 +85,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/probe"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/internal/reconcile"
 	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
 
@@ -147,7 +148,7 @@ type Runner struct {
 	parentDir   string
 	proxyFault  probeproxy.Fault
 	noMesh      bool
-	trigger     chan struct{}
+	trigger     reconcile.Trigger
 
 	// Owned by the Run goroutine.
 	dir      string
@@ -230,7 +231,7 @@ func New(opts Options) (*Runner, error) {
 		parentDir:   opts.Dir,
 		proxyFault:  opts.ProbeProxyFault,
 		noMesh:      opts.NoMesh,
-		trigger:     make(chan struct{}, 1),
+		trigger:     reconcile.NewTrigger(),
 		ipUsed:      map[netip.Addr]bool{},
 		reported:    map[types.UID]string{},
 		replicas:    map[types.NamespacedName]*replica{},
@@ -321,44 +322,19 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Go(func() { r.watchKind(ctx, newList) })
 	}
 
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	var retry <-chan time.Time
-	delay := minRetry
-	r.poke()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.trigger:
-		case <-retry:
-		}
-		again, err := r.sync(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
+	reconcile.Run(ctx, r.trigger, reconcile.Options{
+		Pass: r.sync,
+		Failed: func(err error, delay time.Duration) {
 			r.log.Error(err, "pod runner sync failed; retrying", "delay", delay)
-		}
-		if err == nil && !again {
-			delay, retry = minRetry, nil
-			timer.Stop()
-			continue
-		}
-		timer.Reset(delay)
-		retry = timer.C
-		delay = min(2*delay, maxRetry)
-	}
+		},
+		MinDelay: minRetry,
+		MaxDelay: maxRetry,
+	})
+	return nil
 }
 
 // poke schedules a sync; pokes while one is pending coalesce.
-func (r *Runner) poke() {
-	select {
-	case r.trigger <- struct{}{}:
-	default:
-	}
-}
+func (r *Runner) poke() { r.trigger.Pull() }
 
 func watchedKinds() []func() client.ObjectList {
 	return []func() client.ObjectList{
