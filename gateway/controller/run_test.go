@@ -7,32 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-)
 
-// eventually polls check until it returns nil or the deadline passes.
-func eventually(t *testing.T, within time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("%s: not reached within %v: %v", what, within, err)
-		case <-tick.C:
-		}
-	}
-}
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
 
 func conditionIs(conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) error {
 	c := findCondition(conds, typ)
@@ -72,13 +55,10 @@ func TestRunConverges(t *testing.T) {
 	// The fake client's watches start when they are called and do not
 	// replay what happened since the informers' lists (an API server's
 	// do): create nothing before every informer watches.
-	const within = 20 * time.Second
-	eventually(t, within, "every informer watching", func() error {
-		if n, want := cl.count(), len(watchedKinds()); n < want {
-			return fmt.Errorf("%d of %d kinds watched", n, want)
-		}
-		return nil
-	})
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(20 * time.Second)
+	g.SetDefaultEventuallyPollingInterval(10 * time.Millisecond)
+	g.Eventually(cl.count).Should(gomega.BeNumerically(">=", len(watchedKinds())), "kinds watched")
 
 	svc := service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080})
 	for _, o := range []client.Object{gateway("gw", listener("l", 80, gwv1.HTTPProtocolType, "")), svc, httpRoute(ns, "r", t0, []gwv1.ParentReference{parentRef("gw")})} {
@@ -87,26 +67,16 @@ func TestRunConverges(t *testing.T) {
 		}
 	}
 
-	eventually(t, within, "route accepted with resolved refs, Gateway programmed", func() error {
-		g := &gwv1.Gateway{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw"}, g); err != nil {
-			return err
-		}
-		if err := conditionIs(g.Status.Conditions, "Programmed", metav1.ConditionTrue, "Programmed"); err != nil {
-			return fmt.Errorf("gateway: %w", err)
-		}
+	g.Eventually(func(g gomega.Gomega) {
+		gw := &gwv1.Gateway{}
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gw"}, gw)).To(gomega.Succeed())
+		g.Expect(conditionIs(gw.Status.Conditions, "Programmed", metav1.ConditionTrue, "Programmed")).To(gomega.Succeed(), "Gateway")
 		r := &gwv1.HTTPRoute{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r); err != nil {
-			return err
-		}
-		if len(r.Status.Parents) != 1 {
-			return fmt.Errorf("route parents: %+v", r.Status.Parents)
-		}
-		if err := conditionIs(r.Status.Parents[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted"); err != nil {
-			return err
-		}
-		return conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")
-	})
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r)).To(gomega.Succeed())
+		g.Expect(r.Status.Parents).To(gomega.HaveLen(1), "route parents")
+		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "Accepted", metav1.ConditionTrue, "Accepted")).To(gomega.Succeed(), "route")
+		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs")).To(gomega.Succeed(), "route")
+	}).Should(gomega.Succeed(), "route accepted with resolved refs, Gateway programmed")
 	if cfg := rec.last(); cfg == nil || len(cfg.Gateways) != 1 || len(cfg.Gateways[0].Listeners[0].HTTPRoutes) != 1 {
 		t.Fatalf("last snapshot = %+v, want the route served", cfg)
 	}
@@ -114,24 +84,15 @@ func TestRunConverges(t *testing.T) {
 	if err := cl.Delete(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, within, "route reports the missing backend", func() error {
+	g.Eventually(func(g gomega.Gomega) {
 		r := &gwv1.HTTPRoute{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r); err != nil {
-			return err
-		}
-		if len(r.Status.Parents) != 1 {
-			return fmt.Errorf("route parents: %+v", r.Status.Parents)
-		}
-		return conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")
-	})
-	eventually(t, within, "snapshot marks the backend invalid", func() error {
-		cfg := rec.last()
-		b := cfg.Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends
-		if len(b) != 1 || !b[0].Invalid {
-			return fmt.Errorf("backends %+v", b)
-		}
-		return nil
-	})
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "r"}, r)).To(gomega.Succeed())
+		g.Expect(r.Status.Parents).To(gomega.HaveLen(1), "route parents")
+		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")).To(gomega.Succeed())
+	}).Should(gomega.Succeed(), "route reports the missing backend")
+	g.Eventually(func() []dataplane.Backend {
+		return rec.last().Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends
+	}).Should(gomega.ConsistOf(gomega.HaveField("Invalid", true)), "snapshot marks the backend invalid")
 }
 
 // watchRecorder is a client that notes which kinds have been watched.

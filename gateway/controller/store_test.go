@@ -2,10 +2,10 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -46,33 +46,28 @@ func TestAgainstInProcessStore(t *testing.T) {
 		}
 	}()
 
-	const within = 60 * time.Second
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(60 * time.Second)
+	g.SetDefaultEventuallyPollingInterval(10 * time.Millisecond)
 	gwKey := client.ObjectKey{Namespace: infraNS, Name: "gateway-add-listener"}
-	eventually(t, within, "every Gateway Accepted and Programmed at its generation", func() error {
+	g.Eventually(func(g gomega.Gomega) {
 		var gws gwv1.GatewayList
-		if err := st.List(ctx, &gws); err != nil {
-			return err
-		}
+		g.Expect(st.List(ctx, &gws)).To(gomega.Succeed())
 		for _, gw := range gws.Items {
 			for _, typ := range []string{"Accepted", "Programmed"} {
-				c := findCondition(gw.Status.Conditions, typ)
-				if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != gw.Generation {
-					return fmt.Errorf("Gateway %s: %s = %+v at generation %d", gw.Name, typ, c, gw.Generation)
-				}
+				g.Expect(findCondition(gw.Status.Conditions, typ)).To(gomega.HaveValue(gomega.And(
+					gomega.HaveField("Status", metav1.ConditionTrue),
+					gomega.HaveField("ObservedGeneration", gw.Generation),
+				)), "Gateway %s: %s", gw.Name, typ)
 			}
 		}
-		return nil
-	})
-	eventually(t, within, "no-intersecting-hosts rejected for its hostnames", func() error {
+	}).Should(gomega.Succeed(), "every Gateway Accepted and Programmed at its generation")
+	g.Eventually(func(g gomega.Gomega) {
 		r := &gwv1.HTTPRoute{}
-		if err := st.Get(ctx, client.ObjectKey{Namespace: infraNS, Name: "no-intersecting-hosts"}, r); err != nil {
-			return err
-		}
-		if len(r.Status.Parents) != 1 {
-			return fmt.Errorf("parents %+v", r.Status.Parents)
-		}
-		return conditionIs(r.Status.Parents[0].Conditions, "Accepted", metav1.ConditionFalse, "NoMatchingListenerHostname")
-	})
+		g.Expect(st.Get(ctx, client.ObjectKey{Namespace: infraNS, Name: "no-intersecting-hosts"}, r)).To(gomega.Succeed())
+		g.Expect(r.Status.Parents).To(gomega.HaveLen(1), "route parents")
+		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "Accepted", metav1.ConditionFalse, "NoMatchingListenerHostname")).To(gomega.Succeed())
+	}).Should(gomega.Succeed(), "no-intersecting-hosts rejected for its hostnames")
 
 	original := &gwv1.Gateway{}
 	if err := st.Get(ctx, gwKey, original); err != nil {
@@ -88,32 +83,17 @@ func TestAgainstInProcessStore(t *testing.T) {
 	if err := st.Patch(ctx, mutated, client.MergeFrom(original)); err != nil {
 		t.Fatalf("adding a listener: %v", err)
 	}
-	eventually(t, within, "new generation observed, route on both listeners", func() error {
+	g.Eventually(func(g gomega.Gomega) {
 		gw := &gwv1.Gateway{}
-		if err := st.Get(ctx, gwKey, gw); err != nil {
-			return err
-		}
-		if gw.Generation == original.Generation {
-			return fmt.Errorf("generation did not change (%d)", gw.Generation)
-		}
-		for _, c := range gw.Status.Conditions {
-			if c.ObservedGeneration != gw.Generation {
-				return fmt.Errorf("%s observed generation %d, want %d", c.Type, c.ObservedGeneration, gw.Generation)
-			}
-		}
-		if len(gw.Status.Listeners) != 2 {
-			return fmt.Errorf("listeners %+v", gw.Status.Listeners)
-		}
+		g.Expect(st.Get(ctx, gwKey, gw)).To(gomega.Succeed())
+		g.Expect(gw.Generation).NotTo(gomega.Equal(original.Generation), "generation")
+		g.Expect(gw.Status.Conditions).To(gomega.HaveEach(gomega.HaveField("ObservedGeneration", gw.Generation)), "conditions")
+		g.Expect(gw.Status.Listeners).To(gomega.HaveLen(2), "listeners")
 		for _, l := range gw.Status.Listeners {
-			if l.AttachedRoutes != 1 {
-				return fmt.Errorf("listener %s attachedRoutes %d", l.Name, l.AttachedRoutes)
-			}
-			if err := conditionIs(l.Conditions, "Programmed", metav1.ConditionTrue, "Programmed"); err != nil {
-				return fmt.Errorf("listener %s: %w", l.Name, err)
-			}
+			g.Expect(l.AttachedRoutes).To(gomega.BeEquivalentTo(1), "listener %s attachedRoutes", l.Name)
+			g.Expect(conditionIs(l.Conditions, "Programmed", metav1.ConditionTrue, "Programmed")).To(gomega.Succeed(), "listener %s", l.Name)
 		}
-		return nil
-	})
+	}).Should(gomega.Succeed(), "new generation observed, route on both listeners")
 }
 
 // BenchmarkBuild measures one full recompute (attachment, status decisions
