@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gatecheck/gatecheck/cluster/pods"
@@ -26,7 +27,7 @@ func TestLog(t *testing.T) {
 
 	var meshed, plain corev1.Pod
 	for app, pod := range map[string]*corev1.Pod{"meshed": &meshed, "plain": &plain} {
-		eventually(t, app+" ready", func() error {
+		wait(t).Eventually(func() error {
 			p, err := readyPods(s, "default", app)
 			if err == nil && len(p) != 1 {
 				err = fmt.Errorf("%d ready pods", len(p))
@@ -35,7 +36,7 @@ func TestLog(t *testing.T) {
 				*pod = v
 			}
 			return err
-		})
+		}).Should(gomega.Succeed(), app+" ready")
 	}
 
 	log, err := r.Log("default", meshed.Name, "meshed")
@@ -81,10 +82,10 @@ func TestLog(t *testing.T) {
 	if err := s.Delete(context.Background(), &plain); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deleted pod's log gone", func() error {
+	wait(t).Eventually(func() error {
 		if _, err := r.Log("default", plain.Name, ""); !errors.Is(err, pods.ErrNoPod) {
 			return fmt.Errorf("Log error = %v, want ErrNoPod", err)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "the deleted pod's log gone")
 }

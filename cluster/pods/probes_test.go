@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -107,37 +108,23 @@ func endpointReady(c client.Client, svc string) (ready, serving bool, err error)
 func waitReady(t *testing.T, c client.Client, app string, want bool, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(within)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	wait(t).Eventually(func(g gomega.Gomega) {
 		_, podReady, err := onlyPod(c, app)
-		epReady := false
-		if err == nil {
-			epReady, _, err = endpointReady(c, app)
-		}
-		if err == nil && podReady == want && epReady == want {
-			return time.Since(start)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: pod ready %v, endpoint ready %v (%v) after %v; want both %v", app, podReady, epReady, err, within, want)
-		}
-		<-tick.C
-	}
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		epReady, _, err := endpointReady(c, app)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect([]bool{podReady, epReady}).To(gomega.Equal([]bool{want, want}), "pod ready, endpoint ready")
+	}).WithTimeout(within).Should(gomega.Succeed(), app)
+	return time.Since(start)
 }
 
 // stayReady fails t if the app's pod stops being ready within d.
 func stayReady(t *testing.T, c client.Client, app string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for time.Now().Before(deadline) {
-		if _, ready, err := onlyPod(c, app); err != nil || !ready {
-			t.Fatalf("%s: pod ready %v (%v) within %v; want it to stay ready", app, ready, err, d)
-		}
-		<-tick.C
-	}
+	wait(t).Consistently(func() (bool, error) {
+		_, ready, err := onlyPod(c, app)
+		return ready, err
+	}).WithTimeout(d).Should(gomega.BeTrue(), "%s: pod ready", app)
 }
 
 // startedBackend waits for the app's backend to run and brings its health
@@ -145,7 +132,7 @@ func stayReady(t *testing.T, c client.Client, app string, d time.Duration) {
 func startedBackend(t *testing.T, c client.Client, r *pods.Runner, app string, f flip) *echobackend.Backend {
 	t.Helper()
 	var b *echobackend.Backend
-	eventually(t, app+" backend running", func() error {
+	wait(t).Eventually(func() error {
 		p, _, err := onlyPod(c, app)
 		if err != nil {
 			return err
@@ -154,7 +141,7 @@ func startedBackend(t *testing.T, c client.Client, r *pods.Runner, app string, f
 			return errors.New("no backend yet")
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), app+" backend running")
 	if err := f.set(b, true); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +242,7 @@ func follow(t *testing.T, s client.Client, app string, b *echobackend.Backend, f
 	if err != nil || serving {
 		t.Errorf("endpoint serving %v (%v) for an unready pod; want false", serving, err)
 	}
-	eventually(t, "readyReplicas 0", func() error {
+	wait(t).Eventually(func() error {
 		var dep appsv1.Deployment
 		if err := s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: app}, &dep); err != nil {
 			return err
@@ -264,7 +251,7 @@ func follow(t *testing.T, s client.Client, app string, b *echobackend.Backend, f
 			return fmt.Errorf("readyReplicas %d, availableReplicas %d", dep.Status.ReadyReplicas, dep.Status.AvailableReplicas)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "readyReplicas 0")
 	if err := f.set(b, true); err != nil {
 		t.Fatal(err)
 	}
@@ -306,16 +293,16 @@ func TestPublishNotReadyAddresses(t *testing.T) {
 	svc := service("default", "pnra", intstr.FromInt32(3000))
 	svc.Spec.PublishNotReadyAddresses = true
 	create(t, s, d, svc)
-	eventually(t, "a ready pod", func() error {
+	wait(t).Eventually(func() error {
 		if _, ready, err := onlyPod(s, "pnra"); err != nil || !ready {
 			return fmt.Errorf("ready %v: %v", ready, err)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "a ready pod")
 	if err := backendOf(t, s, r, "pnra").Controls().SetHTTPHealth(503); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pod unready, its endpoint still ready but not serving", func() error {
+	wait(t).Eventually(func() error {
 		_, podReady, err := onlyPod(s, "pnra")
 		if err != nil {
 			return err
@@ -328,7 +315,7 @@ func TestPublishNotReadyAddresses(t *testing.T) {
 			return fmt.Errorf("pod ready %v, endpoint ready %v serving %v", podReady, ready, serving)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "the pod unready, its endpoint still ready but not serving")
 }
 
 func TestUnsupportedProbes(t *testing.T) {
@@ -344,7 +331,7 @@ func TestUnsupportedProbes(t *testing.T) {
 		"bad-port-name":  `readinessProbe.tcpSocket.port: "nope": accepted`,
 	}
 	for name, msg := range want {
-		eventually(t, name+" unsupported", func() error {
+		wait(t).Eventually(func() error {
 			var d appsv1.Deployment
 			if err := s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, &d); err != nil {
 				return err
@@ -358,6 +345,6 @@ func TestUnsupportedProbes(t *testing.T) {
 				}
 			}
 			return fmt.Errorf("conditions %+v", d.Status.Conditions)
-		})
+		}).Should(gomega.Succeed(), name+" unsupported")
 	}
 }

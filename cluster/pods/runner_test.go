@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -30,22 +31,14 @@ import (
 // waitTimeout is generous: the test machine is shared and loaded.
 const waitTimeout = 60 * time.Second
 
-// eventually polls check until it returns nil or waitTimeout passes.
-func eventually(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v: %v", what, waitTimeout, err)
-		}
-		<-tick.C
-	}
+// wait is gomega for t, its Eventually bounded by waitTimeout and
+// polling every 20ms, and its Consistently polling every 50ms.
+func wait(t *testing.T) *gomega.WithT {
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(waitTimeout)
+	g.SetDefaultEventuallyPollingInterval(20 * time.Millisecond)
+	g.SetDefaultConsistentlyPollingInterval(50 * time.Millisecond)
+	return g
 }
 
 // startRunner runs a Runner on a fresh store until the test ends.
@@ -180,13 +173,10 @@ func TestDeploymentBecomesPodsAndEndpoints(t *testing.T) {
 		service("default", "echo", intstr.FromString("http")),
 	)
 	var pods map[string]corev1.Pod
-	eventually(t, "two ready pods", func() (err error) {
+	wait(t).Eventually(func() (_ map[string]corev1.Pod, err error) {
 		pods, err = readyPods(s, "default", "echo")
-		if err == nil && len(pods) != 2 {
-			err = fmt.Errorf("%d ready pods", len(pods))
-		}
-		return err
-	})
+		return pods, err
+	}).Should(gomega.HaveLen(2), "ready pods")
 	var want []string
 	for name, p := range pods {
 		if !strings.HasPrefix(name, "echo-") {
@@ -204,13 +194,9 @@ func TestDeploymentBecomesPodsAndEndpoints(t *testing.T) {
 		}
 	}
 	slices.Sort(want)
-	eventually(t, "endpoints of both pods (named targetPort resolved)", func() error {
-		got, err := sliceEndpoints(s, "default", "echo")
-		if err == nil && !slices.Equal(got, want) {
-			err = fmt.Errorf("endpoints %v, want %v", got, want)
-		}
-		return err
-	})
+	wait(t).Eventually(func() ([]string, error) {
+		return sliceEndpoints(s, "default", "echo")
+	}).Should(gomega.Equal(want), "endpoints of both pods (named targetPort resolved)")
 
 	// Each pod answers on its own address with its own name, as echo-basic.
 	for name, p := range pods {
@@ -223,7 +209,7 @@ func TestDeploymentBecomesPodsAndEndpoints(t *testing.T) {
 		}
 	}
 
-	eventually(t, "deployment status", func() error {
+	wait(t).Eventually(func() error {
 		var d appsv1.Deployment
 		if err := s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "echo"}, &d); err != nil {
 			return err
@@ -233,7 +219,7 @@ func TestDeploymentBecomesPodsAndEndpoints(t *testing.T) {
 			return fmt.Errorf("status %+v", st)
 		}
 		return condition(d.Status.Conditions, appsv1.DeploymentAvailable, corev1.ConditionTrue, "")
-	})
+	}).Should(gomega.Succeed(), "deployment status")
 }
 
 func condition(conds []appsv1.DeploymentCondition, typ appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason string) error {
@@ -265,7 +251,7 @@ func TestScaleUpdateDelete(t *testing.T) {
 			return err
 		}
 	}
-	eventually(t, "one endpoint", countEndpoints(1))
+	wait(t).Eventually(countEndpoints(1)).Should(gomega.Succeed(), "one endpoint")
 
 	scale := func(n int32) {
 		t.Helper()
@@ -279,15 +265,15 @@ func TestScaleUpdateDelete(t *testing.T) {
 		}
 	}
 	scale(3)
-	eventually(t, "three endpoints after scaling up", countEndpoints(3))
+	wait(t).Eventually(countEndpoints(3)).Should(gomega.Succeed(), "three endpoints after scaling up")
 	before, err := readyPods(s, "scale", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
 	scale(1)
-	eventually(t, "one endpoint after scaling down", countEndpoints(1))
+	wait(t).Eventually(countEndpoints(1)).Should(gomega.Succeed(), "one endpoint after scaling down")
 	var gone []corev1.Pod
-	eventually(t, "two pods deleted", func() error {
+	wait(t).Eventually(func() error {
 		now, err := readyPods(s, "scale", "web")
 		if err != nil {
 			return err
@@ -302,7 +288,7 @@ func TestScaleUpdateDelete(t *testing.T) {
 			return fmt.Errorf("%d pods left, %d gone", len(now), len(gone))
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "two pods deleted")
 	// The stopped replicas' sockets are closed.
 	for _, p := range gone {
 		addr := net.JoinHostPort(p.Status.PodIP, "3000")
@@ -325,7 +311,7 @@ func TestScaleUpdateDelete(t *testing.T) {
 	if err := s.Update(ctx, &d); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "rolled out", func() error {
+	wait(t).Eventually(func() error {
 		now, err := readyPods(s, "scale", "web")
 		if err != nil {
 			return err
@@ -339,7 +325,7 @@ func TestScaleUpdateDelete(t *testing.T) {
 			}
 		}
 		return countEndpoints(1)()
-	})
+	}).Should(gomega.Succeed(), "rolled out")
 
 	// A Service update (new targetPort) is followed.
 	var svc corev1.Service
@@ -350,13 +336,13 @@ func TestScaleUpdateDelete(t *testing.T) {
 	if err := s.Update(ctx, &svc); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "endpoints on the new target port", func() error {
+	wait(t).Eventually(func() error {
 		eps, err := sliceEndpoints(s, "scale", "web")
 		if err == nil && (len(eps) != 1 || !strings.HasSuffix(eps[0], ":3001")) {
 			err = fmt.Errorf("endpoints %v, want one on port 3001", eps)
 		}
 		return err
-	})
+	}).Should(gomega.Succeed(), "endpoints on the new target port")
 
 	// Deleting the namespace stops everything in it.
 	last, err := readyPods(s, "scale", "web")
@@ -368,22 +354,22 @@ func TestScaleUpdateDelete(t *testing.T) {
 	}
 	for _, p := range last {
 		addr := net.JoinHostPort(p.Status.PodIP, "3000")
-		eventually(t, "backend of a deleted namespace stopped", func() error {
+		wait(t).Eventually(func() error {
 			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 			if err != nil {
 				return nil
 			}
 			c.Close()
 			return fmt.Errorf("%s still accepts connections", addr)
-		})
+		}).Should(gomega.Succeed(), "backend of a deleted namespace stopped")
 	}
-	eventually(t, "namespace gone", func() error {
+	wait(t).Eventually(func() error {
 		err := s.Get(ctx, client.ObjectKey{Name: "scale"}, &corev1.Namespace{})
 		if err == nil {
 			return errors.New("namespace still there")
 		}
 		return client.IgnoreNotFound(err)
-	})
+	}).Should(gomega.Succeed(), "namespace gone")
 }
 
 func TestUnsupportedDeployment(t *testing.T) {
@@ -401,7 +387,7 @@ func TestUnsupportedDeployment(t *testing.T) {
 		{"nginx", `spec.template.spec.containers[0].image: "docker.io/library/nginx:1.27": accepted: an image whose repository ends in /echo-basic or /echo-backend`},
 		{"hostnet", "spec.template.spec.hostNetwork: true: accepted: false or unset"},
 	} {
-		eventually(t, tc.name+" reported unsupported", func() error {
+		wait(t).Eventually(func() error {
 			var d appsv1.Deployment
 			if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: tc.name}, &d); err != nil {
 				return err
@@ -415,16 +401,16 @@ func TestUnsupportedDeployment(t *testing.T) {
 				}
 			}
 			return nil
-		})
+		}).Should(gomega.Succeed(), tc.name+" reported unsupported")
 	}
 	// The known sidecar does not stop its pod from running.
-	eventually(t, "meshed pod ready", func() error {
+	wait(t).Eventually(func() error {
 		p, err := readyPods(s, "default", "meshed")
 		if err == nil && len(p) != 1 {
 			err = fmt.Errorf("%d ready pods", len(p))
 		}
 		return err
-	})
+	}).Should(gomega.Succeed(), "meshed pod ready")
 	for _, app := range []string{"nginx", "hostnet"} {
 		var list corev1.PodList
 		if err := s.List(ctx, &list, client.InNamespace("default"), client.MatchingLabels{"app": app}); err != nil {
@@ -453,7 +439,7 @@ func TestSecretVolumeTLS(t *testing.T) {
 	}}}}
 	create(t, s, d)
 
-	eventually(t, "pod waiting for its secret", func() error {
+	wait(t).Eventually(func() error {
 		var list corev1.PodList
 		if err := s.List(ctx, &list, client.MatchingLabels{"app": "tls-backend"}); err != nil {
 			return err
@@ -467,12 +453,12 @@ func TestSecretVolumeTLS(t *testing.T) {
 			return fmt.Errorf("container statuses %+v", p.Status.ContainerStatuses)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "pod waiting for its secret")
 
 	secret := kubernetes.MustCreateSelfSignedCertSecret(t, "default", "tls-cert", []string{"abc.example.com"})
 	create(t, s, secret)
 	var pod corev1.Pod
-	eventually(t, "pod ready", func() error {
+	wait(t).Eventually(func() error {
 		p, err := readyPods(s, "default", "tls-backend")
 		if err == nil && len(p) != 1 {
 			err = fmt.Errorf("%d ready pods", len(p))
@@ -481,7 +467,7 @@ func TestSecretVolumeTLS(t *testing.T) {
 			pod = v
 		}
 		return err
-	})
+	}).Should(gomega.Succeed(), "pod ready")
 	conn, err := tls.Dial("tcp", net.JoinHostPort(pod.Status.PodIP, "8443"), &tls.Config{InsecureSkipVerify: true, ServerName: "abc.example.com"})
 	if err != nil {
 		t.Fatalf("HTTPS port of the pod: %v", err)
@@ -500,7 +486,7 @@ func TestDeletedPodIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	create(t, s, deployment("default", "echo", 1, "registry.k8s.io/gateway-api/echo-basic:v1.5.1"))
 	var old corev1.Pod
-	eventually(t, "one ready pod", func() error {
+	wait(t).Eventually(func() error {
 		p, err := readyPods(s, "default", "echo")
 		if err == nil && len(p) != 1 {
 			err = fmt.Errorf("%d ready pods", len(p))
@@ -509,11 +495,11 @@ func TestDeletedPodIsReplaced(t *testing.T) {
 			old = v
 		}
 		return err
-	})
+	}).Should(gomega.Succeed(), "one ready pod")
 	if err := s.Delete(ctx, &old); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a new pod", func() error {
+	wait(t).Eventually(func() error {
 		p, err := readyPods(s, "default", "echo")
 		if err != nil {
 			return err
@@ -522,14 +508,14 @@ func TestDeletedPodIsReplaced(t *testing.T) {
 			return fmt.Errorf("ready pods %d, old one still there: %v", len(p), still)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "a new pod")
 	addr := net.JoinHostPort(old.Status.PodIP, "3000")
-	eventually(t, "the deleted pod's backend stopped", func() error {
+	wait(t).Eventually(func() error {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			return nil
 		}
 		c.Close()
 		return fmt.Errorf("%s still accepts connections", addr)
-	})
+	}).Should(gomega.Succeed(), "the deleted pod's backend stopped")
 }
