@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -126,10 +127,10 @@ func connGone(t *testing.T, tag string) {
 	if !ok {
 		t.Fatalf("bad tag %q", tag)
 	}
-	waitFor(t, "the tapped connection to close", func() bool {
-		_, ok := h2tap.Lookup(connID)
-		return !ok
-	})
+	gomega.NewWithT(t).Eventually(func() bool {
+		_, open := h2tap.Lookup(connID)
+		return open
+	}).WithTimeout(testTimeout).Should(gomega.BeFalse(), "the tapped connection still looked up")
 }
 
 // GOAWAY on stream 3 while stream 1 is in flight on the same connection:

@@ -138,15 +138,3 @@ func streamCode(t testing.TB, err error) http2.ErrCode {
 	}
 	return se.Code
 }
-
-// waitFor polls cond until it holds or testTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // polling, not synchronisation
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/onsi/gomega"
 	"golang.org/x/net/http2"
 
 	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
@@ -351,10 +352,10 @@ func TestGoAwayAfterStream(t *testing.T) {
 		t.Errorf("body %q, want %q", body, "kept")
 	}
 	connID := <-conns
-	waitFor(t, "the tapped connection to close", func() bool {
-		_, ok := h2tap.Lookup(connID)
-		return !ok
-	})
+	gomega.NewWithT(t).Eventually(func() bool {
+		_, open := h2tap.Lookup(connID)
+		return open
+	}).WithTimeout(testTimeout).Should(gomega.BeFalse(), "the tapped connection still looked up")
 }
 
 // TestGoAwayBeforeStream: GOAWAY(last=0, NO_ERROR) tells the client its

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,25 +68,13 @@ func freePort(t *testing.T, ip string) int32 {
 	return int32(port)
 }
 
-// eventually polls check every 10ms until it returns nil, and fails the
-// test with check's last error if that takes longer than within.
-func eventually(t *testing.T, within time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		select {
-		case <-deadline.C:
-			t.Fatalf("%s: not within %v: %v", what, within, err)
-		case <-tick.C:
-		}
-	}
+// wait is gomega for t, its Eventually bounded by 20s and polling every
+// 10ms.
+func wait(t *testing.T) *gomega.WithT {
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(20 * time.Second)
+	g.SetDefaultEventuallyPollingInterval(10 * time.Millisecond)
+	return g
 }
 
 func condition(conds []metav1.Condition, typ string) (metav1.Condition, bool) {
@@ -171,7 +160,7 @@ func gatewayWithRoute(t *testing.T, c client.Client, class, name string, port in
 func programmedAddress(t *testing.T, c client.Client, name string) string {
 	t.Helper()
 	var addr string
-	eventually(t, 20*time.Second, "Gateway "+name+" programmed with an address", func() error {
+	wait(t).Eventually(func() error {
 		gw := &gwv1.Gateway{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, gw); err != nil {
 			return err
@@ -185,7 +174,7 @@ func programmedAddress(t *testing.T, c client.Client, name string) string {
 		}
 		addr = gw.Status.Addresses[0].Value
 		return nil
-	})
+	}).Should(gomega.Succeed(), "Gateway "+name+" programmed with an address")
 	return addr
 }
 
@@ -261,11 +250,11 @@ func TestStartServesAtPublishedAddress(t *testing.T) {
 			t.Errorf("Addr(%s, %s, %d) = %q, %v; want %s", ns, name, port, got, ok, want)
 		}
 		var body string
-		eventually(t, 20*time.Second, "a 200 through Gateway "+name, func() error {
+		wait(t).Eventually(func() error {
 			var err error
 			body, err = getBody(want, "example.com")
 			return err
-		})
+		}).Should(gomega.Succeed(), "a 200 through Gateway "+name)
 		if body != "backend b1 saw host example.com" {
 			t.Errorf("through Gateway %s: body %q; want the backend's answer", name, body)
 		}
@@ -289,7 +278,7 @@ func TestStartSharedAddress(t *testing.T) {
 		t.Fatalf("address %s; want the single address 127.73.2.7", got)
 	}
 	gatewayWithRoute(t, s, "standalone-shared", "second", port)
-	eventually(t, 20*time.Second, "Gateway second not programmed, naming the socket", func() error {
+	wait(t).Eventually(func() error {
 		gw := &gwv1.Gateway{}
 		if err := s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "second"}, gw); err != nil {
 			return err
@@ -302,7 +291,7 @@ func TestStartSharedAddress(t *testing.T) {
 			return fmt.Errorf("Programmed message %q does not name %s", cond.Message, want)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "Gateway second not programmed, naming the socket")
 	if _, err := getBody(net.JoinHostPort("127.73.2.7", strconv.Itoa(int(port))), "example.com"); err != nil {
 		t.Errorf("Gateway first no longer serves its port: %v", err)
 	}
