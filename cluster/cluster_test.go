@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/onsi/gomega"
 	"golang.org/x/net/websocket"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance"
@@ -223,14 +225,20 @@ func TestScaleFollowsEndpointSlices(t *testing.T) {
 	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 1, "ghcr.io/gatecheck/echo-backend:dev"), echoService(ns, "web"))
 	for _, n := range []int32{3, 1, 2} {
 		var d appsv1.Deployment
-		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
-			t.Fatal(err)
+		// The pod runner writes the Deployment's status meanwhile, which
+		// changes its resourceVersion: read again and retry on a conflict,
+		// as a client of an API server does.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := c.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+				return err
+			}
+			d.Spec.Replicas = &n
+			return c.Client().Update(ctx, &d)
+		})
+		if err != nil {
+			t.Fatalf("scaling to %d: %v", n, err)
 		}
-		d.Spec.Replicas = &n
-		if err := c.Client().Update(ctx, &d); err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, fmt.Sprintf("%d ready endpoints", n), func() error {
+		wait(t).Eventually(func() error {
 			var list discoveryv1.EndpointSliceList
 			if err := c.Client().List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: "web"}); err != nil {
 				return err
@@ -253,7 +261,7 @@ func TestScaleFollowsEndpointSlices(t *testing.T) {
 				return fmt.Errorf("deployment status %+v", d.Status)
 			}
 			return nil
-		})
+		}).Should(gomega.Succeed(), fmt.Sprintf("%d ready endpoints", n))
 	}
 }
 
@@ -263,7 +271,7 @@ func TestUnsupportedImage(t *testing.T) {
 	c := startCluster(t, cluster.Options{})
 	ctx := context.Background()
 	create(t, c.Client(), echoDeployment("default", "nginx", 1, "nginx:1.27"))
-	eventually(t, "Available=False", func() error {
+	wait(t).Eventually(func() error {
 		var d appsv1.Deployment
 		if err := c.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx"}, &d); err != nil {
 			return err
@@ -282,7 +290,7 @@ func TestUnsupportedImage(t *testing.T) {
 			return nil
 		}
 		return errors.New("no Available condition yet")
-	})
+	}).Should(gomega.Succeed(), "Available=False")
 }
 
 // TestCloseLeavesNoGoroutines starts a cluster, serves a request through
@@ -319,38 +327,23 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:n])
-		}
-		<-tick.C
-	}
-	tick.Stop()
+	wait(t).Eventually(runtime.NumGoroutine).WithPolling(10*time.Millisecond).Should(gomega.BeNumerically("<=", before), func() string {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		return fmt.Sprintf("goroutines after Close, %d before:\n%s", before, buf[:n])
+	})
 	if err := c.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
 }
 
-func eventually(t testing.TB, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v: %v", what, waitTimeout, err)
-		}
-		<-tick.C
-	}
+// wait is gomega for t, its Eventually bounded by waitTimeout and polling
+// every 20ms.
+func wait(t testing.TB) *gomega.WithT {
+	g := gomega.NewWithT(t)
+	g.SetDefaultEventuallyTimeout(waitTimeout)
+	g.SetDefaultEventuallyPollingInterval(20 * time.Millisecond)
+	return g
 }
 
 func create(t testing.TB, c client.Client, objs ...client.Object) {
@@ -420,7 +413,7 @@ func smallSetup(t testing.TB, c *cluster.Cluster, ns string) string {
 	// Wait as upstream's GatewayAndHTTPRoutesMustBeAccepted does, without
 	// its *testing.T.
 	var addr string
-	eventually(t, "gateway programmed with an address and the route accepted", func() error {
+	wait(t).Eventually(func() error {
 		var gw gwv1.Gateway
 		if err := c.Client().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gw"}, &gw); err != nil {
 			return err
@@ -441,7 +434,7 @@ func smallSetup(t testing.TB, c *cluster.Cluster, ns string) string {
 			}
 		}
 		return errors.New("route not accepted yet")
-	})
+	}).Should(gomega.Succeed(), "gateway programmed with an address and the route accepted")
 	return addr
 }
 
@@ -487,13 +480,13 @@ func BenchmarkRequestThroughGateway(b *testing.B) {
 	gwAddr := smallSetup(b, c, "bench")
 	rt := c.RoundTripper(config.DefaultTimeoutConfig(), false)
 	req := roundtripper.Request{URL: url.URL{Scheme: "http", Host: gwAddr, Path: "/"}, Protocol: "HTTP"}
-	eventually(b, "route served", func() error {
+	wait(b).Eventually(func() error {
 		_, res, err := rt.CaptureRoundTrip(req)
 		if err == nil && res.StatusCode != 200 {
 			err = fmt.Errorf("status %d", res.StatusCode)
 		}
 		return err
-	})
+	}).Should(gomega.Succeed(), "route served")
 	b.ReportAllocs()
 	for b.Loop() {
 		_, res, err := rt.CaptureRoundTrip(req)
@@ -513,7 +506,7 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	defer c.Close()
 	gwAddr := smallSetup(b, c, "bench")
-	eventually(b, "listener programmed", func() error { _, err := c.Resolve(gwAddr); return err })
+	wait(b).Eventually(func() error { _, err := c.Resolve(gwAddr); return err }).Should(gomega.Succeed(), "listener programmed")
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := c.Resolve(gwAddr); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,12 +64,12 @@ func TestMirrorFoundInPodLogs(t *testing.T) {
 		Namespace: infraNS,
 	})
 	// The mirror is sent beside the request; poll for its line.
-	eventually(t, "the mirrored request in infra-backend-v2's log", func() error {
+	wait(t).Eventually(func() error {
 		if ok, err := found(c.Clientset(), "infra-backend-v2", since); !ok || err != nil {
 			return fmt.Errorf("found %v, err %v", ok, err)
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "the mirrored request in infra-backend-v2's log")
 	// The primary backend logged it too; an unrelated one did not.
 	if ok, err := found(c.Clientset(), "infra-backend-v1", since); !ok || err != nil {
 		t.Errorf("infra-backend-v1 (the route's backend): found %v, err %v; want the line", ok, err)
@@ -104,7 +105,7 @@ func TestPodLogAPI(t *testing.T) {
 	smallSetup(t, c, ns)
 	ctx := context.Background()
 	var pods corev1.PodList
-	eventually(t, "two ready pods", func() error {
+	wait(t).Eventually(func() error {
 		if err := c.Client().List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": "web"}); err != nil {
 			return err
 		}
@@ -118,7 +119,7 @@ func TestPodLogAPI(t *testing.T) {
 			return fmt.Errorf("%d of %d pods running", ready, len(pods.Items))
 		}
 		return nil
-	})
+	}).Should(gomega.Succeed(), "two ready pods")
 	pod := pods.Items[0]
 	for _, target := range []string{"/first", "/second?x=1"} {
 		resp, err := http.Get("http://" + net.JoinHostPort(pod.Status.PodIP, "3000") + target)
