@@ -11,6 +11,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -101,13 +102,8 @@ func TestWaitForTerminatingNamespaces(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- waitForTerminatingNamespaces(context.Background(), c, names, time.Minute, &progress) }()
 		// Release the namespace once the wait has said what it waits for.
-		deadline := time.Now().Add(30 * time.Second)
-		for !strings.Contains(progress.String(), "still being deleted: held (") {
-			if time.Now().After(deadline) {
-				t.Fatalf("progress %q; want a line naming the namespace being deleted", progress.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		gomega.NewWithT(t).Eventually(progress.String).WithTimeout(30*time.Second).
+			Should(gomega.ContainSubstring("still being deleted: held ("), "progress: a line naming the namespace being deleted")
 		select {
 		case err := <-done:
 			t.Fatalf("the wait ended (%v) while the namespace was still being deleted", err)

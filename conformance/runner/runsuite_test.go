@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -389,13 +390,8 @@ func TestProgressNamesRunningTests(t *testing.T) {
 	s := &side{run: true, planned: []plannedTest{{test: suite.ConformanceTest{ShortName: "Slow"}, runs: true}}}
 	r.begin([]*side{s})
 	r.start("Slow")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "running: Slow (") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no line named the running test within 10s: %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gomega.NewWithT(t).Eventually(out.String).WithTimeout(10*time.Second).
+		Should(gomega.ContainSubstring("running: Slow ("), "progress: a line naming the running test")
 	r.record(reports.TestResult{ShortName: "Slow", Result: reports.Pass}, true)
 	r.stop()
 	if !strings.Contains(out.String(), "[1/1]") || !strings.Contains(out.String(), "PASS Slow (") {

@@ -11,12 +11,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamutil "sigs.k8s.io/gateway-api/conformance/utils/tcp"
 
@@ -178,13 +178,8 @@ func TestAccepted(t *testing.T) {
 	defer silent.Close()
 	// The silent connection counts once the server has accepted it; the
 	// kernel may complete the dial before that, so poll.
-	deadline := time.Now().Add(10 * time.Second)
-	for tlsSrv.Accepted() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("Accepted() = %d 10s after a silent TLS connection, want 1", tlsSrv.Accepted())
-		}
-		runtime.Gosched()
-	}
+	gomega.NewWithT(t).Eventually(tlsSrv.Accepted).WithTimeout(10*time.Second).
+		Should(gomega.BeEquivalentTo(1), "Accepted() after a silent TLS connection")
 	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", tlsSrv.Addr(),
 		&tls.Config{RootCAs: cert.Pool, ServerName: "echo.example.com", MinVersion: tls.VersionTLS12})
 	if err != nil {
