@@ -32,6 +32,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/controller"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
 // Defaults for Options fields left empty.
@@ -51,21 +52,6 @@ type Options struct {
 	// SupportedFeatures are published in the GatewayClass status by the
 	// controller.
 	SupportedFeatures []gwv1.FeatureName
-	// MutateConfig, when set, changes every routing snapshot before the
-	// data plane gets it. Go tests use it to build deliberately broken
-	// reference gateways (for example one that ignores hostname
-	// intersection) and show that the conformance tests fail against them.
-	// It is called from the controller's goroutine only; it may change the
-	// snapshot in place.
-	MutateConfig func(*dataplane.Config)
-	// DataPlane, when set, changes the data plane's options before it
-	// starts: Go tests use it to set the knobs that exist only for
-	// negative conformance checks (dataplane.Options.GRPCTimeoutFaults).
-	DataPlane func(*dataplane.Options)
-	// Pods, when set, changes the pod runner's options before it starts:
-	// Go tests use it for the knobs that exist only for negative checks
-	// (pods.Options.ProbeProxyFault).
-	Pods func(*pods.Options)
 	// Logger receives the components' errors and progress; the zero Logger
 	// discards.
 	Logger logr.Logger
@@ -98,8 +84,11 @@ type Cluster struct {
 // Start builds the store, creates the GatewayClass, starts the pod runner,
 // the data plane and the controller, and returns once the controller has
 // accepted the GatewayClass. ctx bounds only the start: once Start has
-// returned, the cluster runs until Close.
+// returned, the cluster runs until Close. A test that breaks the reference
+// gateway on purpose passes the breakage in ctx (internal/brokengateway,
+// set by conformance/runner/runnertest); Options cannot break it.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	broken := brokengateway.FromContext(ctx)
 	if opts.GatewayClassName == "" {
 		opts.GatewayClassName = DefaultGatewayClassName
 	}
@@ -123,8 +112,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: creating GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	podOpts := pods.Options{Client: s, Logger: log.WithName("pods")}
-	if opts.Pods != nil {
-		opts.Pods(&podOpts)
+	if broken.Pods != nil {
+		broken.Pods(&podOpts)
 	}
 	runner, err := pods.New(podOpts)
 	if err != nil {
@@ -141,22 +130,21 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: the clientset for %s: %w", restConfig.Host, err)
 	}
 	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
-	if opts.DataPlane != nil {
-		opts.DataPlane(&dpOpts)
+	newDataPlane := dataplane.New
+	if broken.NewDataPlane != nil {
+		newDataPlane = broken.NewDataPlane
 	}
-	dp := dataplane.New(dpOpts)
+	dp := newDataPlane(dpOpts)
+	apply := dp.Apply
+	if broken.Apply != nil {
+		apply = broken.Apply(dp.Apply, dpOpts.Logger)
+	}
 	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(), api: api, restConfig: restConfig, clientset: cs}
 
-	mutate := opts.MutateConfig
 	ctl, err := controller.New(controller.Options{
-		Client:         s,
-		ControllerName: opts.ControllerName,
-		Apply: func(cfg *dataplane.Config) error {
-			if mutate != nil {
-				mutate(cfg)
-			}
-			return dp.Apply(cfg)
-		},
+		Client:            s,
+		ControllerName:    opts.ControllerName,
+		Apply:             apply,
 		Addresses:         c.addrs.forGateway,
 		SupportedFeatures: opts.SupportedFeatures,
 		Logger:            log.WithName("controller"),

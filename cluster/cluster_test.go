@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	"github.com/onsi/gomega"
 	"golang.org/x/net/websocket"
@@ -39,6 +40,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
 const (
@@ -55,7 +57,8 @@ func startCluster(t *testing.T, opts cluster.Options) *cluster.Cluster {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	// The reference gateway is broken when the test registered a breakage.
+	ctx, cancel := context.WithTimeout(brokengateway.NewContext(context.Background(), brokengateway.For(t)), startTimeout)
 	defer cancel()
 	c, err := cluster.Start(ctx, opts)
 	if err != nil {
@@ -438,11 +441,12 @@ func smallSetup(t testing.TB, c *cluster.Cluster, ns string) string {
 	return addr
 }
 
-// TestMutateConfig builds a broken reference gateway (every HTTPRoute rule
-// loses its backends) and shows traffic fail while status stays healthy.
-func TestMutateConfig(t *testing.T) {
+// TestBrokenApply builds a broken reference gateway (every HTTPRoute rule
+// loses its backends on its way to the data plane) and shows traffic fail
+// while status stays healthy.
+func TestBrokenApply(t *testing.T) {
 	var calls atomic.Int32
-	c := startCluster(t, cluster.Options{MutateConfig: func(cfg *dataplane.Config) {
+	mutate := func(cfg *dataplane.Config) {
 		calls.Add(1)
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
@@ -454,14 +458,18 @@ func TestMutateConfig(t *testing.T) {
 				}
 			}
 		}
+	}
+	brokengateway.Set(t, brokengateway.Hooks{Apply: func(apply func(*dataplane.Config) error, _ logr.Logger) func(*dataplane.Config) error {
+		return func(cfg *dataplane.Config) error { mutate(cfg); return apply(cfg) }
 	}})
+	c := startCluster(t, cluster.Options{})
 	timeouts := config.DefaultTimeoutConfig()
 	gwAddr := smallSetup(t, c, "broken")
 	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{
 		Request: httputil.Request{Path: "/"}, Response: httputil.Response{StatusCode: 500}, Namespace: "broken",
 	})
 	if calls.Load() == 0 {
-		t.Error("MutateConfig was never called")
+		t.Error("the broken Apply was never called")
 	}
 }
 

@@ -17,7 +17,7 @@
 // helper test:
 //
 //	var breakages = []negative.Breakage{
-//		{Name: "hostnames-ignored", Gateway: runner.ReferenceGateway{MutateConfig: ignoreHostnames}, ...},
+//		{Name: "hostnames-ignored", Gateway: runnertest.ReferenceGateway{MutateConfig: ignoreHostnames}, ...},
 //	}
 //
 //	func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
@@ -48,6 +48,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/reports"
@@ -61,7 +62,7 @@ type Breakage struct {
 	// Models says which real data planes go wrong this way, and how.
 	Models string
 	// Gateway breaks the in-process reference gateway.
-	Gateway runner.ReferenceGateway
+	Gateway runnertest.ReferenceGateway
 	// Unclaimed lists features the broken gateway does not claim, as an
 	// honest implementation without the behaviour would not: the tests
 	// that need them are not run, and assertions gated on them are not
@@ -309,33 +310,24 @@ func disjoint(pack []Breakage, b Breakage) bool {
 }
 
 // compose returns a reference gateway broken by every breakage of bs.
-func compose(bs []Breakage) runner.ReferenceGateway {
+func compose(bs []Breakage) runnertest.ReferenceGateway {
 	var mutates []func(*dataplane.Config)
-	var dataPlanes []func(*dataplane.Options)
 	var podss []func(*pods.Options)
+	var g runnertest.ReferenceGateway
 	for _, b := range bs {
 		if f := b.Gateway.MutateConfig; f != nil {
 			mutates = append(mutates, f)
 		}
-		if f := b.Gateway.DataPlane; f != nil {
-			dataPlanes = append(dataPlanes, f)
-		}
 		if f := b.Gateway.Pods; f != nil {
 			podss = append(podss, f)
 		}
+		g.LateApply = max(g.LateApply, b.Gateway.LateApply)
+		g.DataPlane = append(g.DataPlane, b.Gateway.DataPlane...)
 	}
-	var g runner.ReferenceGateway
 	if len(mutates) > 0 {
 		g.MutateConfig = func(c *dataplane.Config) {
 			for _, f := range mutates {
 				f(c)
-			}
-		}
-	}
-	if len(dataPlanes) > 0 {
-		g.DataPlane = func(o *dataplane.Options) {
-			for _, f := range dataPlanes {
-				f(o)
 			}
 		}
 	}
@@ -421,7 +413,6 @@ func Helper(t *testing.T, breakages []Breakage) {
 	}
 	selected := strings.Split(os.Getenv(envTests), ",")
 	o := runner.DefaultOptions()
-	o.ReferenceGateway = compose(pack)
 	for _, f := range runner.ReferenceFeatures() {
 		if !slices.Contains(unclaimed, f) {
 			o.SupportedFeatures = append(o.SupportedFeatures, f)
@@ -472,7 +463,7 @@ func Helper(t *testing.T, breakages []Breakage) {
 		}
 	})
 	var err error
-	if res, err = runner.Run(t, o); err != nil {
+	if res, err = runnertest.Run(t, o, compose(pack)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/gatecheck/gatecheck/conformance/negative"
-	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/reports"
 )
@@ -28,7 +28,7 @@ func ignoreHostnames(cfg *dataplane.Config) {
 var breakages = []negative.Breakage{{
 	Name:    "hostnames-ignored",
 	Models:  "a data plane that matches routes by path alone",
-	Gateway: runner.ReferenceGateway{MutateConfig: ignoreHostnames},
+	Gateway: runnertest.ReferenceGateway{MutateConfig: ignoreHostnames},
 }}
 
 func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }

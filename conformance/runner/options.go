@@ -22,10 +22,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
@@ -86,11 +84,6 @@ type Options struct {
 	// tests.RetryBudgetLoadOptions.
 	RetryBudgetLoad tests.RetryBudgetLoad
 
-	// ReferenceGateway changes the in-process reference gateway. Go tests
-	// use it to run the suite against a deliberately broken gateway and show
-	// that the right tests fail. It is ignored on a cluster.
-	ReferenceGateway ReferenceGateway
-
 	// Progress, when set, gets the run's header (the target, the
 	// GatewayClass and its controller, the features claimed, the profiles
 	// and the number of tests that will run), then a line per test as it
@@ -118,20 +111,6 @@ type Options struct {
 	// test output it captures; without it, a failure's message says where
 	// the log is.
 	TestLog func(shortName string) string
-}
-
-// ReferenceGateway holds the hooks that break the in-process reference
-// gateway on purpose, for negative checks.
-type ReferenceGateway struct {
-	// MutateConfig changes every routing snapshot before the data plane
-	// gets it (for example: Retry = nil turns retries off).
-	MutateConfig func(*dataplane.Config)
-	// DataPlane changes the data plane's options before it starts (for
-	// example: the GRPCTimeoutFaults knobs).
-	DataPlane func(*dataplane.Options)
-	// Pods changes the in-process pod runner's options before it starts
-	// (for example: a probe proxy that answers every TCP probe).
-	Pods func(*pods.Options)
 }
 
 // DefaultOptions returns the options a run has when nothing is set: the

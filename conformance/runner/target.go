@@ -28,6 +28,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/cluster"
 	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
@@ -59,13 +60,12 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*ta
 	}
 	// The cluster lives until the last cleanup; t.Context is cancelled
 	// before cleanups run, when resources are still being deleted.
-	ctx, cancel := context.WithCancel(context.Background())
+	// A test may have broken the reference gateway on purpose
+	// (runnertest.Run); the cluster takes the breakage from ctx.
+	ctx, cancel := context.WithCancel(brokengateway.NewContext(context.Background(), brokengateway.For(t)))
 	c, err := cluster.Start(ctx, cluster.Options{
 		GatewayClassName:  o.GatewayClassName,
 		SupportedFeatures: supported,
-		MutateConfig:      o.ReferenceGateway.MutateConfig,
-		DataPlane:         o.ReferenceGateway.DataPlane,
-		Pods:              o.ReferenceGateway.Pods,
 		Logger:            o.Logger,
 	})
 	if err != nil {

@@ -12,10 +12,11 @@ import (
 
 	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/negative"
-	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 	"github.com/gatecheck/gatecheck/reports"
 )
@@ -74,9 +75,9 @@ var breakages = []negative.Breakage{
 		Name: "plain-reverse-proxy",
 		Models: "a plain httputil.ReverseProxy-style data plane: no retry policy, and a net/http transport that resends an idempotent " +
 			"request by itself when a reused keep-alive connection fails; the resend must not pass for a retry",
-		Gateway: runner.ReferenceGateway{
+		Gateway: runnertest.ReferenceGateway{
 			MutateConfig: eachHTTPRule(func(r *dataplane.HTTPRule) { r.Retry = nil }),
-			DataPlane:    func(o *dataplane.Options) { o.Breakages.TransportResends = true },
+			DataPlane:    []dataplanetest.Breakage{dataplanetest.TransportResends},
 		},
 		// No retries at all: the retry budget's tests, which need retries
 		// the budget allows, fail too.
@@ -87,21 +88,21 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "retries-without-backoff",
 		Models:   "a data plane that retries at once, ignoring retry.backoff, and claims HTTPRouteRetryBackoff all the same",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBackoff, retryBackendTimeout, retryBudget},
 	},
 	{
 		Name:      "retries-without-backoff-unclaimed",
 		Models:    "a data plane that retries at once and says so (HTTPRouteRetryBackoff not claimed): no test may hold the backoff against it",
-		Gateway:   runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
+		Gateway:   runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
 		Unclaimed: []features.FeatureName{features.SupportHTTPRouteRetryBackoff},
 		Profiles:  []string{httpProfile},
 	},
 	{
 		Name:    "retry-codes-ignored",
 		Models:  "a data plane that silently ignores retry.codes and retries connection errors and timeouts only",
-		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = nil }))},
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = nil }))},
 		// The retry budget's tests retry on 500, which this data plane
 		// never does, so they fail too.
 		Profiles: []string{httpProfile, budgetProfile},
@@ -111,28 +112,28 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "retry-every-5xx",
 		Models:   "a data plane that retries every 5xx (a retry_on: 5xx policy) whatever retry.codes lists",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(func(r *gwv1.HTTPRouteRetry) { r.Codes = everyStatus5xx() }))},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryCodes},
 	},
 	{
 		Name:     "backend-request-timeout-ignored",
 		Models:   "a data plane that silently ignores timeouts.backendRequest",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(ignoreBackendTimeout)},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBackendTimeout, routeTimeouts},
 	},
 	{
 		Name:     "request-timeout-per-attempt",
 		Models:   "a data plane that maps timeouts.request on a retried rule to a per-try timeout, so retries get a fresh budget each",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(requestTimeoutPerAttempt)},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBudget},
 	},
 	{
 		Name:     "non-idempotent-not-retried",
 		Models:   "a data plane that never retries a POST, as nginx's proxy_next_upstream does by default (GEP-1731 allows it)",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.NoNonIdempotentRetries = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBody},
 	},
@@ -140,7 +141,7 @@ var breakages = []negative.Breakage{
 		Name: "timeouts-as-inactivity",
 		Models: "a data plane whose route timeouts are inactivity timers, as HAProxy's timeout server is, restarted by every response " +
 			"byte or message, and which (like HAProxy) does not rewrite grpc-timeout",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.InactivityTimeouts = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.InactivityTimeouts}},
 		Profiles: []string{httpProfile, grpcProfile},
 		Fails:    []string{retryBudget, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
 	},
@@ -148,7 +149,7 @@ var breakages = []negative.Breakage{
 		Name: "accepted-before-served",
 		Models: "a data plane fed asynchronously (xDS, a reload): routes and Gateways are Accepted and Programmed, and readiness " +
 			"changes reach the data plane, seconds late; no test may take a status for a served route",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.LateApply = 2 * time.Second }},
+		Gateway:  runnertest.ReferenceGateway{LateApply: 2 * time.Second},
 		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
 	},
 
@@ -157,42 +158,42 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "grpc-max-stream-duration-ignored",
 		Models:   "a data plane that silently ignores timeouts.maxStreamDuration",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.MaxStreamDuration = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.MaxStreamDuration = 0 })},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
 	},
 	{
 		Name:     "grpc-strict-enforcement-inverted",
 		Models:   "a data plane that reads strictEnforcement the wrong way round",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
 	{
 		Name:     "grpc-client-timeout-ignored",
 		Models:   "a data plane that ignores the client's grpc-timeout",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.IgnoreClientTimeout = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCIgnoreClientTimeout}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
 	{
 		Name:     "grpc-looser-timeout-wins",
 		Models:   "a data plane that takes the longer of maxStreamDuration and grpc-timeout under Allow",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.LooserWins = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCLooserWins}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
 	{
 		Name:     "grpc-unavailable-on-expiry",
 		Models:   "a data plane that ends an expired call as an HTTP 504 would map: UNAVAILABLE, not DEADLINE_EXCEEDED",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.UnavailableOnExpiry = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCUnavailableOnExpiry}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcDeadline},
 	},
 	{
 		Name:     "grpc-no-timeout-propagation",
 		Models:   "a data plane that forwards grpc-timeout as received, not the call's remaining bound",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.GRPCTimeoutFaults.NoTimeoutPropagation = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCNoTimeoutPropagation}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcPropagation},
 	},
@@ -202,49 +203,49 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "server-timeout-ignored",
 		Models:   "a data plane that ignores the server timeout it was configured with",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connServer},
 	},
 	{
 		Name:     "client-timeout-ignored",
 		Models:   "a data plane that ignores the client timeout it was configured with",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClient},
 	},
 	{
 		Name:     "tunnel-timeout-ignored",
 		Models:   "a data plane that applies the client and server timeouts to WebSockets",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connTunnel},
 	},
 	{
 		Name:     "half-closed-tunnel-lingers",
 		Models:   "a data plane without a client-fin timeout: a tunnel whose backend half-closed stays open until the tunnel timeout",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClientFin, connClientFinHeld},
 	},
 	{
 		Name:     "tunnel-closed-on-backend-fin",
 		Models:   "HAProxy in HTTP mode: when the backend half-closes a WebSocket, both sides are closed at once, client-fin never applies",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.CloseTunnelOnBackendFIN = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.CloseTunnelOnBackendFIN}},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClientFinHeld},
 	},
 	{
 		Name:     "server-fin-timeout-ignored",
 		Models:   "a data plane without a server-fin timeout: a tunnel whose client half-closed stays open until the tunnel timeout",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connServerFin},
 	},
 	{
 		Name:     "tls-inspect-delay-ignored",
 		Models:   "a data plane that waits the client timeout, not the inspect delay, for a ClientHello",
-		Gateway:  runner.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connTLS},
 	},
@@ -253,7 +254,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:   "retry-budget-ignored",
 		Models: "a data plane without retry budgets that accepts the XBackendTrafficPolicy and silently ignores retryConstraint: every retry the route allows is made",
-		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget {
 			return nil
 		})},
 		Profiles: []string{budgetProfile},
@@ -263,7 +264,7 @@ var breakages = []negative.Breakage{
 		Name: "retry-budget-per-route",
 		Models: "a data plane that puts the budget on each route's retry policy (as route-level retry budgets, such as Linkerd's, " +
 			"are counted) instead of on the backend, so that every route to a Service has a budget of its own",
-		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(r *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(r *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
 			rb.Key += " via HTTPRoute " + r.Namespace + "/" + r.Name
 			return rb
 		})},
@@ -273,7 +274,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:   "min-retry-rate-ignored",
 		Models: "a data plane that implements budget.percent but silently ignores minRetryRate, so a quiet backend gets no retries at all",
-		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
 			rb.MinRetries = 0
 			return rb
 		})},
@@ -283,7 +284,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "retry-budget-relays-backend-status",
 		Models:   "a data plane that answers a request whose retry the budget refused with the backend's failed response, as Envoy does when its retry budget overflows, not 503",
-		Gateway:  runner.ReferenceGateway{DataPlane: func(o *dataplane.Options) { o.Breakages.RetryBudgetRelaysBackendStatus = true }},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.RetryBudgetRelaysBackendStatus}},
 		Profiles: []string{budgetProfile},
 		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
 	},
@@ -291,7 +292,7 @@ var breakages = []negative.Breakage{
 		Name: "retry-budget-percent-ignored",
 		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
 			"throttling and rate-limited retry policies are) and silently ignores budget.percent",
-		Gateway: runner.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
 			rb.Percent = 0
 			return rb
 		})},
@@ -303,28 +304,28 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "probe-proxy-http-always-up",
 		Models:   "a sidecar that answers HTTP probes itself",
-		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultHTTPAlwaysUp }},
+		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultHTTPAlwaysUp }},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshHTTP, meshRewrite},
 	},
 	{
 		Name:     "probe-proxy-tcp-always-up",
 		Models:   "a sidecar that captures inbound traffic and accepts every TCP probe itself",
-		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultTCPAlwaysUp }},
+		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultTCPAlwaysUp }},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshTCP},
 	},
 	{
 		Name:     "probe-proxy-grpc-always-serving",
 		Models:   "a sidecar that answers every gRPC probe SERVING",
-		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultGRPCAlwaysServing }},
+		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultGRPCAlwaysServing }},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshGRPC},
 	},
 	{
 		Name:     "no-mesh",
 		Models:   "a cluster with no mesh: the kubelet probes every Pod directly, and a probe test has nothing of a mesh to verify",
-		Gateway:  runner.ReferenceGateway{Pods: func(o *pods.Options) { o.NoMesh = true }},
+		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.NoMesh = true }},
 		Profiles: []string{probeProfile},
 		Skips:    []string{meshHTTP, meshTCP, meshGRPC, meshRewrite},
 	},

@@ -3,8 +3,9 @@ package dataplane
 // Test-only breakages: the ways real data planes go wrong, built into the
 // reference data plane so that gatecheck's negative checks can show each
 // conformance test fails against the data plane it is meant to catch
-// (conformance/tests/breakages_test.go). Nothing outside those checks sets
-// them; every knob is off in the zero value.
+// (conformance/tests/breakages_test.go). The switches are in the internal
+// package breakage, so only package dataplanetest can turn them on; a
+// Server from New has them all off.
 
 import (
 	"context"
@@ -12,67 +13,16 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
 )
 
-// Breakages deliberately break the data plane the way real data planes go
-// wrong. It is for gatecheck's negative conformance checks only; leave it
-// zero. (GRPCTimeoutFaults holds the older, GRPCRoute-specific knobs.)
-type Breakages struct {
-	// TransportResends lets the upstream transport resend a request by
-	// itself, as a plain httputil.ReverseProxy over net/http's transport
-	// does: an idempotent request whose reused keep-alive connection fails
-	// before a response is sent again on another connection, whatever the
-	// route's retry policy says.
-	TransportResends bool
-	// InactivityTimeouts makes timeouts.request, timeouts.backendRequest
-	// and a GRPCRoute call's bound (maxStreamDuration, the client's
-	// grpc-timeout) inactivity timers that every byte (or message) of the
-	// response restarts, as HAProxy's "timeout server" is; a call's bound
-	// is then not propagated in grpc-timeout either. A response that keeps
-	// flowing is never cut.
-	InactivityTimeouts bool
-	// NoNonIdempotentRetries never retries a request whose method is not
-	// idempotent (POST, PATCH), as nginx's proxy_next_upstream does by
-	// default.
-	NoNonIdempotentRetries bool
-	// CloseTunnelOnBackendFIN closes both sides of an upgraded HTTP tunnel
-	// (WebSocket) at once when the backend half-closes, as HAProxy does in
-	// HTTP mode, instead of passing the FIN on and giving the client side
-	// the client-fin timeout. TLS passthrough tunnels are left alone.
-	CloseTunnelOnBackendFIN bool
-	// LateApply makes Apply return at once and the data plane take the
-	// snapshot this long later, as a data plane fed asynchronously (xDS, a
-	// configuration reload) does: the controller writes Accepted and
-	// Programmed before the routes are served.
-	LateApply time.Duration
-	// RetryBudgetRelaysBackendStatus answers a request whose retry the
-	// retry budget refused with the backend's own failed response instead
-	// of 503, as Envoy does when its retry budget overflows.
-	RetryBudgetRelaysBackendStatus bool
-}
-
-// lateApply takes cfg d from now, unless a later snapshot was taken by
-// then; snapshots are taken in the order Apply got them.
-func (s *Server) lateApply(cfg *Config, d time.Duration) {
-	s.lateMu.Lock()
-	s.lateSeq++
-	seq := s.lateSeq
-	s.lateMu.Unlock()
-	time.AfterFunc(d, func() {
-		s.lateMu.Lock()
-		defer s.lateMu.Unlock()
-		if seq <= s.lateApplied {
-			return
-		}
-		s.lateApplied = seq
-		if err := s.apply(cfg); err != nil {
-			s.log.Error(err, "late snapshot (breakage LateApply)")
-		}
-	})
+func init() {
+	breakage.NewServer = newServer
 }
 
 // inactivityKey is the context key of the inactivity timers
-// (Breakages.InactivityTimeouts) that bound a request.
+// (breakage.Set.InactivityTimeouts) that bound a request.
 type inactivityKey struct{}
 
 // withInactivity returns ctx bounded by an inactivity timer of d that

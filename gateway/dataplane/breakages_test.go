@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
 )
 
 // The test-only breakages (breakages.go) each make the data plane go wrong
@@ -18,9 +21,9 @@ import (
 // tests' negative checks rely on, next to the healthy behaviour.
 
 // startBrokenGateway is startGateway with breakages.
-func startBrokenGateway(t *testing.T, b dataplane.Breakages, cfg *dataplane.Config) *dataplane.Server {
+func startBrokenGateway(t *testing.T, b []dataplanetest.Breakage, cfg *dataplane.Config) *dataplane.Server {
 	t.Helper()
-	s := dataplane.New(dataplane.Options{Breakages: b})
+	s := dataplanetest.NewServer(dataplane.Options{}, b...)
 	t.Cleanup(func() { _ = s.Close() })
 	if err := s.Apply(cfg); err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -55,12 +58,12 @@ func TestBreakageTransportResends(t *testing.T) {
 	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ref)))
 	for _, tc := range []struct {
 		name   string
-		b      dataplane.Breakages
+		b      []dataplanetest.Breakage
 		status int
 		hits   int32
 	}{
-		{"healthy", dataplane.Breakages{}, http.StatusBadGateway, 2},
-		{"resends", dataplane.Breakages{TransportResends: true}, http.StatusOK, 3},
+		{"healthy", nil, http.StatusBadGateway, 2},
+		{"resends", []dataplanetest.Breakage{dataplanetest.TransportResends}, http.StatusOK, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits.Store(0)
@@ -102,11 +105,11 @@ func TestBreakageInactivityTimeouts(t *testing.T) {
 	))
 	for _, tc := range []struct {
 		name     string
-		b        dataplane.Breakages
+		b        []dataplanetest.Breakage
 		complete bool
 	}{
-		{"healthy", dataplane.Breakages{}, false},
-		{"inactivity", dataplane.Breakages{InactivityTimeouts: true}, true},
+		{"healthy", nil, false},
+		{"inactivity", []dataplanetest.Breakage{dataplanetest.InactivityTimeouts}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
@@ -142,13 +145,13 @@ func TestBreakageNoNonIdempotentRetries(t *testing.T) {
 	cfg := oneListener(route("r", 0, nil, retryRule("/", []int{503}, 1, "1ms", ref)))
 	for _, tc := range []struct {
 		name      string
-		b         dataplane.Breakages
+		b         []dataplanetest.Breakage
 		method    string
 		wantRetry bool
 	}{
-		{"healthy POST", dataplane.Breakages{}, http.MethodPost, true},
-		{"broken POST", dataplane.Breakages{NoNonIdempotentRetries: true}, http.MethodPost, false},
-		{"broken GET", dataplane.Breakages{NoNonIdempotentRetries: true}, http.MethodGet, true},
+		{"healthy POST", nil, http.MethodPost, true},
+		{"broken POST", []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}, http.MethodPost, false},
+		{"broken GET", []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}, http.MethodGet, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits.Store(0)
@@ -165,13 +168,19 @@ func TestBreakageNoNonIdempotentRetries(t *testing.T) {
 	}
 }
 
-// TestBreakageLateApply: with LateApply, Apply returns at once and the
-// listener is served only later, as by a data plane fed asynchronously.
+// TestBreakageLateApply: through dataplanetest.LateApply, Apply returns at
+// once and the listener is served only later, as by a data plane fed
+// asynchronously.
 func TestBreakageLateApply(t *testing.T) {
 	const late = 300 * time.Millisecond
 	b := startBackend(t, "b")
+	s := dataplane.New(dataplane.Options{})
+	t.Cleanup(func() { _ = s.Close() })
+	apply := dataplanetest.LateApply(s.Apply, late, logr.Discard())
 	start := time.Now()
-	s := startBrokenGateway(t, dataplane.Breakages{LateApply: late}, oneListener(route("r", 0, nil, prefixRule("/", nil, b.ref()))))
+	if err := apply(oneListener(route("r", 0, nil, prefixRule("/", nil, b.ref())))); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
 	if _, ok := s.Addr("gw-ns", "gw", 80); ok && time.Since(start) < late {
 		t.Fatal("the listener was served as Apply returned; want it served later")
 	}
@@ -208,11 +217,11 @@ func TestBreakageCloseTunnelOnBackendFIN(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		b        dataplane.Breakages
+		b        []dataplanetest.Breakage
 		heldOpen bool
 	}{
-		{"healthy", dataplane.Breakages{}, true},
-		{"closed at once", dataplane.Breakages{CloseTunnelOnBackendFIN: true}, false},
+		{"healthy", nil, true},
+		{"closed at once", []dataplanetest.Breakage{dataplanetest.CloseTunnelOnBackendFIN}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startUpgradeBackend(t)

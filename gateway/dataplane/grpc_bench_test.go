@@ -16,7 +16,6 @@ import (
 
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // BenchmarkGRPCUnaryAdded measures what the data plane adds to a unary
@@ -30,7 +29,7 @@ import (
 //	go test -run '^$' -bench GRPCUnaryAdded -benchtime 20000x ./gateway/dataplane/
 func BenchmarkGRPCUnaryAdded(b *testing.B) {
 	eb := startGRPCEcho(b)
-	addr := grpcTimeoutGateway(b, dataplane.Options{}, standardRules(eb)...)
+	addr := grpcTimeoutGateway(b, nil, standardRules(eb)...)
 	dial := func(target, authority string) echopb.EchoClient {
 		conn, err := grpc.NewClient("passthrough:///"+target,
 			grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority(authority))

@@ -30,7 +30,7 @@ type grpcCall struct {
 	source   budgetSource
 	deadline time.Time
 	// inactivity: the budget is an inactivity timer, not a deadline
-	// (Breakages.InactivityTimeouts).
+	// (breakage.Set.InactivityTimeouts).
 	inactivity bool
 }
 

@@ -10,32 +10,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
 	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
-
-// GRPCTimeoutFaults deliberately breaks parts of the GRPCRoute timeout
-// behaviour. It is for negative conformance checks only: a conformance test
-// that checks a behaviour must fail against a data plane with the matching
-// fault set. The zero value breaks nothing.
-//
-// Some behaviours need no knob because a Config mutation breaks them:
-// clearing GRPCRule.MaxStreamDuration makes the data plane ignore the
-// route's limit, and flipping GRPCRule.StrictDeny swaps Allow and Deny.
-type GRPCTimeoutFaults struct {
-	// IgnoreClientTimeout makes the data plane leave the client's
-	// grpc-timeout out of the call's budget (it is still forwarded when the
-	// route sets no limit).
-	IgnoreClientTimeout bool
-	// LooserWins makes StrictEnforcement Allow pick the longer of the
-	// route's limit and the client's grpc-timeout instead of the shorter.
-	LooserWins bool
-	// UnavailableOnExpiry ends an expired call with UNAVAILABLE (14), the
-	// code an HTTP 504 maps to, instead of DEADLINE_EXCEEDED (4).
-	UnavailableOnExpiry bool
-	// NoTimeoutPropagation forwards the client's grpc-timeout header as
-	// received (or none) instead of the remaining budget.
-	NoTimeoutPropagation bool
-}
 
 // grpcLimits is a GRPCRoute rule's compiled GEP-3139 timeouts.
 type grpcLimits struct {
@@ -83,7 +60,7 @@ func (s budgetSource) String() string {
 //   - Deny: the client's grpc-timeout when present, else the rule's limit;
 //   - Allow (the default): the shorter of the two when both are present,
 //     else whichever is.
-func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f GRPCTimeoutFaults) (time.Duration, budgetSource) {
+func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f breakage.GRPCTimeouts) (time.Duration, budgetSource) {
 	if f.IgnoreClientTimeout {
 		hasClient = false
 	}

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // BenchmarkGRPCBudget measures one call through the data plane to the
@@ -21,7 +20,7 @@ import (
 // and the whole-message relay shows against the plain path.
 func BenchmarkGRPCBudget(b *testing.B) {
 	eb := startGRPCEcho(b)
-	addr := grpcTimeoutGateway(b, dataplane.Options{}, standardRules(eb)...)
+	addr := grpcTimeoutGateway(b, nil, standardRules(eb)...)
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("grpc.example.com"))
 	if err != nil {

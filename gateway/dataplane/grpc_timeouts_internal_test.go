@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
 )
 
 func TestClientTimeout(t *testing.T) {
@@ -30,25 +32,25 @@ func TestCallBudget(t *testing.T) {
 		lim       grpcLimits
 		client    time.Duration
 		hasClient bool
-		f         GRPCTimeoutFaults
+		f         breakage.GRPCTimeouts
 		want      time.Duration
 		src       budgetSource
 	}{
-		{"allow, client shorter", allow, short, true, GRPCTimeoutFaults{}, short, budgetClient},
-		{"allow, client longer", allow, long, true, GRPCTimeoutFaults{}, route, budgetRoute},
-		{"allow, client equal", allow, route, true, GRPCTimeoutFaults{}, route, budgetRoute},
-		{"allow, no client", allow, 0, false, GRPCTimeoutFaults{}, route, budgetRoute},
-		{"allow, client 0", allow, 0, true, GRPCTimeoutFaults{}, 0, budgetClient},
-		{"deny, client longer", deny, long, true, GRPCTimeoutFaults{}, long, budgetClient},
-		{"deny, client shorter", deny, short, true, GRPCTimeoutFaults{}, short, budgetClient},
-		{"deny, no client", deny, 0, false, GRPCTimeoutFaults{}, route, budgetRoute},
-		{"no limit, client", none, short, true, GRPCTimeoutFaults{}, short, budgetClient},
-		{"no limit, no client", none, 0, false, GRPCTimeoutFaults{}, 0, budgetNone},
-		{"no limit deny, no client", noneDeny, 0, false, GRPCTimeoutFaults{}, 0, budgetNone},
-		{"fault: client ignored", allow, short, true, GRPCTimeoutFaults{IgnoreClientTimeout: true}, route, budgetRoute},
-		{"fault: client ignored, no limit", none, short, true, GRPCTimeoutFaults{IgnoreClientTimeout: true}, 0, budgetNone},
-		{"fault: looser wins, client shorter", allow, short, true, GRPCTimeoutFaults{LooserWins: true}, route, budgetRoute},
-		{"fault: looser wins, client longer", allow, long, true, GRPCTimeoutFaults{LooserWins: true}, long, budgetClient},
+		{"allow, client shorter", allow, short, true, breakage.GRPCTimeouts{}, short, budgetClient},
+		{"allow, client longer", allow, long, true, breakage.GRPCTimeouts{}, route, budgetRoute},
+		{"allow, client equal", allow, route, true, breakage.GRPCTimeouts{}, route, budgetRoute},
+		{"allow, no client", allow, 0, false, breakage.GRPCTimeouts{}, route, budgetRoute},
+		{"allow, client 0", allow, 0, true, breakage.GRPCTimeouts{}, 0, budgetClient},
+		{"deny, client longer", deny, long, true, breakage.GRPCTimeouts{}, long, budgetClient},
+		{"deny, client shorter", deny, short, true, breakage.GRPCTimeouts{}, short, budgetClient},
+		{"deny, no client", deny, 0, false, breakage.GRPCTimeouts{}, route, budgetRoute},
+		{"no limit, client", none, short, true, breakage.GRPCTimeouts{}, short, budgetClient},
+		{"no limit, no client", none, 0, false, breakage.GRPCTimeouts{}, 0, budgetNone},
+		{"no limit deny, no client", noneDeny, 0, false, breakage.GRPCTimeouts{}, 0, budgetNone},
+		{"fault: client ignored", allow, short, true, breakage.GRPCTimeouts{IgnoreClientTimeout: true}, route, budgetRoute},
+		{"fault: client ignored, no limit", none, short, true, breakage.GRPCTimeouts{IgnoreClientTimeout: true}, 0, budgetNone},
+		{"fault: looser wins, client shorter", allow, short, true, breakage.GRPCTimeouts{LooserWins: true}, route, budgetRoute},
+		{"fault: looser wins, client longer", allow, long, true, breakage.GRPCTimeouts{LooserWins: true}, long, budgetClient},
 	}
 	for _, tc := range tests {
 		got, src := callBudget(tc.lim, tc.client, tc.hasClient, tc.f)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
 )
 
 // Options configures a Server.
@@ -33,13 +35,6 @@ type Options struct {
 	// Logger receives errors and, at V(1), per-request details. The zero
 	// value discards everything.
 	Logger logr.Logger
-	// GRPCTimeoutFaults is for negative conformance checks only: it breaks
-	// chosen parts of the GRPCRoute timeout behaviour. Leave it zero.
-	GRPCTimeoutFaults GRPCTimeoutFaults
-	// Breakages is for negative conformance checks only: it makes the data
-	// plane go wrong the way real data planes do (breakages.go). Leave it
-	// zero.
-	Breakages Breakages
 }
 
 // Server serves the listeners of a routing snapshot: one socket per
@@ -50,12 +45,10 @@ type Server struct {
 	bindHost   string
 	listenAddr func(namespace, name string, port int32) (string, error)
 	log        logr.Logger
-	grpcFaults GRPCTimeoutFaults
-	breakages  Breakages
-
-	// lateMu guards the order of late snapshots (Breakages.LateApply).
-	lateMu               sync.Mutex
-	lateSeq, lateApplied uint64
+	// breakages and grpcFaults break the data plane on purpose; they are
+	// zero unless package dataplanetest built the Server (breakages.go).
+	breakages  breakage.Set
+	grpcFaults breakage.GRPCTimeouts
 
 	snap atomic.Pointer[snapshot]
 
@@ -79,7 +72,10 @@ type Server struct {
 const maxMirrorsInFlight = 256
 
 // New returns a Server serving nothing until Apply.
-func New(opts Options) *Server {
+func New(opts Options) *Server { return newServer(opts, breakage.Set{}) }
+
+// newServer is New, broken as b says (breakages.go).
+func newServer(opts Options, b breakage.Set) *Server {
 	if opts.BindHost == "" {
 		opts.BindHost = "127.0.0.1"
 	}
@@ -88,8 +84,8 @@ func New(opts Options) *Server {
 		bindHost:    opts.BindHost,
 		listenAddr:  opts.ListenAddr,
 		log:         opts.Logger,
-		grpcFaults:  opts.GRPCTimeoutFaults,
-		breakages:   opts.Breakages,
+		breakages:   b,
+		grpcFaults:  b.GRPC,
 		ports:       make(map[portKey]*portServer),
 		h1:          newTransport(false),
 		h2c:         newTransport(true),
@@ -130,14 +126,6 @@ func (ps *portServer) close() error {
 // returned error; everything else is served. Apply keeps references into cfg,
 // which must not be modified afterwards.
 func (s *Server) Apply(cfg *Config) error {
-	if d := s.breakages.LateApply; d > 0 {
-		s.lateApply(cfg, d) // breakages.go
-		return nil
-	}
-	return s.apply(cfg)
-}
-
-func (s *Server) apply(cfg *Config) error {
 	snap, compileErr := compile(cfg)
 	errs := []error{compileErr}
 

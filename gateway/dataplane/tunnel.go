@@ -49,7 +49,7 @@ type tunnelSide struct {
 // backend side). When a limit expires both connections are closed. tunnel
 // closes both connections before it returns and reports which limit ended
 // it ("" when both directions ended normally). closeOnBackendFIN is the
-// test-only Breakages.CloseTunnelOnBackendFIN: the backend's half-close
+// test-only breakage.Set.CloseTunnelOnBackendFIN: the backend's half-close
 // closes both connections at once.
 func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ConnectionTimeouts, closeOnBackendFIN bool) string {
 	start := time.Now()

@@ -1,0 +1,76 @@
+// Package runnertest runs the conformance suite against the in-process
+// reference gateway broken on purpose, the way real data planes go wrong,
+// to show that the tests fail against it (package negative builds its
+// checks on it). It is for tests, as net/http/httptest is: runner.Options
+// has no way to break the gateway, so a production run cannot be handed a
+// broken one.
+package runnertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/conformance/runner"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
+)
+
+// ReferenceGateway says how the in-process reference gateway is broken.
+// The zero value leaves it healthy.
+type ReferenceGateway struct {
+	// MutateConfig changes every routing snapshot before the data plane
+	// gets it, as a data plane that ignores a field behaves (for example:
+	// Retry = nil turns retries off). It is called from the controller's
+	// goroutine only; it may change the snapshot in place, but values it
+	// shares with the controller's objects (pointers into the routes) must
+	// be copied before they are changed.
+	MutateConfig func(*dataplane.Config)
+	// LateApply, when positive, hands each snapshot to the data plane this
+	// long after the controller made it (dataplanetest.LateApply), as a
+	// data plane fed asynchronously takes it: status is written before the
+	// routes are served.
+	LateApply time.Duration
+	// DataPlane breaks the data plane's own code
+	// (dataplanetest.NewServer).
+	DataPlane []dataplanetest.Breakage
+	// Pods changes the in-process pod runner's options before it starts
+	// (for example: a probe proxy that answers every TCP probe).
+	Pods func(*pods.Options)
+}
+
+// hooks are g as the embedded cluster takes them.
+func (g ReferenceGateway) hooks() brokengateway.Hooks {
+	var h brokengateway.Hooks
+	mutate, late := g.MutateConfig, g.LateApply
+	if mutate != nil || late > 0 {
+		h.Apply = func(apply func(*dataplane.Config) error, log logr.Logger) func(*dataplane.Config) error {
+			if late > 0 {
+				apply = dataplanetest.LateApply(apply, late, log)
+			}
+			if mutate == nil {
+				return apply
+			}
+			return func(cfg *dataplane.Config) error {
+				mutate(cfg)
+				return apply(cfg)
+			}
+		}
+	}
+	if bs := g.DataPlane; len(bs) > 0 {
+		h.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, bs...) }
+	}
+	h.Pods = g.Pods
+	return h
+}
+
+// Run is runner.Run against the in-process reference gateway broken as g
+// says. On a cluster (o.Kubeconfig set) g is ignored, as it cannot reach the
+// gateway there. Run may be called once per test.
+func Run(t *testing.T, o runner.Options, g ReferenceGateway) (*runner.Result, error) {
+	brokengateway.Set(t, g.hooks())
+	return runner.Run(t, o)
+}

@@ -1,0 +1,70 @@
+// Package breakage holds the switches that break the reference data plane
+// on purpose, the way real data planes go wrong, for gatecheck's negative
+// checks. It is internal so that production code cannot reach them: the
+// only way in is package dataplanetest, which builds broken data planes
+// for tests as net/http/httptest builds test servers. The zero Set breaks
+// nothing.
+//
+// Breakages that are "the controller's snapshot with a field dropped" are
+// not here: they are mutations of the snapshot the data plane is handed
+// (conformance/tests/breakages_test.go). Only what a snapshot cannot say
+// (how the data plane's own code behaves) is a switch.
+package breakage
+
+// Set is the switches of one broken data plane.
+type Set struct {
+	// TransportResends lets the upstream transport resend a request by
+	// itself, as a plain httputil.ReverseProxy over net/http's transport
+	// does: an idempotent request whose reused keep-alive connection fails
+	// before a response is sent again on another connection, whatever the
+	// route's retry policy says.
+	TransportResends bool
+	// InactivityTimeouts makes timeouts.request, timeouts.backendRequest
+	// and a GRPCRoute call's bound (maxStreamDuration, the client's
+	// grpc-timeout) inactivity timers that every byte (or message) of the
+	// response restarts, as HAProxy's "timeout server" is; a call's bound
+	// is then not propagated in grpc-timeout either. A response that keeps
+	// flowing is never cut.
+	InactivityTimeouts bool
+	// NoNonIdempotentRetries never retries a request whose method is not
+	// idempotent (POST, PATCH), as nginx's proxy_next_upstream does by
+	// default.
+	NoNonIdempotentRetries bool
+	// CloseTunnelOnBackendFIN closes both sides of an upgraded HTTP tunnel
+	// (WebSocket) at once when the backend half-closes, as HAProxy does in
+	// HTTP mode, instead of passing the FIN on and giving the client side
+	// the client-fin timeout. TLS passthrough tunnels are left alone.
+	CloseTunnelOnBackendFIN bool
+	// RetryBudgetRelaysBackendStatus answers a request whose retry the
+	// retry budget refused with the backend's own failed response instead
+	// of 503, as Envoy does when its retry budget overflows.
+	RetryBudgetRelaysBackendStatus bool
+	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
+	GRPC GRPCTimeouts
+}
+
+// GRPCTimeouts breaks parts of the GRPCRoute timeout behaviour. Clearing
+// a rule's MaxStreamDuration or flipping its StrictDeny in the snapshot
+// breaks the others.
+type GRPCTimeouts struct {
+	// IgnoreClientTimeout makes the data plane leave the client's
+	// grpc-timeout out of the call's budget (it is still forwarded when the
+	// route sets no limit).
+	IgnoreClientTimeout bool
+	// LooserWins makes StrictEnforcement Allow pick the longer of the
+	// route's limit and the client's grpc-timeout instead of the shorter.
+	LooserWins bool
+	// UnavailableOnExpiry ends an expired call with UNAVAILABLE (14), the
+	// code an HTTP 504 maps to, instead of DEADLINE_EXCEEDED (4).
+	UnavailableOnExpiry bool
+	// NoTimeoutPropagation forwards the client's grpc-timeout header as
+	// received (or none) instead of the remaining budget.
+	NoTimeoutPropagation bool
+}
+
+// NewServer is dataplane.New with the switches of a Set on: a
+// func(dataplane.Options, Set) *dataplane.Server, which package dataplane
+// sets in its init. It cannot be typed here, since package dataplane
+// imports this one (grpc-go's internal package hands out its hooks the same
+// way).
+var NewServer any

@@ -1,0 +1,78 @@
+// Package brokengateway carries a reference gateway broken on purpose from
+// a test to the embedded cluster that builds it, past runner.Run and
+// cluster.Start, whose Options production callers see and which
+// therefore hold no breakage. Tests break the gateway with
+// conformance/runner/runnertest (which sets Hooks for its test) and
+// gateway/dataplane/dataplanetest; this package is internal so that
+// nothing else can.
+//
+// The hooks travel as httptrace's do: in a context, for cluster.Start;
+// and, for runner.Run, which takes no context, registered for the running
+// test.
+package brokengateway
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+)
+
+// Hooks build the in-process reference gateway broken. Nil fields leave
+// their part healthy; the zero Hooks break nothing.
+type Hooks struct {
+	// Apply, when set, stands between the controller and the data plane:
+	// it is given the data plane's Apply (and the data plane's logger) and
+	// returns what the controller calls instead, which may change each
+	// snapshot (a field the data plane ignores) or hand it over late.
+	Apply func(apply func(*dataplane.Config) error, log logr.Logger) func(*dataplane.Config) error
+	// NewDataPlane, when set, builds the data plane in place of
+	// dataplane.New.
+	NewDataPlane func(dataplane.Options) *dataplane.Server
+	// Pods, when set, changes the pod runner's options before it starts.
+	Pods func(*pods.Options)
+}
+
+type contextKey struct{}
+
+// NewContext returns ctx carrying h.
+func NewContext(ctx context.Context, h Hooks) context.Context {
+	return context.WithValue(ctx, contextKey{}, h)
+}
+
+// FromContext returns the Hooks ctx carries; without any, the zero Hooks.
+func FromContext(ctx context.Context) Hooks {
+	h, _ := ctx.Value(contextKey{}).(Hooks)
+	return h
+}
+
+var (
+	mu     sync.Mutex
+	byTest = map[testing.TB]Hooks{}
+)
+
+// Set registers h for t until t ends: For(t) returns it.
+func Set(t testing.TB, h Hooks) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := byTest[t]; ok {
+		t.Fatalf("brokengateway: %s already has a broken reference gateway", t.Name())
+	}
+	byTest[t] = h
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		delete(byTest, t)
+	})
+}
+
+// For returns the Hooks registered for t; without any, the zero Hooks.
+func For(t testing.TB) Hooks {
+	mu.Lock()
+	defer mu.Unlock()
+	return byTest[t]
+}

@@ -1,0 +1,40 @@
+package brokengateway_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
+)
+
+func TestContext(t *testing.T) {
+	if h := brokengateway.FromContext(context.Background()); h.Pods != nil || h.Apply != nil || h.NewDataPlane != nil {
+		t.Fatal("a context without hooks gave some")
+	}
+	ctx := brokengateway.NewContext(context.Background(), brokengateway.Hooks{Pods: func(o *pods.Options) { o.NoMesh = true }})
+	var o pods.Options
+	brokengateway.FromContext(ctx).Pods(&o)
+	if !o.NoMesh {
+		t.Error("the hooks put in the context are not the ones taken out")
+	}
+}
+
+// TestSetLastsAsLongAsTheTest: hooks registered for a test are its own,
+// and gone once it ends.
+func TestSetLastsAsLongAsTheTest(t *testing.T) {
+	var inner testing.TB
+	t.Run("broken", func(t *testing.T) {
+		inner = t
+		brokengateway.Set(t, brokengateway.Hooks{Pods: func(*pods.Options) {}})
+		if brokengateway.For(t).Pods == nil {
+			t.Error("For does not return what Set registered")
+		}
+	})
+	if brokengateway.For(t).Pods != nil {
+		t.Error("the subtest's hooks leaked to its parent")
+	}
+	if brokengateway.For(inner).Pods != nil {
+		t.Error("the hooks outlived their test")
+	}
+}
