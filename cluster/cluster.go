@@ -111,11 +111,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := s.Create(ctx, class); err != nil {
 		return nil, fmt.Errorf("cluster: creating GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
-	podOpts := pods.Options{Client: s, Logger: log.WithName("pods")}
-	if broken.Pods != nil {
-		broken.Pods(&podOpts)
-	}
-	runner, err := pods.New(podOpts)
+	runner, err := pods.New(pods.Options{Client: s, Logger: log.WithName("pods")})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -166,7 +162,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	c.done.Go(func() { c.record("pod runner", runner.Run(runCtx)) })
+	// The pod runner takes a test's broken probe proxy from its context.
+	c.done.Go(func() { c.record("pod runner", runner.Run(brokengateway.NewContext(runCtx, broken))) })
 	c.done.Go(func() { c.record("controller", ctl.Run(runCtx)) })
 
 	if err := waitAccepted(ctx, w); err != nil {

@@ -23,6 +23,8 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
 // probeTolerance is how late, beyond periodSeconds × failureThreshold, a
@@ -31,7 +33,8 @@ import (
 const probeTolerance = 3 * time.Second
 
 // startRunnerWith runs a Runner with opts (Client, Dir and Logger filled
-// in) on a fresh store until the test ends.
+// in) on a fresh store until the test ends, broken as the test registered
+// with brokengateway.Set.
 func startRunnerWith(t *testing.T, opts pods.Options) (*store.Store, *pods.Runner) {
 	t.Helper()
 	s, err := store.New(store.Options{})
@@ -43,7 +46,9 @@ func startRunnerWith(t *testing.T, opts pods.Options) (*store.Store, *pods.Runne
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// A probe proxy or mesh the test broke (brokengateway.Set) reaches Run
+	// in its context, as the cluster passes it.
+	ctx, cancel := context.WithCancel(brokengateway.NewContext(context.Background(), brokengateway.For(t)))
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() {
@@ -264,16 +269,19 @@ func follow(t *testing.T, s client.Client, app string, b *echobackend.Backend, f
 // SERVING, keeps a pod ready whose app is down.
 func TestBrokenProbeProxyHidesFailures(t *testing.T) {
 	cases := []struct {
-		fault probeproxy.Fault
+		fault probeproxytest.Breakage
 		f     flip
 	}{
-		{probeproxy.FaultTCPAlwaysUp, flips[1]},
-		{probeproxy.FaultGRPCAlwaysServing, flips[2]},
+		{probeproxytest.TCPAlwaysUp, flips[1]},
+		{probeproxytest.GRPCAlwaysServing, flips[2]},
 	}
 	for _, c := range cases {
 		t.Run(string(c.fault), func(t *testing.T) {
 			t.Parallel()
-			s, r := startRunnerWith(t, pods.Options{ProbeProxyFault: c.fault})
+			brokengateway.Set(t, brokengateway.Hooks{ListenProbeProxy: func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
+				return probeproxytest.Listen(addr, o, c.fault)
+			}})
+			s, r := startRunnerWith(t, pods.Options{})
 			app := "broken-" + c.f.name
 			create(t, s, probed(app, c.f.handler, true, c.f.env...), service("default", app, intstr.FromInt32(3000)))
 			b := startedBackend(t, s, r, app, c.f)

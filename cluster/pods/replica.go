@@ -135,7 +135,7 @@ func (r *Runner) startProxy(rep *replica, ip netip.Addr) (*probeproxy.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("pod %s: %w", rep.key, err)
 	}
-	return probeproxy.Listen(netip.AddrPortFrom(ip, uint16(port)).String(), probeproxy.Options{AppHost: ip.String(), Fault: r.proxyFault})
+	return r.listenProxy(netip.AddrPortFrom(ip, uint16(port)).String(), probeproxy.Options{AppHost: ip.String()})
 }
 
 // startProber starts the readiness probe of rep's echo container (as

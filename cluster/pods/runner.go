@@ -79,6 +79,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/podlog"
 	echobackend "github.com/gatecheck/gatecheck/echo-backend"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/internal/brokengateway"
 	"github.com/gatecheck/gatecheck/internal/reconcile"
 	"github.com/gatecheck/gatecheck/internal/watchloop"
 )
@@ -120,16 +121,6 @@ type Options struct {
 	// Logger receives unsupported Deployments, start failures and, at V(1),
 	// progress and readiness changes. The zero Logger discards.
 	Logger logr.Logger
-	// ProbeProxyFault breaks the probe proxy of every replica that runs
-	// one, on purpose: Go tests use it to show that the probe conformance
-	// tests fail against a proxy that does not forward probes. Leave it
-	// probeproxy.FaultNone otherwise.
-	ProbeProxyFault probeproxy.Fault
-	// NoMesh ignores the probe proxy annotation, as a cluster with no mesh
-	// would: every Pod keeps its probes and the kubelet probes the app
-	// directly. Go tests use it to show that the probe conformance tests
-	// do not pass without a mesh. Leave it false otherwise.
-	NoMesh bool
 }
 
 // Runner runs the replicas of Deployments in-process. Create it with New and
@@ -140,7 +131,9 @@ type Runner struct {
 	prefix      netip.Prefix
 	maxReplicas int
 	parentDir   string
-	proxyFault  probeproxy.Fault
+	// Set by Run from its context (internal/brokengateway): a test's
+	// broken probe proxy, or no mesh at all. Owned by the Run goroutine.
+	listenProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
 	noMesh      bool
 	trigger     reconcile.Trigger
 
@@ -183,8 +176,6 @@ func New(opts Options) (*Runner, error) {
 		prefix:      prefix,
 		maxReplicas: opts.MaxReplicas,
 		parentDir:   opts.Dir,
-		proxyFault:  opts.ProbeProxyFault,
-		noMesh:      opts.NoMesh,
 		trigger:     reconcile.NewTrigger(),
 		ipUsed:      map[netip.Addr]bool{},
 		reported:    map[types.UID]string{},
@@ -260,8 +251,15 @@ const (
 // Run watches the objects and brings the replicas, Pods, Deployment status
 // and EndpointSlices in line after every burst of changes, until ctx is
 // done. It then stops every backend, removes the volume files, waits for
-// its watches to end and returns nil. Run must be called once.
+// its watches to end and returns nil. Run must be called once. A test
+// breaks the runner's probe proxies, or its mesh, through ctx
+// (internal/brokengateway).
 func (r *Runner) Run(ctx context.Context) error {
+	broken := brokengateway.FromContext(ctx)
+	r.listenProxy, r.noMesh = probeproxy.Listen, broken.NoMesh
+	if broken.ListenProbeProxy != nil {
+		r.listenProxy = broken.ListenProbeProxy
+	}
 	dir, err := os.MkdirTemp(r.parentDir, "gatecheck-pods-")
 	if err != nil {
 		return fmt.Errorf("pods: making the volume directory: %w", err)

@@ -46,7 +46,6 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/features"
@@ -312,29 +311,20 @@ func disjoint(pack []Breakage, b Breakage) bool {
 // compose returns a reference gateway broken by every breakage of bs.
 func compose(bs []Breakage) runnertest.ReferenceGateway {
 	var mutates []func(*dataplane.Config)
-	var podss []func(*pods.Options)
 	var g runnertest.ReferenceGateway
 	for _, b := range bs {
 		if f := b.Gateway.MutateConfig; f != nil {
 			mutates = append(mutates, f)
 		}
-		if f := b.Gateway.Pods; f != nil {
-			podss = append(podss, f)
-		}
 		g.LateApply = max(g.LateApply, b.Gateway.LateApply)
 		g.DataPlane = append(g.DataPlane, b.Gateway.DataPlane...)
+		g.ProbeProxy = append(g.ProbeProxy, b.Gateway.ProbeProxy...)
+		g.NoMesh = g.NoMesh || b.Gateway.NoMesh
 	}
 	if len(mutates) > 0 {
 		g.MutateConfig = func(c *dataplane.Config) {
 			for _, f := range mutates {
 				f(c)
-			}
-		}
-	}
-	if len(podss) > 0 {
-		g.Pods = func(o *pods.Options) {
-			for _, f := range podss {
-				f(o)
 			}
 		}
 	}

@@ -10,14 +10,13 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/negative"
 	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
@@ -304,28 +303,28 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "probe-proxy-http-always-up",
 		Models:   "a sidecar that answers HTTP probes itself",
-		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultHTTPAlwaysUp }},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.HTTPAlwaysUp}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshHTTP, meshRewrite},
 	},
 	{
 		Name:     "probe-proxy-tcp-always-up",
 		Models:   "a sidecar that captures inbound traffic and accepts every TCP probe itself",
-		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultTCPAlwaysUp }},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.TCPAlwaysUp}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshTCP},
 	},
 	{
 		Name:     "probe-proxy-grpc-always-serving",
 		Models:   "a sidecar that answers every gRPC probe SERVING",
-		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.ProbeProxyFault = probeproxy.FaultGRPCAlwaysServing }},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.GRPCAlwaysServing}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshGRPC},
 	},
 	{
 		Name:     "no-mesh",
 		Models:   "a cluster with no mesh: the kubelet probes every Pod directly, and a probe test has nothing of a mesh to verify",
-		Gateway:  runnertest.ReferenceGateway{Pods: func(o *pods.Options) { o.NoMesh = true }},
+		Gateway:  runnertest.ReferenceGateway{NoMesh: true},
 		Profiles: []string{probeProfile},
 		Skips:    []string{meshHTTP, meshTCP, meshGRPC, meshRewrite},
 	},

@@ -14,48 +14,35 @@ import (
 	"time"
 
 	"github.com/gatecheck/gatecheck/cluster/probe"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/internal/breakage"
 )
 
 // MaxCheckTime bounds one forwarded check, whatever the prober's own
 // timeout (the prober normally gives up first, which ends the check too).
 const MaxCheckTime = time.Minute
 
-// Fault is a way to break the probe proxy on purpose, for the negative
-// checks that show the probe tests catch a proxy that does not forward.
-type Fault string
-
-// Faults.
-const (
-	// FaultNone forwards every probe faithfully.
-	FaultNone Fault = ""
-	// FaultTCPAlwaysUp answers every TCP probe 200 without connecting to
-	// the app, as a sidecar that accepts every connection itself would.
-	FaultTCPAlwaysUp Fault = "tcp-always-up"
-	// FaultGRPCAlwaysServing answers every gRPC probe 200 without asking
-	// the app.
-	FaultGRPCAlwaysServing Fault = "grpc-always-serving"
-	// FaultHTTPAlwaysUp answers every HTTP probe 200 without asking the
-	// app, as a sidecar that answers probes itself does.
-	FaultHTTPAlwaysUp Fault = "http-always-up"
-)
-
 // Options configure a Handler.
 type Options struct {
 	// AppHost is the application's address (the pod's IP) that probes are
 	// forwarded to.
 	AppHost string
-	// Fault breaks the proxy on purpose; FaultNone in every real use.
-	Fault Fault
 }
 
 // Handler forwards rewritten probes to the application. Create it with
 // NewHandler.
 type Handler struct {
 	opts Options
+	// broken breaks the proxy on purpose; it is zero unless package
+	// probeproxytest started the proxy.
+	broken breakage.Set
 }
 
 // NewHandler returns a Handler for opts.
 func NewHandler(opts Options) *Handler { return &Handler{opts: opts} }
+
+func init() {
+	breakage.Listen = listen
+}
 
 // ServeHTTP answers one rewritten probe with the outcome of the original
 // check against the application.
@@ -76,19 +63,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var res probe.Result
 	switch kind {
 	case "tcp":
-		if h.opts.Fault == FaultTCPAlwaysUp {
+		if h.broken.TCPAlwaysUp {
 			res = probe.Result{Success: true}
 			break
 		}
 		res = probe.TCP(ctx, addr, MaxCheckTime)
 	case "grpc":
-		if h.opts.Fault == FaultGRPCAlwaysServing {
+		if h.broken.GRPCAlwaysServing {
 			res = probe.Result{Success: true}
 			break
 		}
 		res = probe.GRPC(ctx, addr, r.Header.Get(HeaderGRPCService), MaxCheckTime)
 	default:
-		if h.opts.Fault == FaultHTTPAlwaysUp {
+		if h.broken.HTTPAlwaysUp {
 			res = probe.Result{Success: true}
 			break
 		}
@@ -207,13 +194,16 @@ type Server struct {
 
 // Listen starts a probe proxy on addr ("ip:port") for opts and serves it in
 // the background until Close.
-func Listen(addr string, opts Options) (*Server, error) {
+func Listen(addr string, opts Options) (*Server, error) { return listen(addr, opts, breakage.Set{}) }
+
+// listen is Listen, broken as b says.
+func listen(addr string, opts Options, b breakage.Set) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("probe proxy on %s: %w", addr, err)
 	}
 	s := &Server{ln: ln, srv: &http.Server{
-		Handler:           NewHandler(opts),
+		Handler:           &Handler{opts: opts, broken: b},
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}}

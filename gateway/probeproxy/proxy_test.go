@@ -21,6 +21,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/cluster/probe"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 )
 
 // app is an application on 127.0.0.1 with an HTTP port (whose /health
@@ -126,9 +127,9 @@ func (a *app) pod() *corev1.Pod {
 }
 
 // proxied starts a proxy for the app and returns the pod rewritten to it.
-func proxied(t *testing.T, a *app, fault probeproxy.Fault) *corev1.Pod {
+func proxied(t *testing.T, a *app, broken ...probeproxytest.Breakage) *corev1.Pod {
 	t.Helper()
-	s, err := probeproxy.Listen("127.0.0.1:0", probeproxy.Options{AppHost: "127.0.0.1", Fault: fault})
+	s, err := probeproxytest.Listen("127.0.0.1:0", probeproxy.Options{AppHost: "127.0.0.1"}, broken...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func run(pod *corev1.Pod) probes {
 func TestProxyIsFaithful(t *testing.T) {
 	a := startApp(t)
 	direct := a.pod()
-	rewritten := proxied(t, a, probeproxy.FaultNone)
+	rewritten := proxied(t, a)
 	states := []struct {
 		name  string
 		set   func()
@@ -192,7 +193,7 @@ func TestProxyIsFaithful(t *testing.T) {
 
 func TestProxyForwardsRequest(t *testing.T) {
 	a := startApp(t)
-	rewritten := proxied(t, a, probeproxy.FaultNone)
+	rewritten := proxied(t, a)
 	for len(a.seen) > 0 {
 		<-a.seen
 	}
@@ -243,14 +244,18 @@ func TestProxyFaults(t *testing.T) {
 	a.setTCP(t, false)
 	a.grpcHealth.SetServingStatus("echo", healthpb.HealthCheckResponse_NOT_SERVING)
 	for _, c := range []struct {
-		fault probeproxy.Fault
+		fault probeproxytest.Breakage // "": none
 		want  probes
 	}{
-		{probeproxy.FaultNone, probes{true, false, false}},
-		{probeproxy.FaultTCPAlwaysUp, probes{true, true, false}},
-		{probeproxy.FaultGRPCAlwaysServing, probes{true, false, true}},
+		{"", probes{true, false, false}},
+		{probeproxytest.TCPAlwaysUp, probes{true, true, false}},
+		{probeproxytest.GRPCAlwaysServing, probes{true, false, true}},
 	} {
-		if got := run(proxied(t, a, c.fault)); got != c.want {
+		var broken []probeproxytest.Breakage
+		if c.fault != "" {
+			broken = append(broken, c.fault)
+		}
+		if got := run(proxied(t, a, broken...)); got != c.want {
 			t.Errorf("fault %q: probes %+v with the TCP port closed and gRPC NOT_SERVING, want %+v", c.fault, got, c.want)
 		}
 	}

@@ -6,9 +6,9 @@
 // gateway/dataplane/dataplanetest; this package is internal so that
 // nothing else can.
 //
-// The hooks travel as httptrace's do: in a context, for cluster.Start;
-// and, for runner.Run, which takes no context, registered for the running
-// test.
+// The hooks travel as httptrace's do: in a context, for cluster.Start and
+// the pod runner's Run; and, for runner.Run, which takes no context,
+// registered for the running test.
 package brokengateway
 
 import (
@@ -18,8 +18,8 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 )
 
 // Hooks build the in-process reference gateway broken. Nil fields leave
@@ -33,8 +33,13 @@ type Hooks struct {
 	// NewDataPlane, when set, builds the data plane in place of
 	// dataplane.New.
 	NewDataPlane func(dataplane.Options) *dataplane.Server
-	// Pods, when set, changes the pod runner's options before it starts.
-	Pods func(*pods.Options)
+	// ListenProbeProxy, when set, starts each pod's probe proxy in place of
+	// probeproxy.Listen.
+	ListenProbeProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
+	// NoMesh makes the pod runner ignore the probe proxy annotation, as a
+	// cluster with no mesh would: every Pod keeps its probes and the
+	// kubelet probes the app directly.
+	NoMesh bool
 }
 
 type contextKey struct{}

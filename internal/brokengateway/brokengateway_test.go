@@ -4,18 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
 func TestContext(t *testing.T) {
-	if h := brokengateway.FromContext(context.Background()); h.Pods != nil || h.Apply != nil || h.NewDataPlane != nil {
+	if h := brokengateway.FromContext(context.Background()); h.NoMesh || h.Apply != nil || h.NewDataPlane != nil || h.ListenProbeProxy != nil {
 		t.Fatal("a context without hooks gave some")
 	}
-	ctx := brokengateway.NewContext(context.Background(), brokengateway.Hooks{Pods: func(o *pods.Options) { o.NoMesh = true }})
-	var o pods.Options
-	brokengateway.FromContext(ctx).Pods(&o)
-	if !o.NoMesh {
+	ctx := brokengateway.NewContext(context.Background(), brokengateway.Hooks{NoMesh: true})
+	if !brokengateway.FromContext(ctx).NoMesh {
 		t.Error("the hooks put in the context are not the ones taken out")
 	}
 }
@@ -26,15 +23,15 @@ func TestSetLastsAsLongAsTheTest(t *testing.T) {
 	var inner testing.TB
 	t.Run("broken", func(t *testing.T) {
 		inner = t
-		brokengateway.Set(t, brokengateway.Hooks{Pods: func(*pods.Options) {}})
-		if brokengateway.For(t).Pods == nil {
+		brokengateway.Set(t, brokengateway.Hooks{NoMesh: true})
+		if !brokengateway.For(t).NoMesh {
 			t.Error("For does not return what Set registered")
 		}
 	})
-	if brokengateway.For(t).Pods != nil {
+	if brokengateway.For(t).NoMesh {
 		t.Error("the subtest's hooks leaked to its parent")
 	}
-	if brokengateway.For(inner).Pods != nil {
+	if brokengateway.For(inner).NoMesh {
 		t.Error("the hooks outlived their test")
 	}
 }

@@ -12,10 +12,11 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
@@ -37,9 +38,12 @@ type ReferenceGateway struct {
 	// DataPlane breaks the data plane's own code
 	// (dataplanetest.NewServer).
 	DataPlane []dataplanetest.Breakage
-	// Pods changes the in-process pod runner's options before it starts
-	// (for example: a probe proxy that answers every TCP probe).
-	Pods func(*pods.Options)
+	// ProbeProxy breaks every pod's probe proxy
+	// (probeproxytest.Listen).
+	ProbeProxy []probeproxytest.Breakage
+	// NoMesh runs the cluster without a mesh: the pod runner ignores the
+	// probe proxy annotation, and the kubelet probes every Pod directly.
+	NoMesh bool
 }
 
 // hooks are g as the embedded cluster takes them.
@@ -63,7 +67,12 @@ func (g ReferenceGateway) hooks() brokengateway.Hooks {
 	if bs := g.DataPlane; len(bs) > 0 {
 		h.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, bs...) }
 	}
-	h.Pods = g.Pods
+	if bs := g.ProbeProxy; len(bs) > 0 {
+		h.ListenProbeProxy = func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
+			return probeproxytest.Listen(addr, o, bs...)
+		}
+	}
+	h.NoMesh = g.NoMesh
 	return h
 }
 
