@@ -36,7 +36,11 @@
 //     Fails of an existing one: a reference gateway broken the way a real
 //     data plane goes wrong, which the test fails while every other test of
 //     the same profiles passes, at the smallest and the largest accepted
-//     timing tolerance. (TestEveryGatecheckTestHasABreakage)
+//     timing tolerance. (TestEveryGatecheckTestHasABreakage) A field the
+//     data plane ignores is a change to the snapshot it is handed
+//     (runnertest.ReferenceGateway.MutateConfig); what no field says is a
+//     named breakage of the test-only gateway/dataplane/dataplanetest or
+//     gateway/probeproxy/probeproxytest. Production Options carry none.
 //  6. The reference gateway's claim of the feature, in
 //     conformance/runner/reference.go, in the change that implements it in
 //     gateway/. (TestReferenceGatewayClaimsEveryGatecheckFeature)
