@@ -14,7 +14,6 @@ package brokengateway
 import (
 	"context"
 	"sync"
-	"testing"
 
 	"github.com/go-logr/logr"
 
@@ -55,13 +54,22 @@ func FromContext(ctx context.Context) Hooks {
 	return h
 }
 
+// Test is the part of a *testing.T that Set and For use; it is named here
+// so that the cluster, which imports this package, does not link package
+// testing.
+type Test interface {
+	Name() string
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
 var (
 	mu     sync.Mutex
-	byTest = map[testing.TB]Hooks{}
+	byTest = map[Test]Hooks{}
 )
 
 // Set registers h for t until t ends: For(t) returns it.
-func Set(t testing.TB, h Hooks) {
+func Set(t Test, h Hooks) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, ok := byTest[t]; ok {
@@ -76,7 +84,7 @@ func Set(t testing.TB, h Hooks) {
 }
 
 // For returns the Hooks registered for t; without any, the zero Hooks.
-func For(t testing.TB) Hooks {
+func For(t Test) Hooks {
 	mu.Lock()
 	defer mu.Unlock()
 	return byTest[t]
