@@ -2,9 +2,11 @@
 // a test to the embedded cluster that builds it, past runner.Run and
 // cluster.Start, whose Options production callers see and which
 // therefore hold no breakage. Tests break the gateway with
-// conformance/runner/runnertest (which sets Hooks for its test) and
-// gateway/dataplane/dataplanetest; this package is internal so that
-// nothing else can.
+// conformance/runner/runnertest, which sets Hooks for its test from the
+// named breakages of gateway/dataplane/dataplanetest and
+// gateway/probeproxy/probeproxytest; the cluster and its pod runner only
+// read them. Being internal, the hooks are out of reach of every program
+// outside this module.
 //
 // The hooks travel as httptrace's do: in a context, for cluster.Start and
 // the pod runner's Run; and, for runner.Run, which takes no context,
