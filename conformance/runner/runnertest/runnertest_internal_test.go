@@ -1,0 +1,60 @@
+package runnertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
+)
+
+func TestZeroReferenceGatewayIsHealthy(t *testing.T) {
+	h := ReferenceGateway{}.hooks()
+	if h.Apply != nil || h.NewDataPlane != nil || h.ListenProbeProxy != nil || h.NoMesh {
+		t.Errorf("the zero ReferenceGateway breaks something: %+v", h)
+	}
+}
+
+// TestHooksMutateThenApplyLate: the data plane gets the mutated snapshot,
+// and with LateApply only after the delay.
+func TestHooksMutateThenApplyLate(t *testing.T) {
+	const late = 200 * time.Millisecond
+	got := make(chan *dataplane.Config, 1)
+	g := ReferenceGateway{
+		MutateConfig: func(c *dataplane.Config) { c.Gateways = append(c.Gateways, dataplane.Gateway{Name: "mutated"}) },
+		LateApply:    late,
+	}
+	apply := g.hooks().Apply(func(c *dataplane.Config) error { got <- c; return nil }, logr.Discard())
+	start := time.Now()
+	if err := apply(&dataplane.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if took := time.Since(start); took < late {
+			t.Errorf("applied after %v, want no sooner than %v", took, late)
+		}
+		if len(c.Gateways) != 1 || c.Gateways[0].Name != "mutated" {
+			t.Errorf("the data plane got %+v, want the mutated snapshot", c)
+		}
+	case <-time.After(late + 10*time.Second):
+		t.Fatal("the snapshot never reached the data plane")
+	}
+}
+
+func TestHooksBuildBrokenParts(t *testing.T) {
+	h := ReferenceGateway{
+		DataPlane:  []dataplanetest.Breakage{dataplanetest.TransportResends},
+		ProbeProxy: []probeproxytest.Breakage{probeproxytest.TCPAlwaysUp},
+		NoMesh:     true,
+	}.hooks()
+	if h.NewDataPlane == nil || h.ListenProbeProxy == nil || !h.NoMesh {
+		t.Fatalf("hooks %+v: want a data plane, a probe proxy and no mesh", h)
+	}
+	if err := h.NewDataPlane(dataplane.Options{}).Close(); err != nil {
+		t.Error(err)
+	}
+}
