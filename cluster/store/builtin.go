@@ -134,10 +134,14 @@ func defaultBuiltin(obj, old runtime.Object) {
 	}
 }
 
+// allocates reports whether allocateLocked may change objects of the kind
+// (so that they cannot be decoded before it ran).
+func allocates(info *kindInfo) bool { return info.gk.Group == "" && info.gk.Kind == "Service" }
+
 // allocateLocked gives a Service a clusterIP from the service range (keeping
 // the one it has on update); old is nil on create.
 func (s *Store) allocateLocked(info *kindInfo, u, old *unstructured.Unstructured, dryRun bool) error {
-	if info.gk.Group != "" || info.gk.Kind != "Service" {
+	if !allocates(info) {
 		return nil
 	}
 	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")

@@ -54,7 +54,7 @@ func TestStatusOnlyCELAgrees(t *testing.T) {
 			"spec":       sp,
 		}
 		gvk := info.gk.WithVersion(info.storageVersion)
-		if _, err := s.create(context.Background(), info, gvk, obj, false); err != nil {
+		if _, err := s.create(context.Background(), info, gvk, obj, false, false); err != nil {
 			t.Fatalf("creating %s: %v", kind, err)
 		}
 		key := objKey{"default", "x"}

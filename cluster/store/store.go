@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,7 +213,7 @@ func New(opts Options) (*Store, error) {
 			"kind":       "Namespace",
 			"metadata":   map[string]any{"name": ns},
 		}
-		if _, err := s.create(context.Background(), s.kinds[schema.GroupKind{Kind: "Namespace"}], schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, obj, false); err != nil {
+		if _, err := s.create(context.Background(), s.kinds[schema.GroupKind{Kind: "Namespace"}], schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, obj, false, false); err != nil {
 			return nil, fmt.Errorf("store: creating namespace %s: %w", ns, err)
 		}
 	}
@@ -337,6 +338,30 @@ func encode(obj runtime.Object) (map[string]any, error) {
 	return m, nil
 }
 
+// encodeStatusWrite encodes obj for a write of its status subresource,
+// which reads nothing of the request but its metadata and status (see
+// tryUpdate): a typed obj is encoded without its other fields, which
+// for a route are most of it. Unstructured objects are encoded whole.
+func encodeStatusWrite(obj runtime.Object) (map[string]any, error) {
+	v := reflect.ValueOf(obj)
+	if _, ok := obj.(runtime.Unstructured); ok || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return encode(obj)
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem()) // a shallow copy: encoding reads it, nothing changes it
+	t := cp.Elem().Type()
+	for i := range t.NumField() {
+		switch t.Field(i).Name {
+		case "TypeMeta", "ObjectMeta", "Status":
+			continue
+		}
+		if f := cp.Elem().Field(i); f.CanSet() {
+			f.SetZero()
+		}
+	}
+	return encode(cp.Interface().(runtime.Object))
+}
+
 // List lists the objects of the list's item kind that match opts.
 func (s *Store) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	info, gvk, err := s.listKind(list)
@@ -445,11 +470,12 @@ func (s *Store) Create(ctx context.Context, obj client.Object, opts ...client.Cr
 	if err != nil {
 		return err
 	}
-	out, err := s.create(ctx, info, gvk, m, isDryRun(co.DryRun))
+	_, unstructuredObj := obj.(runtime.Unstructured)
+	out, err := s.create(ctx, info, gvk, m, isDryRun(co.DryRun), !unstructuredObj)
 	if err != nil {
 		return err
 	}
-	return s.decodeInto(out, gvk, obj)
+	return s.decodeVersionInto(out, gvk, obj)
 }
 
 // Update replaces an object. Status is kept from the stored object for kinds
@@ -470,11 +496,12 @@ func (s *Store) Update(ctx context.Context, obj client.Object, opts ...client.Up
 	if !info.namespaced {
 		key.namespace = ""
 	}
-	out, err := s.update(ctx, info, gvk, key, m, false, isDryRun(uo.DryRun), nil)
+	_, unstructuredObj := obj.(runtime.Unstructured)
+	out, err := s.update(ctx, info, gvk, key, m, false, isDryRun(uo.DryRun), !unstructuredObj, nil)
 	if err != nil {
 		return err
 	}
-	return s.decodeInto(out, gvk, obj)
+	return s.decodeVersionInto(out, gvk, obj)
 }
 
 // Patch applies a JSON patch, a JSON merge patch or (for built-in kinds) a
@@ -601,7 +628,7 @@ func (c *subResourceClient) Update(ctx context.Context, obj client.Object, opts 
 	if err != nil {
 		return err
 	}
-	m, err := encode(obj)
+	m, err := encodeStatusWrite(obj)
 	if err != nil {
 		return err
 	}
@@ -609,11 +636,12 @@ func (c *subResourceClient) Update(ctx context.Context, obj client.Object, opts 
 	if !info.namespaced {
 		key.namespace = ""
 	}
-	out, err := c.s.update(ctx, info, gvk, key, m, true, isDryRun(uo.DryRun), nil)
+	_, unstructuredObj := obj.(runtime.Unstructured)
+	out, err := c.s.update(ctx, info, gvk, key, m, true, isDryRun(uo.DryRun), !unstructuredObj, nil)
 	if err != nil {
 		return err
 	}
-	return c.s.decodeInto(out, gvk, obj)
+	return c.s.decodeVersionInto(out, gvk, obj)
 }
 
 // Patch patches only the status of obj.

@@ -568,6 +568,8 @@ func TestConcurrentWrites(t *testing.T) {
 // the store hands out (after Create, Get, List, a status write and a watch
 // event, typed and unstructured) and checks that the stored object is
 // unchanged: the store decodes typed objects straight from its own maps.
+// The writer and every typed watcher of a write get copies of one decoding
+// of it, so a second watcher's events are checked too.
 func TestReadersCannotChangeStoredObjects(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
@@ -576,6 +578,14 @@ func TestReadersCannotChangeStoredObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
+	w2, err := s.Watch(ctx, &gatewayv1.HTTPRouteList{}, client.InNamespace("default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	intact := func(g *gatewayv1.HTTPRoute) bool {
+		return g.Labels["app"] == "a" && g.Spec.ParentRefs[0].Name == "gw" && *g.Spec.Rules[0].BackendRefs[0].Port == 8080 && *g.Spec.Rules[0].Matches[0].Path.Value == "/"
+	}
 	r := httpRoute("default", "r")
 	r.Labels = map[string]string{"app": "a"}
 	mustCreate(t, s, r)
@@ -591,7 +601,7 @@ func TestReadersCannotChangeStoredObjects(t *testing.T) {
 		if err := s.Get(ctx, client.ObjectKeyFromObject(r), g); err != nil {
 			t.Fatal(err)
 		}
-		if g.Labels["app"] != "a" || g.Spec.ParentRefs[0].Name != "gw" || *g.Spec.Rules[0].BackendRefs[0].Port != 8080 || *g.Spec.Rules[0].Matches[0].Path.Value != "/" {
+		if !intact(g) {
 			t.Fatalf("after changing what %s returned, the stored route is %+v", after, g)
 		}
 	}
@@ -615,6 +625,9 @@ func TestReadersCannotChangeStoredObjects(t *testing.T) {
 	ev := <-w.ResultChan()
 	spoil(ev.Object.(*gatewayv1.HTTPRoute))
 	check("a watch event")
+	if ev := <-w2.ResultChan(); !intact(ev.Object.(*gatewayv1.HTTPRoute)) {
+		t.Fatalf("after changing what Create and the first watcher returned, the second watcher got %+v", ev.Object)
+	}
 
 	if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "r"}, g); err != nil {
 		t.Fatal(err)
@@ -626,6 +639,11 @@ func TestReadersCannotChangeStoredObjects(t *testing.T) {
 	}
 	spoil(g)
 	check("a status write")
+	ev = <-w.ResultChan()
+	spoil(ev.Object.(*gatewayv1.HTTPRoute))
+	if ev := <-w2.ResultChan(); !intact(ev.Object.(*gatewayv1.HTTPRoute)) || len(ev.Object.(*gatewayv1.HTTPRoute).Status.Parents) != 1 {
+		t.Fatalf("after changing what a status write and the first watcher returned, the second watcher got %+v", ev.Object)
+	}
 
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -261,5 +262,28 @@ spec:
 	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
 	if len(conds) != 2 || conds[0].(map[string]any)["reason"] != "Pending" {
 		t.Fatalf("status.conditions after a write without status = %v, want the CRD's default (two Pending)", conds)
+	}
+}
+
+// TestStatusWriteChecksListMaps checks that a status write is refused when
+// its status breaks a list-map key (two conditions of one type), as a
+// cluster refuses it, and accepted once the duplicate is gone.
+func TestStatusWriteChecksListMaps(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	gw := &gatewayv1.Gateway{}
+	gw.Namespace, gw.Name = "default", "gw"
+	gw.Spec.GatewayClassName = "gc"
+	gw.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	mustCreate(t, s, gw)
+	cond := metav1.Condition{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", LastTransitionTime: metav1.Now()}
+	gw.Status.Conditions = []metav1.Condition{cond, cond}
+	err := s.Status().Update(ctx, gw)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.conditions[1]: Duplicate value") {
+		t.Fatalf("status write with two Accepted conditions: error = %v, want Invalid with status.conditions[1]: Duplicate value", err)
+	}
+	gw.Status.Conditions = gw.Status.Conditions[:1]
+	if err := s.Status().Update(ctx, gw); err != nil {
+		t.Fatalf("status write with one Accepted condition: %v", err)
 	}
 }

@@ -25,20 +25,21 @@ const (
 )
 
 // event is one change to the store. old and obj are stored maps, which the
-// store never changes after storing them, so events share them.
+// store never changes after storing them, so events share them (and the
+// typed watchers of a version share obj's decoding).
 type event struct {
 	rv  uint64
 	typ watch.EventType
 	gk  schema.GroupKind
 	key objKey
 	old map[string]any // the previous state; nil for ADDED
-	obj map[string]any // the new state; the last state for DELETED
+	obj *decoded       // the new state; the last state for DELETED
 }
 
 // emitLocked records an event in the history and hands it to the watchers.
 // It never blocks: a watcher whose buffer is full is closed.
-func (s *Store) emitLocked(info *kindInfo, typ watch.EventType, old, obj map[string]any) {
-	u := &unstructured.Unstructured{Object: obj}
+func (s *Store) emitLocked(info *kindInfo, typ watch.EventType, old map[string]any, obj *decoded) {
+	u := &unstructured.Unstructured{Object: obj.m}
 	ev := event{rv: s.rv, typ: typ, gk: info.gk, key: objKey{u.GetNamespace(), u.GetName()}, old: old, obj: obj}
 	if typ == eventAdded {
 		ev.old = nil
@@ -97,7 +98,7 @@ func (s *Store) Watch(ctx context.Context, list client.ObjectList, opts ...clien
 	if fromRV == "" || fromRV == "0" {
 		for k, m := range s.objects[info.gk] {
 			if f.matches(k, m) {
-				initial = append(initial, event{typ: eventAdded, gk: info.gk, key: k, obj: m})
+				initial = append(initial, event{typ: eventAdded, gk: info.gk, key: k, obj: newDecoded(m)})
 			}
 		}
 		slices.SortFunc(initial, func(a, b event) int {
@@ -193,7 +194,7 @@ func (w *watcher) deliverLocked(ev event) {
 		return
 	}
 	oldMatch := ev.old != nil && w.filter.matches(ev.key, ev.old)
-	newMatch := w.filter.matches(ev.key, ev.obj)
+	newMatch := w.filter.matches(ev.key, ev.obj.m)
 	typ := ev.typ
 	switch ev.typ {
 	case eventAdded:
@@ -235,15 +236,15 @@ func (w *watcher) deliverLocked(ev event) {
 	w.ch <- watch.Event{Type: typ, Object: obj}
 }
 
-func (w *watcher) object(m map[string]any) (runtime.Object, error) {
+func (w *watcher) object(d *decoded) (runtime.Object, error) {
 	if !w.typed {
 		u := &unstructured.Unstructured{}
-		err := w.s.decodeInto(m, w.gvk, u)
+		err := w.s.decodeInto(d.m, w.gvk, u)
 		return u, err
 	}
-	obj, err := w.s.scheme.New(w.gvk)
+	obj, err := w.s.newTyped(d, w.gvk)
 	if err != nil {
 		return nil, fmt.Errorf("store: watch of %s: %w", w.gvk, err)
 	}
-	return obj, w.s.decodeInto(m, w.gvk, obj)
+	return obj, nil
 }

@@ -41,7 +41,9 @@ const optimisticLockMsg = "the object has been modified; please apply your chang
 
 // create runs the create path of the API server on m (owned by the store
 // from here on) and returns the stored object, which no one may change.
-func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, m map[string]any, dryRun bool) (map[string]any, error) {
+// typed says the caller wants the answer in gvk's Go type: it is then
+// decoded before the store's lock is taken.
+func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, m map[string]any, dryRun, typed bool) (*decoded, error) {
 	u := &unstructured.Unstructured{Object: m}
 	u.SetAPIVersion(gvk.GroupVersion().String())
 	u.SetKind(gvk.Kind)
@@ -88,6 +90,10 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 	}
 	u.SetAPIVersion(schema.GroupVersion{Group: info.gk.Group, Version: info.storageVersion}.String())
 	key := objKey{u.GetNamespace(), u.GetName()}
+	var pre *decoded
+	if typed && !dryRun && !allocates(info) {
+		pre = s.predecode(u.Object, gvk)
+	}
 
 	s.mu.Lock()
 	if info.namespaced && key.namespace != "" {
@@ -110,19 +116,25 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 	}
 	if dryRun {
 		s.mu.Unlock()
-		return copyMap(u.Object), nil
+		return newDecoded(copyMap(u.Object)), nil
 	}
 	s.rv++
-	u.SetResourceVersion(strconv.FormatUint(s.rv, 10))
+	rv := strconv.FormatUint(s.rv, 10)
+	u.SetResourceVersion(rv)
+	d := newDecoded(u.Object)
+	if pre != nil {
+		pre.setResourceVersion(rv)
+		d = pre
+	}
 	if s.objects[info.gk] == nil {
 		s.objects[info.gk] = map[objKey]map[string]any{}
 	}
 	s.objects[info.gk][key] = u.Object
 	s.count++
 	s.byUID[u.GetUID()] = objRef{info.gk, key}
-	s.emitLocked(info, eventAdded, nil, u.Object)
+	s.emitLocked(info, eventAdded, nil, d)
 	s.mu.Unlock()
-	return u.Object, nil // stored maps are never changed: no lock needed
+	return d, nil // stored maps are never changed: no lock needed
 }
 
 // namespaceAcceptsLocked checks that namespace ns exists and is not
@@ -322,7 +334,7 @@ func celBlocked(errs field.ErrorList) bool {
 // read and its update, not with the controllers' status writes during its
 // validation, which would conflict on an API server too but far less often
 // than in an in-memory store on a busy machine.
-func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error)) (map[string]any, error) {
+func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun, typed bool, mutate func(current map[string]any) (map[string]any, error)) (*decoded, error) {
 	held := !status && mutate == nil
 	if held {
 		s.mu.Lock()
@@ -336,7 +348,7 @@ func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 		if keep {
 			req = copyMap(m)
 		}
-		out, retry, err := s.tryUpdate(ctx, info, gvk, key, req, status, dryRun, mutate, held)
+		out, retry, err := s.tryUpdate(ctx, info, gvk, key, req, status, dryRun, typed, mutate, held)
 		if !retry {
 			return out, err
 		}
@@ -345,8 +357,10 @@ func (s *Store) update(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 
 // tryUpdate is one attempt of update; retry reports that the stored object
 // changed while it was being validated and the request may be retried.
-// held says the caller holds the store's lock.
-func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun bool, mutate func(current map[string]any) (map[string]any, error), held bool) (out map[string]any, retry bool, err error) {
+// held says the caller holds the store's lock; typed that the caller wants
+// the answer in gvk's Go type, which is then decoded before the object is
+// stored (outside the lock, unless the caller holds it).
+func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, key objKey, m map[string]any, status, dryRun, typed bool, mutate func(current map[string]any) (map[string]any, error), held bool) (out *decoded, retry bool, err error) {
 	if !held {
 		s.mu.Lock()
 	}
@@ -438,8 +452,12 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 	u.SetAPIVersion(schema.GroupVersion{Group: info.gk.Group, Version: info.storageVersion}.String())
 	old.SetAPIVersion(u.GetAPIVersion())
 	noop := equality.Semantic.DeepEqual(u.Object, old.Object)
+	var pre *decoded
+	if typed && !noop && !dryRun && !allocates(info) {
+		pre = s.predecode(u.Object, gvk)
+	}
 
-	result, retry, err := s.storeUpdate(info, key, storedRV, retryable, u, old, noop, dryRun, held)
+	result, retry, err := s.storeUpdate(info, key, storedRV, retryable, u, old, noop, dryRun, held, pre)
 	if result == nil {
 		return nil, retry, err
 	}
@@ -447,10 +465,11 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 }
 
 // storeUpdate stores u over the object at key if that is still at
-// storedRV, and returns the map to answer with (a copy of it under dry
+// storedRV, and returns the object to answer with (a copy of it under dry
 // run). When the object changed, a retryable request is retried, another
-// conflicts. held says the caller holds the store's lock.
-func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryable bool, u, old *unstructured.Unstructured, noop, dryRun, held bool) (result map[string]any, retry bool, err error) {
+// conflicts. held says the caller holds the store's lock. pre, when not
+// nil, is u decoded by predecode.
+func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryable bool, u, old *unstructured.Unstructured, noop, dryRun, held bool, pre *decoded) (result *decoded, retry bool, err error) {
 	if !held {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -471,19 +490,25 @@ func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryab
 	switch {
 	case noop:
 		// A no-op update writes nothing and sends no event, as etcd3 storage.
-		return stored, false, nil
+		return newDecoded(stored), false, nil
 	case dryRun:
-		return u.Object, false, nil
+		return newDecoded(u.Object), false, nil
 	case u.GetDeletionTimestamp() != nil && len(u.GetFinalizers()) == 0:
 		s.objects[info.gk][key] = u.Object
 		s.removeLocked(info, key, metav1.DeletePropagationBackground)
-		return u.Object, false, nil
+		return newDecoded(u.Object), false, nil
 	}
 	s.rv++
-	u.SetResourceVersion(strconv.FormatUint(s.rv, 10))
+	rv := strconv.FormatUint(s.rv, 10)
+	u.SetResourceVersion(rv)
+	d := newDecoded(u.Object)
+	if pre != nil {
+		pre.setResourceVersion(rv)
+		d = pre
+	}
 	s.objects[info.gk][key] = u.Object
-	s.emitLocked(info, eventModified, stored, u.Object)
-	return u.Object, false, nil
+	s.emitLocked(info, eventModified, stored, d)
+	return d, false, nil
 }
 
 func withoutMetadata(m map[string]any) map[string]any {
@@ -511,7 +536,14 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 				errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(field.NewPath("status"), st, old.Object["status"], vs.statusValidator,
 					apiextensionsvalidation.WithRatcheting(correlated.Key("status")))...)
 			}
-			if newErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object); len(newErrs) > 0 {
+			// Everything but status is the stored object's: an error
+			// outside status is the old object's too, which drops every
+			// error below. So only status needs checking in the new one.
+			statusOnly := map[string]any{}
+			if st, has := u.Object["status"]; has {
+				statusOnly["status"] = st
+			}
+			if newErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, statusOnly); len(newErrs) > 0 {
 				if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, old.Object); len(oldErrs) == 0 {
 					errs = append(errs, newErrs...)
 				}
@@ -609,11 +641,12 @@ func (s *Store) patch(ctx context.Context, obj client.Object, patch client.Patch
 		}
 		return out, nil
 	}
-	out, err := s.update(ctx, info, gvk, key, nil, status, dryRun, mutate)
+	_, unstructuredObj := obj.(runtime.Unstructured)
+	out, err := s.update(ctx, info, gvk, key, nil, status, dryRun, !unstructuredObj, mutate)
 	if err != nil {
 		return err
 	}
-	return s.decodeInto(out, gvk, obj)
+	return s.decodeVersionInto(out, gvk, obj)
 }
 
 // deleteLocked deletes the object at key; see Delete.
@@ -656,7 +689,7 @@ func (s *Store) deleteLocked(info *kindInfo, key objKey, do *client.DeleteOption
 		s.rv++
 		nu.SetResourceVersion(strconv.FormatUint(s.rv, 10))
 		s.objects[info.gk][key] = next
-		s.emitLocked(info, eventModified, stored, next)
+		s.emitLocked(info, eventModified, stored, newDecoded(next))
 		return nil
 	}
 	s.removeLocked(info, key, policy)
@@ -679,7 +712,7 @@ func (s *Store) removeLocked(info *kindInfo, key objKey, policy metav1.DeletionP
 	s.rv++
 	final := copyMap(stored)
 	(&unstructured.Unstructured{Object: final}).SetResourceVersion(strconv.FormatUint(s.rv, 10))
-	s.emitLocked(info, eventDeleted, stored, final)
+	s.emitLocked(info, eventDeleted, stored, newDecoded(final))
 	if policy != metav1.DeletePropagationForeground {
 		s.cascadeLocked(uid, policy)
 	}
@@ -725,7 +758,7 @@ func (s *Store) cascadeLocked(owner types.UID, policy metav1.DeletionPropagation
 			s.rv++
 			u.SetResourceVersion(strconv.FormatUint(s.rv, 10))
 			s.objects[d.info.gk][d.key] = u.Object
-			s.emitLocked(d.info, eventModified, stored, u.Object)
+			s.emitLocked(d.info, eventModified, stored, newDecoded(u.Object))
 			continue
 		}
 		alive := false
@@ -754,7 +787,7 @@ func (s *Store) terminateNamespaceLocked(info *kindInfo, key objKey) error {
 		s.rv++
 		u.SetResourceVersion(strconv.FormatUint(s.rv, 10))
 		s.objects[info.gk][key] = u.Object
-		s.emitLocked(info, eventModified, stored, u.Object)
+		s.emitLocked(info, eventModified, stored, newDecoded(u.Object))
 	}
 	ns := key.name
 	for gk, objs := range s.objects {

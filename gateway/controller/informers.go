@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 
@@ -148,6 +149,11 @@ func onlyStatusChanged(old, cur any) bool {
 	if !ok1 || !ok2 {
 		return false
 	}
+	if ta, ok1 := typedWithoutStatus(a); ok1 {
+		if tb, ok2 := typedWithoutStatus(b); ok2 {
+			return equality.Semantic.DeepEqual(ta, tb)
+		}
+	}
 	ma, ok1 := withoutStatus(a)
 	mb, ok2 := withoutStatus(b)
 	return ok1 && ok2 && equality.Semantic.DeepEqual(ma, mb)
@@ -182,4 +188,26 @@ func withoutStatus(obj client.Object) (map[string]any, bool) {
 		delete(md, "managedFields")
 	}
 	return m, true
+}
+
+// typedWithoutStatus returns a shallow copy of a typed obj (a pointer to
+// a struct with ObjectMeta and Status fields) with its Status zero and
+// its resourceVersion and managedFields cleared, for comparing without
+// converting: the copy shares everything else with obj, and nothing
+// changes it. It reports false for other objects.
+func typedWithoutStatus(obj client.Object) (any, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	cp := reflect.New(v.Elem().Type()).Elem()
+	cp.Set(v.Elem())
+	status, meta := cp.FieldByName("Status"), cp.FieldByName("ObjectMeta")
+	if !status.IsValid() || !status.CanSet() || !meta.IsValid() || meta.Type() != reflect.TypeFor[metav1.ObjectMeta]() {
+		return nil, false
+	}
+	status.SetZero()
+	m := meta.Addr().Interface().(*metav1.ObjectMeta)
+	m.ResourceVersion, m.ManagedFields = "", nil
+	return cp.Interface(), true
 }

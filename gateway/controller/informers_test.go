@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,8 +32,12 @@ func TestOnlyStatusChanged(t *testing.T) {
 	} {
 		cur := base.DeepCopy()
 		tc.change(cur)
+		before := cur.DeepCopy()
 		if got := onlyStatusChanged(base, cur); got != tc.want {
 			t.Errorf("typed, %s: onlyStatusChanged = %v, want %v", tc.name, got, tc.want)
+		}
+		if !reflect.DeepEqual(cur, before) || base.ResourceVersion != "1" || base.Status.Parents != nil {
+			t.Errorf("typed, %s: onlyStatusChanged changed the cached objects", tc.name)
 		}
 	}
 
