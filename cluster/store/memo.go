@@ -89,7 +89,7 @@ func (t *celTree) walk(ctx context.Context, n *celNode, path *field.Path, obj an
 		return nil, budget
 	}
 	var k string
-	if remember {
+	if remember && !t.memo.skip(n) {
 		buf, ok := appendMemoKey((*key)[:0], path, obj)
 		*key = buf
 		if ok {
@@ -237,6 +237,59 @@ type verdictMemo[V interface{ size() int }] struct {
 	bytes    int // of cur
 	cur      map[memoKey]V
 	prev     map[memoKey]V
+	stats    map[any]*nodeStats // by node; see skip
+}
+
+// nodeStats counts the recent lookups of one node and how many hit.
+type nodeStats struct{ lookups, hits, skipped int }
+
+// Tuning of skip: a node is looked up at least memoProbe times before it
+// may be skipped, it is skipped while fewer than one lookup in
+// memoMinHitRate hits, and every memoProbe-th skip looks up anyway. The
+// counts are halved every memoWindow lookups, so they follow what the
+// node sees lately.
+const (
+	memoProbe      = 64
+	memoMinHitRate = 8
+	memoWindow     = 1024
+)
+
+// skip reports whether to validate at node without the memo. A node whose
+// lookups have mostly missed (content of each object's own, such as its
+// metadata, or an HTTPRoute's spec that holds its own hostnames) is
+// validated directly: the key of its content would cost about what a
+// miss costs, and the entry would not be used again. Below it, the nodes
+// are looked up as before. Skipping changes no verdict, only whether it
+// is looked up; every memoProbe-th skip looks up anyway, so a node whose
+// content starts repeating is remembered again.
+func (m *verdictMemo[V]) skip(node any) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.stats[node]
+	if st == nil || st.lookups < memoProbe || st.hits*memoMinHitRate >= st.lookups {
+		return false
+	}
+	st.skipped++
+	return st.skipped%memoProbe != 0
+}
+
+// countLocked records a lookup of node.
+func (m *verdictMemo[V]) countLocked(node any, hit bool) {
+	st := m.stats[node]
+	if st == nil {
+		if m.stats == nil {
+			m.stats = map[any]*nodeStats{}
+		}
+		st = &nodeStats{}
+		m.stats[node] = st
+	}
+	st.lookups++
+	if hit {
+		st.hits++
+	}
+	if st.lookups >= memoWindow {
+		st.lookups, st.hits = st.lookups/2, st.hits/2
+	}
 }
 
 // memoKey names a node of a validator (a pointer the validator keeps for
@@ -255,6 +308,7 @@ func (m *verdictMemo[V]) get(node any, content string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if v, ok := m.cur[k]; ok {
+		m.countLocked(node, true)
 		return v, true
 	}
 	v, ok := m.prev[k]
@@ -262,6 +316,7 @@ func (m *verdictMemo[V]) get(node any, content string) (V, bool) {
 		delete(m.prev, k)
 		m.addLocked(k, v)
 	}
+	m.countLocked(node, ok)
 	return v, ok
 }
 
@@ -373,6 +428,9 @@ func (v *memoValueValidator) Validate(data any) *validate.Result {
 	case map[string]any, []any:
 	default:
 		return validator() // a scalar: its key would cost about what validating it does
+	}
+	if v.m.memo.skip(node) {
+		return validator()
 	}
 	key, ok := appendValue(append([]byte(v.path), '='), data)
 	if !ok {

@@ -282,3 +282,43 @@ func conformanceManifests(t *testing.T) []map[string]any {
 	}
 	return out
 }
+
+// TestVerdictMemoSkip checks that a node whose lookups keep missing is
+// validated without the memo, except for one lookup every memoProbe, and
+// that a node whose lookups hit is never skipped.
+func TestVerdictMemoSkip(t *testing.T) {
+	m := newVerdictMemo[celVerdict](1 << 20)
+	unique, shared := &celNode{}, &celNode{}
+	m.put(shared, "same", celVerdict{cost: 1})
+	for i := range memoProbe {
+		if m.skip(unique) || m.skip(shared) {
+			t.Fatalf("skipped after %d lookups, before memoProbe (%d)", i, memoProbe)
+		}
+		m.get(unique, fmt.Sprintf("own-%d", i))
+		m.get(shared, "same")
+	}
+	skipped := 0
+	for range 10 * memoProbe {
+		if m.skip(shared) {
+			t.Fatal("a node whose every lookup hit was skipped")
+		}
+		if m.skip(unique) {
+			skipped++
+		} else {
+			m.get(unique, "probe")
+		}
+	}
+	if skipped == 0 || skipped == 10*memoProbe {
+		t.Fatalf("a node whose every lookup missed was skipped %d times of %d: want all but the probes", skipped, 10*memoProbe)
+	}
+	// Once its content repeats, the probes hit and it is looked up again.
+	for range 20 * memoProbe {
+		if !m.skip(unique) {
+			m.put(unique, "now shared", celVerdict{cost: 1})
+			m.get(unique, "now shared")
+		}
+	}
+	if m.skip(unique) {
+		t.Error("a node whose probes keep hitting is still skipped")
+	}
+}
