@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,4 +113,85 @@ func (s *Store) decodeVersionInto(d *decoded, gvk schema.GroupVersionKind, obj r
 	}
 	dst.Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
 	return nil
+}
+
+// latestLocked returns the decoded a write kept for the object stored at
+// key, if stored is still the map it holds; nil otherwise.
+func (s *Store) latestLocked(info *kindInfo, key objKey, stored map[string]any) *decoded {
+	d := s.latest[objRef{info.gk, key}]
+	if d == nil || stored == nil || reflect.ValueOf(d.m).UnsafePointer() != reflect.ValueOf(stored).UnsafePointer() {
+		return nil
+	}
+	return d
+}
+
+// predecodeStatusWrite is predecode for m, a write of the status
+// subresource over prevM (whose decoded is prev): every part of m but its
+// metadata and status is the very value prevM holds, so only those two
+// are decoded, and the other fields of the Go type (an HTTPRoute's spec,
+// most of it) are shared with prev's decoding. Neither is ever changed:
+// readers get deep copies. When m's other parts are not prevM's, or the
+// type has fields that cannot be shared, m is decoded whole.
+func (s *Store) predecodeStatusWrite(m, prevM map[string]any, prev *decoded, gvk schema.GroupVersionKind) *decoded {
+	whole := func() *decoded { return s.predecode(m, gvk) }
+	prevObj, ok, err := s.typed(prev, gvk)
+	if err != nil || !ok {
+		return whole()
+	}
+	ownPart := func(k string) bool { return k == "metadata" || k == "status" || k == "apiVersion" || k == "kind" }
+	for k, v := range m {
+		if !ownPart(k) && !sameValue(v, prevM[k]) {
+			return whole()
+		}
+	}
+	for k := range prevM {
+		if _, has := m[k]; !has && !ownPart(k) {
+			return whole()
+		}
+	}
+	part := map[string]any{"apiVersion": m["apiVersion"], "kind": m["kind"], "metadata": m["metadata"]}
+	if st, has := m["status"]; has {
+		part["status"] = st
+	}
+	d := s.predecode(part, gvk)
+	if d.err != nil {
+		return whole()
+	}
+	dst, src := reflect.ValueOf(d.obj), reflect.ValueOf(prevObj)
+	if dst.Type() != src.Type() || dst.Kind() != reflect.Pointer || dst.Elem().Kind() != reflect.Struct {
+		return whole()
+	}
+	dst, src = dst.Elem(), src.Elem()
+	t := dst.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && f.Type == reflect.TypeFor[metav1.TypeMeta]():
+			continue
+		case name == "metadata" || name == "status":
+			continue
+		case !dst.Field(i).CanSet() || name == "" || name == "-":
+			return whole()
+		}
+		dst.Field(i).Set(src.Field(i))
+	}
+	d.m = m
+	return d
+}
+
+// sameValue reports whether a and b are the very same JSON value: the
+// same map or slice (not an equal one), or equal scalars.
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	case []any:
+		b, ok := b.([]any)
+		return ok && len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+	case string, int64, float64, bool, nil:
+		return a == b
+	}
+	return false
 }

@@ -118,6 +118,7 @@ type Store struct {
 	objects  map[schema.GroupKind]map[objKey]map[string]any // stored in the storage version
 	count    int
 	byUID    map[types.UID]objRef
+	latest   map[objRef]*decoded // the decoded of the stored map, where a write kept it (see latestLocked)
 	watchers map[*watcher]struct{}
 	history  []event // ring buffer of the last historySize events
 	histNext int     // next write position in history
@@ -145,6 +146,7 @@ func New(opts Options) (*Store, error) {
 		now:         opts.Now,
 		objects:     map[schema.GroupKind]map[objKey]map[string]any{},
 		byUID:       map[types.UID]objRef{},
+		latest:      map[objRef]*decoded{},
 		watchers:    map[*watcher]struct{}{},
 		ipUsed:      map[netip.Addr]bool{},
 	}

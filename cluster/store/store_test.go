@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -637,12 +639,33 @@ func TestReadersCannotChangeStoredObjects(t *testing.T) {
 	if err := s.Status().Update(ctx, g); err != nil {
 		t.Fatal(err)
 	}
+	// The answer and the events of a status write share the decoding of
+	// the spec with the previous version: they must equal a fresh decoding.
+	fresh := &gatewayv1.HTTPRoute{}
+	if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "r"}, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(g, fresh) || len(g.Status.Parents) != 1 {
+		t.Fatalf("a status write answered %+v, a Get after it gives %+v", g, fresh)
+	}
 	spoil(g)
 	check("a status write")
 	ev = <-w.ResultChan()
 	spoil(ev.Object.(*gatewayv1.HTTPRoute))
-	if ev := <-w2.ResultChan(); !intact(ev.Object.(*gatewayv1.HTTPRoute)) || len(ev.Object.(*gatewayv1.HTTPRoute).Status.Parents) != 1 {
-		t.Fatalf("after changing what a status write and the first watcher returned, the second watcher got %+v", ev.Object)
+	if ev := <-w2.ResultChan(); !equality.Semantic.DeepEqual(ev.Object, fresh) {
+		t.Fatalf("after changing what a status write and the first watcher returned, the second watcher got %+v, want %+v", ev.Object, fresh)
+	}
+	g = fresh.DeepCopy()
+	g.Status.Parents[0].Conditions[0].Message = "again"
+	if err := s.Status().Update(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	spoil(g)
+	check("a second status write")
+	for _, ev := range []watch.Event{<-w.ResultChan(), <-w2.ResultChan()} {
+		if r := ev.Object.(*gatewayv1.HTTPRoute); !intact(r) || r.Status.Parents[0].Conditions[0].Message != "again" {
+			t.Fatalf("after a second status write a watcher got %+v", r)
+		}
 	}
 
 	u := &unstructured.Unstructured{}

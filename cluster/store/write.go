@@ -130,6 +130,7 @@ func (s *Store) create(ctx context.Context, info *kindInfo, gvk schema.GroupVers
 		s.objects[info.gk] = map[objKey]map[string]any{}
 	}
 	s.objects[info.gk][key] = u.Object
+	s.latest[objRef{info.gk, key}] = d
 	s.count++
 	s.byUID[u.GetUID()] = objRef{info.gk, key}
 	s.emitLocked(info, eventAdded, nil, d)
@@ -365,6 +366,7 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 		s.mu.Lock()
 	}
 	stored, ok := s.objects[info.gk][key]
+	prev := s.latestLocked(info, key, stored)
 	if !held {
 		s.mu.Unlock()
 	}
@@ -453,7 +455,11 @@ func (s *Store) tryUpdate(ctx context.Context, info *kindInfo, gvk schema.GroupV
 	old.SetAPIVersion(u.GetAPIVersion())
 	noop := equality.Semantic.DeepEqual(u.Object, old.Object)
 	var pre *decoded
-	if typed && !noop && !dryRun && !allocates(info) {
+	switch {
+	case !typed || noop || dryRun || allocates(info):
+	case status && prev != nil:
+		pre = s.predecodeStatusWrite(u.Object, stored, prev, gvk)
+	default:
 		pre = s.predecode(u.Object, gvk)
 	}
 
@@ -507,6 +513,7 @@ func (s *Store) storeUpdate(info *kindInfo, key objKey, storedRV string, retryab
 		d = pre
 	}
 	s.objects[info.gk][key] = u.Object
+	s.latest[objRef{info.gk, key}] = d
 	s.emitLocked(info, eventModified, stored, d)
 	return d, false, nil
 }
@@ -708,6 +715,7 @@ func (s *Store) removeLocked(info *kindInfo, key objKey, policy metav1.DeletionP
 	delete(s.objects[info.gk], key)
 	s.count--
 	delete(s.byUID, uid)
+	delete(s.latest, objRef{info.gk, key})
 	s.releaseLocked(info, u)
 	s.rv++
 	final := copyMap(stored)
