@@ -12,13 +12,15 @@ import (
 )
 
 // decoded is one version of a stored object, written once and read by
-// many: the writer's answer and the event every watcher of its kind
-// receives. Its map m is the stored map, which no one changes. Typed
-// readers of one version get deep copies of a single decoding of m into
-// that version's Go type (made once, on first use, and never changed):
-// decoding an object from a map costs several times what the generated
-// deep copy does, and a write used to be decoded once for the writer and
-// once more for each typed watcher.
+// many: the writer's answer, the event every watcher of its kind
+// receives, and the Gets and Lists until the next write (the store keeps
+// the decoded of each object's last write in Store.latest). Its map m is
+// the stored map, which no one changes. Typed readers of one version get
+// deep copies of a single decoding of m into that version's Go type (made
+// once, on first use, and never changed): decoding an object from a map
+// costs several times what the generated deep copy does, and a write used
+// to be decoded once for the writer, once more for each typed watcher and
+// again for every Get.
 type decoded struct {
 	m map[string]any
 

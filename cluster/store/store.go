@@ -297,9 +297,13 @@ func (s *Store) Get(ctx context.Context, key client.ObjectKey, obj client.Object
 	}
 	s.mu.Lock()
 	stored, ok := s.objects[info.gk][objKey{key.Namespace, key.Name}]
+	d := s.latestLocked(info, objKey{key.Namespace, key.Name}, stored)
 	s.mu.Unlock()
 	if !ok {
 		return apierrors.NewNotFound(info.groupResource(), key.Name)
+	}
+	if d != nil {
+		return s.decodeVersionInto(d, gvk, obj)
 	}
 	return s.decodeInto(stored, gvk, obj) // stored maps are never changed: no lock needed
 }
@@ -416,8 +420,10 @@ func (s *Store) List(ctx context.Context, list client.ObjectList, opts ...client
 		keys = keys[:lo.Limit]
 	}
 	items := make([]map[string]any, len(keys))
+	latest := make([]*decoded, len(keys))
 	for i, k := range keys {
 		items[i] = s.objects[info.gk][k] // never changed: decoded without the lock
+		latest[i] = s.latestLocked(info, k, items[i])
 	}
 	rv := strconv.FormatUint(s.rv, 10)
 	s.mu.Unlock()
@@ -438,6 +444,14 @@ func (s *Store) List(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	objs := make([]runtime.Object, len(items))
 	for i, m := range items {
+		if latest[i] != nil {
+			o, err := s.newTyped(latest[i], gvk)
+			if err != nil {
+				return err
+			}
+			objs[i] = o
+			continue
+		}
 		o, err := s.scheme.New(gvk)
 		if err != nil {
 			return fmt.Errorf("store: listing %s: %w", gvk.Kind, err)
