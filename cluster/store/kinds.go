@@ -13,9 +13,11 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -99,6 +101,78 @@ type versionSchema struct {
 	statusCEL        *cel.Validator
 	statusStructural *structuralschema.Structural
 	preserveUnknown  bool
+	// defaults and listTypes are the parts of structural that defaulting
+	// and the list-type checks act on (see trimSchema); nil when none.
+	defaults, listTypes *structuralschema.Structural
+}
+
+// trimSchema returns the part of s where keep holds and the paths that
+// lead there: a copy of s whose properties, items and additionalProperties
+// are only those with a node below (or at) them that keep marks. It
+// returns nil when keep holds nowhere in s. Defaulting and the list-type
+// checks walk an object along its schema and do nothing at a node that
+// has no default (no list type) at or below it, so walking the trimmed
+// schema gives what walking the whole one gives, without visiting the
+// parts of the object where nothing can happen. A node with both
+// properties and additionalProperties (which a structural schema does not
+// have) is kept whole.
+func trimSchema(s *structuralschema.Structural, keep func(*structuralschema.Structural) bool) *structuralschema.Structural {
+	if s == nil {
+		return nil
+	}
+	out := *s
+	found := keep(s)
+	out.Properties = nil
+	for name, p := range s.Properties {
+		if t := trimSchema(&p, keep); t != nil {
+			if out.Properties == nil {
+				out.Properties = map[string]structuralschema.Structural{}
+			}
+			out.Properties[name] = *t
+			found = true
+		}
+	}
+	if out.Items = trimSchema(s.Items, keep); out.Items != nil {
+		found = true
+	}
+	out.AdditionalProperties = nil
+	if s.AdditionalProperties != nil {
+		if t := trimSchema(s.AdditionalProperties.Structural, keep); t != nil {
+			out.AdditionalProperties = &structuralschema.StructuralOrBool{Structural: t}
+			found = true
+		}
+	}
+	switch {
+	case !found:
+		return nil
+	case len(s.Properties) > 0 && s.AdditionalProperties != nil:
+		return s
+	}
+	return &out
+}
+
+// hasDefault and hasListType are trimSchema's keep for defaulting and for
+// the list-type checks (which check only sets and maps).
+func hasDefault(s *structuralschema.Structural) bool { return s.Default.Object != nil }
+func hasListType(s *structuralschema.Structural) bool {
+	return s.XListType != nil && (*s.XListType == "set" || *s.XListType == "map")
+}
+
+// defaultObject applies the schema's defaults to obj, as
+// structuraldefaulting.Default with the whole schema does.
+func (vs *versionSchema) defaultObject(obj map[string]any) {
+	if vs.defaults != nil {
+		structuraldefaulting.Default(obj, vs.defaults)
+	}
+}
+
+// listErrors checks the list types of obj, as
+// structurallisttype.ValidateListSetsAndMaps with the whole schema does.
+func (vs *versionSchema) listErrors(obj map[string]any) field.ErrorList {
+	if vs.listTypes == nil {
+		return nil
+	}
+	return structurallisttype.ValidateListSetsAndMaps(nil, vs.listTypes, obj)
 }
 
 // builtinKinds lists the core kinds the store serves. The API server serves
@@ -259,7 +333,8 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 	if err := structuraldefaulting.PruneDefaults(s); err != nil {
 		return nil, fmt.Errorf("pruning defaults: %w", err)
 	}
-	vs := &versionSchema{structural: s, preserveUnknown: crd.Spec.PreserveUnknownFields}
+	vs := &versionSchema{structural: s, preserveUnknown: crd.Spec.PreserveUnknownFields,
+		defaults: trimSchema(s, hasDefault), listTypes: trimSchema(s, hasListType)}
 	var openAPI *spec.Schema
 	vs.validator, openAPI, err = apiextensionsvalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -320,5 +323,58 @@ func TestVerdictMemoSkip(t *testing.T) {
 	}
 	if m.skip(unique) {
 		t.Error("a node whose probes keep hitting is still skipped")
+	}
+}
+
+// TestTrimmedSchemasAgree checks that defaulting and the list-type checks
+// with the trimmed schemas (versionSchema.defaults and listTypes) give
+// what upstream's functions give with the whole schema, on every Gateway
+// API object of upstream's conformance manifests and on objects with
+// duplicate keys in list maps.
+func TestTrimmedSchemasAgree(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := conformanceManifests(t)
+	cond := `{type: Accepted, status: "True", reason: Accepted, message: ok, lastTransitionTime: "2026-01-01T00:00:00Z"}`
+	for _, doc := range []string{
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: gw, namespace: default},
+		  spec: {gatewayClassName: gc, listeners: [{name: http, port: 80, protocol: HTTP}, {name: http, port: 81, protocol: HTTP}]}}`,
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: gw, namespace: default},
+		  spec: {gatewayClassName: gc, listeners: [{name: http, port: 80, protocol: HTTP}]}, status: {conditions: [` + cond + `, ` + cond + `]}}`,
+		`{apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, metadata: {name: r, namespace: default},
+		  spec: {parentRefs: [{name: gw}]}, status: {parents: [{parentRef: {name: gw}, controllerName: example.com/c, conditions: [` + cond + `, ` + cond + `]}]}}`,
+	} {
+		objs = append(objs, decodeYAML(t, doc))
+	}
+	defaulted, rejected := 0, 0
+	for _, o := range objs {
+		u := &unstructured.Unstructured{Object: o}
+		gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+		info, ok := s.kinds[schema.GroupKind{Group: gv.Group, Kind: u.GetKind()}]
+		if !ok || info.schemas == nil || !info.serves(gv.Version) {
+			continue
+		}
+		vs := info.schemas[gv.Version]
+		whole, trimmed := copyMap(o), copyMap(o)
+		structuraldefaulting.Default(whole, vs.structural)
+		vs.defaultObject(trimmed)
+		if !equality.Semantic.DeepEqual(whole, trimmed) {
+			t.Errorf("%s %s: defaulting with the whole schema gives %v, with the trimmed one %v", u.GetKind(), u.GetName(), whole, trimmed)
+		}
+		if !equality.Semantic.DeepEqual(whole, o) {
+			defaulted++
+		}
+		want := errorStrings(structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, whole))
+		if got := errorStrings(vs.listErrors(whole)); !slices.Equal(got, want) {
+			t.Errorf("%s %s: list types with the whole schema say %q, with the trimmed one %q", u.GetKind(), u.GetName(), want, got)
+		}
+		if len(want) > 0 {
+			rejected++
+		}
+	}
+	if defaulted < 10 || rejected < 3 {
+		t.Fatalf("%d objects were defaulted and %d had list errors: want at least 10 and 3", defaulted, rejected)
 	}
 }

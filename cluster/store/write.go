@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -189,7 +188,7 @@ func (s *Store) prepare(info *kindInfo, u *unstructured.Unstructured, old *unstr
 				return apierrors.NewBadRequest(fmt.Sprintf("store: %s: %v", info.gk.Kind, err))
 			}
 		}
-		structuraldefaulting.Default(u.Object, vs.structural)
+		vs.defaultObject(u.Object)
 		return nil
 	}
 	gvk := info.gk.WithVersion(versionOf(u))
@@ -238,7 +237,7 @@ func prepareStatus(vs *versionSchema, u *unstructured.Unstructured) {
 		structuralpruning.PruneWithOptions(shallow, vs.structural, true, structuralschema.UnknownFieldPathOptions{})
 		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(shallow, vs.structural)
 	}
-	structuraldefaulting.Default(shallow, vs.structural)
+	vs.defaultObject(shallow)
 	if st, has := shallow["status"]; has {
 		u.Object["status"] = st
 	} else {
@@ -262,7 +261,7 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, validation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.openAPI)...)
 		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
-		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
+		errs = append(errs, vs.listErrors(u.Object)...)
 		if vs.celCreate != nil && !celBlocked(errs) {
 			celErrs, _ := vs.celCreate.validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
 			errs = append(errs, celErrs...)
@@ -550,8 +549,8 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 			if st, has := u.Object["status"]; has {
 				statusOnly["status"] = st
 			}
-			if newErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, statusOnly); len(newErrs) > 0 {
-				if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, old.Object); len(oldErrs) == 0 {
+			if newErrs := vs.listErrors(statusOnly); len(newErrs) > 0 {
+				if oldErrs := vs.listErrors(old.Object); len(oldErrs) == 0 {
 					errs = append(errs, newErrs...)
 				}
 			}
@@ -561,8 +560,8 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 					apiextensionsvalidation.WithRatcheting(correlated))...)
 			}
 			errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
-			if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, old.Object); len(oldErrs) == 0 {
-				errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, vs.structural, u.Object)...)
+			if oldErrs := vs.listErrors(old.Object); len(oldErrs) == 0 {
+				errs = append(errs, vs.listErrors(u.Object)...)
 			}
 		}
 		v, sts, tree := vs.cel, vs.structural, vs.celUpdate
