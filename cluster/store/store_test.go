@@ -569,7 +569,7 @@ func TestConcurrentWrites(t *testing.T) {
 // TestReadersCannotChangeStoredObjects changes, deep inside, every object
 // the store hands out (after Create, Get, List, a status write and a watch
 // event, typed and unstructured) and checks that the stored object is
-// unchanged: the store decodes typed objects straight from its own maps.
+// unchanged: the store decodes typed objects from its own maps, once per write.
 // The writer and every typed watcher of a write get copies of one decoding
 // of it, so a second watcher's events are checked too.
 func TestReadersCannotChangeStoredObjects(t *testing.T) {
