@@ -57,7 +57,8 @@ type Result struct {
 	// Phases are how long each phase of the run took, from the call of
 	// Run: "start" (the target started or reached, the suites built and
 	// planned, the header printed), "set-up" (the base resources),
-	// "serial tests", "parallel tests" (those marked Parallel, which run
+	// "serial tests" (each suite's, upstream's beside gatecheck's; see
+	// runSides), "parallel tests" (those marked Parallel, which run
 	// after the serial ones), "clean-up" (the base resources deleted)
 	// and "reports" (built and written). The run record holds all but
 	// the last.
@@ -338,13 +339,8 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		s.suite.Applier = first.Applier
 	}
 
-	for _, s := range running {
-		if opts.FailFast && t.Failed() {
-			break
-		}
-		if err := s.suite.Run(t, wrapTests(s, tgt.restoreClient, rec)); err != nil {
-			return nil, fmt.Errorf("runner: %w", err)
-		}
+	if err := runSides(t, opts, running, tgt.restoreClient, rec); err != nil {
+		return nil, err
 	}
 	if tgt.restoreClient != nil {
 		// See wrapTests: tests marked Parallel start after this function
@@ -358,6 +354,73 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	// this one first, as the parallel tests end.
 	t.Cleanup(func() { clock.end("parallel tests") })
 	return res, nil
+}
+
+// runSides runs each side's suite on t. The suites' serial tests run side
+// by side: upstream's one after another, as upstream's runner runs them,
+// and next to them gatecheck's one after another. A suite's tests are
+// serial for what they do to each other, or for their own load: upstream's
+// share the base Gateways and wait on one another's clean-up; gatecheck's
+// serial tests (the retry-budget load tests) are serial so that their load
+// does not delay the timers of gatecheck's parallel tests, and run on
+// Gateways of their own. Neither side shares a Gateway listener, a host
+// name or a backend with the other's serial tests, so the two serial
+// phases overlap and the run takes the longer of them instead of both.
+// Every test marked Parallel, of either side, starts when both are done,
+// as each suite's Run leaves it.
+//
+// testing allows t.Run from several goroutines at once, but a subtest's
+// t.Parallel adds it to t's list of parallel subtests without a lock. So
+// the sides after the first run in goroutines one at a time, each with its
+// parallel tests first, and the next side starts only once the last has
+// passed them (its first serial test has started, or its Run returned):
+// from then on only one goroutine's subtests call t.Parallel.
+//
+// With FailFast or DisableParallelTests the sides run one after the
+// other, as one suite would run them: a failure stops the run before the
+// next side starts, and nothing runs beside anything else.
+func runSides(t *testing.T, opts *Options, running []*side, restore client.Client, rec *recorder) error {
+	if opts.FailFast || opts.DisableParallelTests {
+		for _, s := range running {
+			if opts.FailFast && t.Failed() {
+				break
+			}
+			if err := s.suite.Run(t, wrapTests(s, restore, rec, nil)); err != nil {
+				return fmt.Errorf("runner: %w", err)
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(running))
+	var wg sync.WaitGroup
+	for i, s := range running[1:] {
+		passed := make(chan struct{})
+		var once sync.Once
+		pass := func() { once.Do(func() { close(passed) }) }
+		tests := wrapTests(s, restore, rec, pass)
+		// Stable: each group keeps the suite's order.
+		slices.SortStableFunc(tests, func(a, b suite.ConformanceTest) int {
+			switch {
+			case a.Parallel == b.Parallel:
+				return 0
+			case a.Parallel:
+				return -1
+			}
+			return 1
+		})
+		wg.Go(func() {
+			defer pass()
+			if err := s.suite.Run(t, tests); err != nil {
+				errs[i+1] = fmt.Errorf("runner: %w", err)
+			}
+		})
+		<-passed
+	}
+	if err := running[0].suite.Run(t, wrapTests(running[0], restore, rec, nil)); err != nil {
+		errs[0] = fmt.Errorf("runner: %w", err)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // upstreamTests returns upstream's tests.
@@ -428,14 +491,19 @@ func ReferenceImplementation() confv1.Implementation {
 // with that client) after setting the suite's client back. A test marked
 // Parallel does not set it: it runs after Run has set it back once and
 // for all, and setting it from there would race with other parallel tests
-// reading it.
-func wrapTests(s *side, restore client.Client, rec *recorder) []suite.ConformanceTest {
+// reading it. serialStarts, if not nil, is called as each serial test
+// starts (see runSides).
+func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func()) []suite.ConformanceTest {
 	out := make([]suite.ConformanceTest, len(s.tests))
 	for i, orig := range s.tests {
 		w := orig
 		w.Manifests = nil
 		w.Test = func(t *testing.T, s *suite.ConformanceTestSuite) {
-			if restore != nil && !(orig.Parallel && !s.DisableParallelTests) {
+			serial := !(orig.Parallel && !s.DisableParallelTests)
+			if serial && serialStarts != nil {
+				serialStarts()
+			}
+			if restore != nil && serial {
 				s.Client = restore
 			}
 			rec.start(orig.ShortName)

@@ -16,6 +16,7 @@ import (
 	"fortio.org/fortio/periodic"
 	"fortio.org/fortio/stats"
 	"fortio.org/log"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
@@ -68,7 +69,9 @@ var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 	},
 	Manifests: []string{"gatecheck/backend-retry-budget-load.yaml"},
 	// Not parallel: the load is the test's own, and would disturb the
-	// timing of the suite's other tests.
+	// timers of the suite's parallel tests (and a stall of the machine
+	// they cause, the budget's window). gatecheck's runner runs it beside
+	// upstream's serial tests instead, on a Gateway of its own.
 	Parallel: false,
 	Test:     testRetryBudgetUnderLoad,
 }
@@ -157,11 +160,14 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 	return p50, p99
 }
 
-// newLoadRunner attaches a route for host to backend (waiting until it
-// serves) and returns a runner that sends each request to /fail with the
-// fault spec fault gives its sequence number ("" for none).
+// newLoadRunner attaches a route for host to backend, through the Gateway
+// of the same name (waiting until it serves), and returns a runner that
+// sends each request to /fail with the fault spec fault gives its sequence
+// number ("" for none). The Gateway is the test's own so that the test can
+// run beside upstream's serial tests (see the manifests).
 func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend string, fault func(n int64) string) *loadRunner {
-	gwAddr := attachRoutes(t, s, host, "/ready", backend, backend)
+	gw := types.NamespacedName{Namespace: infraNamespace, Name: backend}
+	gwAddr := attachRoutesTo(t, s, gw, host, "/ready", backend, backend)
 	return &loadRunner{c: newRouteClient(t, s, gwAddr, host), path: "/fail", prefix: newHTTPRequestID(t),
 		seq: new(atomic.Int64), mu: new(sync.Mutex), sent: new([]loadRequest), fault: fault}
 }

@@ -93,14 +93,21 @@ func newRouteClient(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host st
 // address.
 func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backend string, routes ...string) string {
 	t.Helper()
+	return attachRoutesTo(t, s, sharedGateway, host, path, backend, routes...)
+}
+
+// attachRoutesTo is attachRoutes for the Gateway gw rather than the shared
+// one.
+func attachRoutesTo(t *testing.T, s *suite.ConformanceTestSuite, gw types.NamespacedName, host, path, backend string, routes ...string) string {
+	t.Helper()
 	nns := make([]types.NamespacedName, len(routes))
 	for i, r := range routes {
 		nns[i] = types.NamespacedName{Namespace: infraNamespace, Name: r}
 	}
 	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
-		kubernetes.NewGatewayRef(sharedGateway), nns...)
+		kubernetes.NewGatewayRef(gw), nns...)
 	for _, nn := range nns {
-		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, sharedGateway)
+		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, gw)
 	}
 	awaitFirstOK(t, s, gwAddr, host, path)
 	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, gwAddr, gwhttp.ExpectedResponse{
