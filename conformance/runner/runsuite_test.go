@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -570,5 +572,84 @@ func TestInProcessPollInterval(t *testing.T) {
 	}
 	if InProcessPollInterval >= upstream {
 		t.Errorf("InProcessPollInterval %v is not shorter than upstream's %v", InProcessPollInterval, upstream)
+	}
+}
+
+// TestSerialTestsOfBothSidesOverlap: an upstream serial test and a
+// gatecheck serial test run at the same time (each waits for the other to
+// have started), and the parallel tests of both sides start after both
+// have ended; with DisableParallelTests the sides run one after the other.
+func TestSerialTestsOfBothSidesOverlap(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sequential=%v", sequential), func(t *testing.T) {
+			useTestProfiles(t)
+			c := fakeCluster(t)
+			var progress bytes.Buffer
+			o := testOptions(t.TempDir(), &progress)
+			o.DisableParallelTests = sequential
+			core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
+			upStarted, gcStarted := make(chan struct{}), make(chan struct{})
+			var serialDone atomic.Int32
+			// meet announces that one serial test started and waits up to
+			// 5s for the other: it reports whether the other had started
+			// by then.
+			meet := func(mine, other chan struct{}) bool {
+				close(mine)
+				defer serialDone.Add(1)
+				select {
+				case <-other:
+					return true
+				case <-time.After(5 * time.Second):
+					return false
+				}
+			}
+			var met [2]bool
+			afterSerial := func(t *testing.T, _ *suite.ConformanceTestSuite) {
+				if n := serialDone.Load(); n != 2 && !sequential {
+					t.Errorf("a parallel test started when %d of the 2 serial tests had ended", n)
+				}
+			}
+			upTests := []suite.ConformanceTest{
+				{ShortName: "UpSerial", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) { met[0] = meet(upStarted, gcStarted) }},
+				{ShortName: "UpParallel", Features: core, Parallel: true, Test: afterSerial},
+			}
+			gcTests := []suite.ConformanceTest{
+				{ShortName: "GatecheckParallel", Features: core, Parallel: true, Test: afterSerial},
+				{ShortName: "GatecheckSerial", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) { met[1] = meet(gcStarted, upStarted) }},
+			}
+			co := suite.ConformanceOptions{
+				ConfigurableOptions: o.ConfigurableOptions,
+				Client:              c,
+				RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
+			}
+			tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+			observe.Reset()
+			var res *Result
+			t.Cleanup(func() {
+				if res == nil || res.Run == nil {
+					t.Fatal("the run left no record")
+				}
+				for _, tr := range res.Run.Tests {
+					if tr.Result != reports.Pass {
+						t.Errorf("%s: %s, want pass: %s", tr.ShortName, tr.Result, tr.Message)
+					}
+				}
+				if sequential {
+					// The first side's serial test waited for the
+					// second's in vain: it ends first.
+					if met[0] {
+						t.Error("with DisableParallelTests, upstream's serial test ran beside gatecheck's")
+					}
+					return
+				}
+				if !met[0] || !met[1] {
+					t.Errorf("the serial tests did not run side by side (upstream's saw gatecheck's start: %v; gatecheck's saw upstream's: %v)", met[0], met[1])
+				}
+			})
+			var err error
+			if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
