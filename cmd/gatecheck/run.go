@@ -100,12 +100,13 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 // number of cores (GOMAXPROCS), which here queues the suite's parallel
 // tests behind a couple of slots, though each spends nearly all its time
 // waiting: for a timeout it provoked, a retry's backoff, a status to be
-// written. An in-process run has 32 parallel tests (23 of gatecheck's, 9
-// of upstream's), so 32 starts each at once. More only lets their parallel
+// written. An in-process run has 34 parallel tests (25 of gatecheck's, 9
+// of upstream's), so 48 starts each at once, with room for a few more
+// tests before a slot has to wait. More only lets their parallel
 // subtests start in one burst: beside a CPU hog here, 256 took the
 // parallel tests' phase no faster than 32 (10.6-16 s against 10.9-12.1 s)
 // and two of ten runs had a timer late; 16 took 12.7-14.5 s.
-const defaultParallel = 32
+const defaultParallel = 48
 
 // maxParallel bounds --parallel.
 const maxParallel = 4096
