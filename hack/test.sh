@@ -14,20 +14,64 @@
 # some of them start, spend nearly all their time waiting on timers and
 # the network. GATECHECK_NEGATIVE_PARALLEL bounds the child processes that
 # run the suite against broken reference gateways (conformance/negative).
+#
+# Where the CPU goes (docs/performance.md, "make test"): the suite's runs
+# in child processes, linking some 45 race-enabled test binaries, and the
+# packages that start the in-process cluster. So:
+#
+# - The children that run the suite against a BROKEN reference gateway run
+#   from test binaries built without -race (GATECHECK_NEGATIVE_BINARIES,
+#   built here with go test -c); the healthy children, and every test in
+#   the race-enabled binaries, still run under -race. A race in the suite,
+#   the reference gateway or the cluster is caught by the healthy runs of
+#   the suite (conformance/tests, conformance/negative, conformance/runner,
+#   cluster); a breakage child runs that same code with one thing broken,
+#   10 children in conformance/tests, and under -race each took three
+#   times the CPU (21s against 7s) while proving nothing more. Verdicts do
+#   not depend on it: each breakage must fail exactly its tests either way.
+# - The test binaries are linked without DWARF and symbol tables
+#   (-ldflags=-s -w), which cuts each race link by about a third; stack
+#   traces and race reports keep their files and lines (they come from the
+#   pcln table, not DWARF). Debug a test binary with go test -c.
+# - go test's own vet pass is off: make test runs go vet ./... first, whose
+#   checks include the ones go test runs.
+# - conformance/tests, the slowest package (its time is mostly the suite's
+#   timers), is named first so go test builds and starts it first, and -p
+#   lets TEST_P test binaries run at once (default 4 on any machine: they
+#   wait on timers far more than they compute), so the other packages run
+#   beside it.
 set -uo pipefail
 
 GO=${GO:-go}
 TEST_TIMEOUT=${TEST_TIMEOUT:-8m}
 TEST_PARALLEL=${TEST_PARALLEL:-32}
+TEST_P=${TEST_P:-4}
 export GATECHECK_NEGATIVE_PARALLEL=${GATECHECK_NEGATIVE_PARALLEL:-8}
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+bindir=$(mktemp -d)
+trap 'rm -rf "$log" "$bindir"' EXIT
 start=$(date +%s)
-# Packages (and go test flags) may be given as arguments; by default ./...
+# Packages (and go test flags) may be given as arguments; by default the
+# slowest package first, then ./...
 args=("$@")
-[ ${#args[@]} -eq 0 ] && args=(./...)
-"$GO" test -race -count=1 -parallel "$TEST_PARALLEL" -timeout "$TEST_TIMEOUT" "${args[@]}" 2>&1 | tee "$log"
+[ ${#args[@]} -eq 0 ] && args=(./conformance/tests ./...)
+
+# The packages with negative checks: those whose tests import
+# conformance/negative. Their breakage children run from binaries built
+# here without -race (see above and negative.EnvChildBinaries).
+negative_pkgs=$("$GO" list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... |
+	awk '{for (i = 2; i <= NF; i++) if ($i ~ /\/conformance\/negative$/) { print $1; break }}')
+if [ -n "$negative_pkgs" ]; then
+	# shellcheck disable=SC2086 # one package a word
+	if ! "$GO" test -c -ldflags='-s -w' -o "$bindir/" $negative_pkgs; then
+		echo "make test: building the negative checks' test binaries (without -race) failed" >&2
+		exit 1
+	fi
+	export GATECHECK_NEGATIVE_BINARIES=$bindir
+fi
+
+"$GO" test -race -count=1 -vet=off -ldflags='-s -w' -p "$TEST_P" -parallel "$TEST_PARALLEL" -timeout "$TEST_TIMEOUT" "${args[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 took=$(( $(date +%s) - start ))
 if [ "$rc" -ne 0 ] && grep -q '^panic: test timed out after' "$log"; then

@@ -1,6 +1,8 @@
 package negative
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +58,32 @@ func TestChildLimitEndsBeforeTheBinary(t *testing.T) {
 	}
 	if time.Until(d) < childTimeout && !strings.Contains(why, "-timeout") {
 		t.Errorf("the limit comes from -timeout, but the reason %q does not say so", why)
+	}
+}
+
+// TestChildBinary: with EnvChildBinaries set, a breakage's child runs from
+// the binary of the same name there, the healthy child from the running
+// (race-enabled, under make test) binary; a missing binary is an error
+// that names the variable; unset, every child runs from this binary.
+func TestChildBinary(t *testing.T) {
+	t.Setenv(EnvChildBinaries, "")
+	if bin, _, err := childBinary("some-breakage"); err != nil || bin != os.Args[0] {
+		t.Errorf("unset: %s, %v; want this binary %s", bin, err, os.Args[0])
+	}
+
+	dir := t.TempDir()
+	t.Setenv(EnvChildBinaries, dir)
+	if _, _, err := childBinary("some-breakage"); err == nil || !strings.Contains(err.Error(), EnvChildBinaries) {
+		t.Errorf("no binary in %s: error %v, want one naming %s", dir, err, EnvChildBinaries)
+	}
+	want := filepath.Join(dir, filepath.Base(os.Args[0]))
+	if err := os.WriteFile(want, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if bin, _, err := childBinary("some-breakage"); err != nil || bin != want {
+		t.Errorf("breakage: %s, %v; want %s", bin, err, want)
+	}
+	if bin, _, err := childBinary(Healthy); err != nil || bin != os.Args[0] {
+		t.Errorf("healthy: %s, %v; want this binary %s", bin, err, os.Args[0])
 	}
 }
