@@ -10,13 +10,14 @@ import (
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -35,10 +36,15 @@ const (
 	webNS              = "gateway-conformance-web-backend"
 )
 
+// testScheme holds the kinds the controller and the manifests it is
+// tested with use: core, apps and discovery, and Gateway API's. Not all of
+// client-go's: the fake client builds a REST mapper of the whole scheme on
+// every write, and with client-go's hundreds of kinds that was a third of
+// this package's CPU under -race.
 func testScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwv1beta1.Install, gwxv1a1.Install} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, discoveryv1.AddToScheme, gwv1.Install, gwv1beta1.Install, gwxv1a1.Install} {
 		if err := add(s); err != nil {
 			t.Fatalf("building scheme: %v", err)
 		}
