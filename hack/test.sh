@@ -4,8 +4,8 @@
 #
 # go test applies -timeout to each package's test binary. The limit is
 # sized on the machine the project is developed on (2 cores, shared with
-# other work): the slowest package, conformance/tests, takes 2 to 4.5
-# minutes there under -race, depending on the load. A runner slow enough to pass the limit fails with a message that
+# other work): the slowest package, conformance/tests, took 2.5 to 3.5
+# minutes there at load averages of 11 to 16 (docs/performance.md). A runner slow enough to pass the limit fails with a message that
 # says so and how to raise it, not with a panic that reads like a hung or
 # flaky test.
 #
@@ -78,7 +78,7 @@ if [ "$rc" -ne 0 ] && grep -q '^panic: test timed out after' "$log"; then
 	echo
 	echo "make test: a package ran past its time limit of $TEST_TIMEOUT (-timeout, per package) after ${took}s in all:"
 	grep -E '^FAIL[[:space:]]+[^[:space:]]+[[:space:]]+[0-9.]+s$' "$log" | sed 's/^/  /'
-	echo "The limit is sized on 2 shared cores, where the slowest package takes 2 to 4.5 minutes under -race."
+	echo "The limit is sized on 2 shared cores, where the slowest package took 2.5 to 3.5 minutes at load averages of 11 to 16."
 	echo "On a slower or busier machine, raise it:  make test TEST_TIMEOUT=15m"
 	echo "A test that hangs shows in the panic above, which lists the tests still running and their stacks."
 fi
