@@ -130,23 +130,32 @@ func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 }
 
 // waitRefusingEndpoint waits until the Service gatecheck-retry-connection-mixed
-// has both its endpoints ready and the gateway sends requests to the
-// refusing one: a request on the route without retries fails.
+// has both its endpoints ready and the gateway sends requests to both: on
+// the route without retries, a request fails after one has succeeded. A
+// failure alone proves nothing: a gateway that has not yet served the route
+// or its endpoints (one whose status ran ahead of its data plane) answers
+// 5xx too, and then the requests on /refused would fail for that reason, not
+// for a missing retry. A success first shows the route is served with the
+// working endpoint, so the failure after it is the refusing one.
 func waitRefusingEndpoint(t *testing.T, s *suite.ConformanceTestSuite, c *routeClient) {
 	t.Helper()
 	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
+	servedOK := false
 	for {
 		ready, err := readyEndpoints(s.Client, "gatecheck-retry-connection-mixed")
 		if err == nil && ready == 2 {
 			x := c.do(httpRequest{Path: "/no-retry", Limit: 5 * time.Second})
-			if x.Err != nil || x.Status >= 500 {
+			switch {
+			case x.Err == nil && x.Status == http.StatusOK:
+				servedOK = true
+			case servedOK && (x.Err != nil || x.Status >= 500):
 				observe.Record(t, "no-retry-status", fmt.Sprint(x.Status))
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the refusing endpoint did not come into the gateway's rotation in %v (ready endpoints %d, %v): no request on the route without retries failed",
-				s.TimeoutConfig.MaxTimeToConsistency, ready, err)
+			t.Fatalf("the refusing endpoint did not come into the gateway's rotation in %v (ready endpoints %d, %v; a request on the route without retries succeeded: %v): want a request on that route to fail after one succeeded",
+				s.TimeoutConfig.MaxTimeToConsistency, ready, err, servedOK)
 		}
 		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
 	}
