@@ -39,7 +39,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster"
 	"github.com/gatecheck/gatecheck/cluster/pods"
 	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/brokengateway"
 )
 
@@ -446,7 +446,7 @@ func smallSetup(t testing.TB, c *cluster.Cluster, ns string) string {
 // while status stays healthy.
 func TestBrokenApply(t *testing.T) {
 	var calls atomic.Int32
-	mutate := func(cfg *dataplane.Config) {
+	mutate := func(cfg *ir.Config) {
 		calls.Add(1)
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
@@ -459,8 +459,8 @@ func TestBrokenApply(t *testing.T) {
 			}
 		}
 	}
-	brokengateway.Set(t, brokengateway.Hooks{Apply: func(apply func(*dataplane.Config) error, _ logr.Logger) func(*dataplane.Config) error {
-		return func(cfg *dataplane.Config) error { mutate(cfg); return apply(cfg) }
+	brokengateway.Set(t, brokengateway.Hooks{Apply: func(apply func(*ir.Config) error, _ logr.Logger) func(*ir.Config) error {
+		return func(cfg *ir.Config) error { mutate(cfg); return apply(cfg) }
 	}})
 	c := startCluster(t, cluster.Options{})
 	timeouts := config.DefaultTimeoutConfig()

@@ -49,7 +49,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
@@ -341,7 +341,7 @@ func disjoint(pack []Breakage, b Breakage) bool {
 
 // compose returns a reference gateway broken by every breakage of bs.
 func compose(bs []Breakage) runnertest.ReferenceGateway {
-	var mutates []func(*dataplane.Config)
+	var mutates []func(*ir.Config)
 	var g runnertest.ReferenceGateway
 	for _, b := range bs {
 		if f := b.Gateway.MutateConfig; f != nil {
@@ -353,7 +353,7 @@ func compose(bs []Breakage) runnertest.ReferenceGateway {
 		g.NoMesh = g.NoMesh || b.Gateway.NoMesh
 	}
 	if len(mutates) > 0 {
-		g.MutateConfig = func(c *dataplane.Config) {
+		g.MutateConfig = func(c *ir.Config) {
 			for _, f := range mutates {
 				f(c)
 			}

@@ -5,13 +5,13 @@ import (
 
 	"github.com/gatecheck/gatecheck/conformance/negative"
 	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/reports"
 )
 
 // ignoreHostnames breaks hostname intersection: every route answers every
 // host its listener accepts, whatever its own hostnames say.
-func ignoreHostnames(cfg *dataplane.Config) {
+func ignoreHostnames(cfg *ir.Config) {
 	for gi := range cfg.Gateways {
 		for li := range cfg.Gateways[gi].Listeners {
 			l := &cfg.Gateways[gi].Listeners[li]

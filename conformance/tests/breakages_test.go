@@ -14,8 +14,8 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
 	"github.com/gatecheck/gatecheck/conformance/tests"
 	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 	"github.com/gatecheck/gatecheck/reports"
 )
@@ -75,7 +75,7 @@ var breakages = []negative.Breakage{
 		Models: "a plain httputil.ReverseProxy-style data plane: no retry policy, and a net/http transport that resends an idempotent " +
 			"request by itself when a reused keep-alive connection fails; the resend must not pass for a retry",
 		Gateway: runnertest.ReferenceGateway{
-			MutateConfig: eachHTTPRule(func(r *dataplane.HTTPRule) { r.Retry = nil }),
+			MutateConfig: eachHTTPRule(func(r *ir.HTTPRule) { r.Retry = nil }),
 			DataPlane:    []dataplanetest.Breakage{dataplanetest.TransportResends},
 		},
 		// No retries at all: the retry budget's tests, which need retries
@@ -157,14 +157,14 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "grpc-max-stream-duration-ignored",
 		Models:   "a data plane that silently ignores timeouts.maxStreamDuration",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.MaxStreamDuration = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *ir.GRPCRule) { r.MaxStreamDuration = 0 })},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
 	},
 	{
 		Name:     "grpc-strict-enforcement-inverted",
 		Models:   "a data plane that reads strictEnforcement the wrong way round",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *dataplane.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGRPCRule(func(r *ir.GRPCRule) { r.StrictDeny = !r.StrictDeny })},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
@@ -202,28 +202,28 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "server-timeout-ignored",
 		Models:   "a data plane that ignores the server timeout it was configured with",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Server = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.Server = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connServer},
 	},
 	{
 		Name:     "client-timeout-ignored",
 		Models:   "a data plane that ignores the client timeout it was configured with",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Client = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.Client = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClient},
 	},
 	{
 		Name:     "tunnel-timeout-ignored",
 		Models:   "a data plane that applies the client and server timeouts to WebSockets",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.Tunnel = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.Tunnel = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connTunnel},
 	},
 	{
 		Name:     "half-closed-tunnel-lingers",
 		Models:   "a data plane without a client-fin timeout: a tunnel whose backend half-closed stays open until the tunnel timeout",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ClientFin = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.ClientFin = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClientFin, connClientFinHeld},
 	},
@@ -237,14 +237,14 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "server-fin-timeout-ignored",
 		Models:   "a data plane without a server-fin timeout: a tunnel whose client half-closed stays open until the tunnel timeout",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.ServerFin = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.ServerFin = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connServerFin},
 	},
 	{
 		Name:     "tls-inspect-delay-ignored",
 		Models:   "a data plane that waits the client timeout, not the inspect delay, for a ClientHello",
-		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *dataplane.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachGateway(func(c *ir.ConnectionTimeouts) { c.TLSInspectDelay = 0 })},
 		Profiles: []string{connProfile},
 		Fails:    []string{connTLS},
 	},
@@ -253,7 +253,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:   "retry-budget-ignored",
 		Models: "a data plane without retry budgets that accepts the XBackendTrafficPolicy and silently ignores retryConstraint: every retry the route allows is made",
-		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(*ir.HTTPRoute, *ir.Backend, *ir.RetryBudget) *ir.RetryBudget {
 			return nil
 		})},
 		Profiles: []string{budgetProfile},
@@ -263,7 +263,7 @@ var breakages = []negative.Breakage{
 		Name: "retry-budget-per-route",
 		Models: "a data plane that puts the budget on each route's retry policy (as route-level retry budgets, such as Linkerd's, " +
 			"are counted) instead of on the backend, so that every route to a Service has a budget of its own",
-		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(r *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(r *ir.HTTPRoute, _ *ir.Backend, rb *ir.RetryBudget) *ir.RetryBudget {
 			rb.Key += " via HTTPRoute " + r.Namespace + "/" + r.Name
 			return rb
 		})},
@@ -273,7 +273,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:   "min-retry-rate-ignored",
 		Models: "a data plane that implements budget.percent but silently ignores minRetryRate, so a quiet backend gets no retries at all",
-		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *ir.HTTPRoute, _ *ir.Backend, rb *ir.RetryBudget) *ir.RetryBudget {
 			rb.MinRetries = 0
 			return rb
 		})},
@@ -291,7 +291,7 @@ var breakages = []negative.Breakage{
 		Name: "retry-budget-percent-ignored",
 		Models: "a data plane that maps retryConstraint to a retry rate limiter (a token bucket of minRetryRate, as gRPC's retry " +
 			"throttling and rate-limited retry policies are) and silently ignores budget.percent",
-		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *dataplane.HTTPRoute, _ *dataplane.Backend, rb *dataplane.RetryBudget) *dataplane.RetryBudget {
+		Gateway: runnertest.ReferenceGateway{MutateConfig: eachHTTPBackend(func(_ *ir.HTTPRoute, _ *ir.Backend, rb *ir.RetryBudget) *ir.RetryBudget {
 			rb.Percent = 0
 			return rb
 		})},
@@ -454,8 +454,8 @@ func gatecheckTests() []negative.Test {
 
 // eachHTTPRule returns a MutateConfig that applies f to every HTTPRoute
 // rule of a snapshot.
-func eachHTTPRule(f func(*dataplane.HTTPRule)) func(*dataplane.Config) {
-	return func(cfg *dataplane.Config) {
+func eachHTTPRule(f func(*ir.HTTPRule)) func(*ir.Config) {
+	return func(cfg *ir.Config) {
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
 				l := &cfg.Gateways[gi].Listeners[li]
@@ -472,8 +472,8 @@ func eachHTTPRule(f func(*dataplane.HTTPRule)) func(*dataplane.Config) {
 // eachHTTPBackend returns a MutateConfig that replaces the retry budget of
 // every HTTPRoute backend that has one with what f returns for a copy of
 // it (nil: no budget).
-func eachHTTPBackend(f func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane.RetryBudget) *dataplane.RetryBudget) func(*dataplane.Config) {
-	return func(cfg *dataplane.Config) {
+func eachHTTPBackend(f func(*ir.HTTPRoute, *ir.Backend, *ir.RetryBudget) *ir.RetryBudget) func(*ir.Config) {
+	return func(cfg *ir.Config) {
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
 				l := &cfg.Gateways[gi].Listeners[li]
@@ -496,8 +496,8 @@ func eachHTTPBackend(f func(*dataplane.HTTPRoute, *dataplane.Backend, *dataplane
 
 // eachGRPCRule returns a MutateConfig that applies f to every GRPCRoute rule
 // of a snapshot.
-func eachGRPCRule(f func(*dataplane.GRPCRule)) func(*dataplane.Config) {
-	return func(cfg *dataplane.Config) {
+func eachGRPCRule(f func(*ir.GRPCRule)) func(*ir.Config) {
+	return func(cfg *ir.Config) {
 		for gi := range cfg.Gateways {
 			for li := range cfg.Gateways[gi].Listeners {
 				l := &cfg.Gateways[gi].Listeners[li]
@@ -513,8 +513,8 @@ func eachGRPCRule(f func(*dataplane.GRPCRule)) func(*dataplane.Config) {
 
 // eachGateway returns a MutateConfig that applies f to the connection
 // timeouts of every Gateway of a snapshot.
-func eachGateway(f func(*dataplane.ConnectionTimeouts)) func(*dataplane.Config) {
-	return func(cfg *dataplane.Config) {
+func eachGateway(f func(*ir.ConnectionTimeouts)) func(*ir.Config) {
+	return func(cfg *ir.Config) {
 		for i := range cfg.Gateways {
 			f(&cfg.Gateways[i].Timeouts)
 		}
@@ -524,8 +524,8 @@ func eachGateway(f func(*dataplane.ConnectionTimeouts)) func(*dataplane.Config) 
 // withRetry returns a rule mutation that applies f to the retry stanza of
 // rules that have one. The snapshot's stanzas may be shared with the
 // controller's objects, so f gets a copy.
-func withRetry(f func(*gwv1.HTTPRouteRetry)) func(*dataplane.HTTPRule) {
-	return func(r *dataplane.HTTPRule) {
+func withRetry(f func(*gwv1.HTTPRouteRetry)) func(*ir.HTTPRule) {
+	return func(r *ir.HTTPRule) {
 		if r.Retry == nil {
 			return
 		}
@@ -546,7 +546,7 @@ func everyStatus5xx() []gwv1.HTTPRouteRetryStatusCode {
 
 // requestTimeoutPerAttempt turns a retried rule's timeouts.request into a
 // per-attempt bound: the request budget no longer covers the retries.
-func requestTimeoutPerAttempt(r *dataplane.HTTPRule) {
+func requestTimeoutPerAttempt(r *ir.HTTPRule) {
 	if r.Retry == nil || r.Timeouts == nil || r.Timeouts.Request == nil {
 		return
 	}
@@ -557,7 +557,7 @@ func requestTimeoutPerAttempt(r *dataplane.HTTPRule) {
 
 // ignoreBackendTimeout drops a rule's timeouts.backendRequest: attempts
 // are bounded by timeouts.request alone.
-func ignoreBackendTimeout(r *dataplane.HTTPRule) {
+func ignoreBackendTimeout(r *ir.HTTPRule) {
 	if r.Timeouts == nil || r.Timeouts.BackendRequest == nil {
 		return
 	}

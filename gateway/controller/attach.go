@@ -6,14 +6,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // reasonHostnameConflict is the Accepted=False reason of a route that lost
@@ -41,9 +40,9 @@ type routeState struct {
 	// unresolved, when set, is the ResolvedRefs=False reason.
 	unresolved reason
 
-	httpRules   []dataplane.HTTPRule
-	grpcRules   []dataplane.GRPCRule
-	tlsBackends []dataplane.Backend
+	httpRules   []ir.HTTPRule
+	grpcRules   []ir.GRPCRule
+	tlsBackends []ir.Backend
 
 	// parents are the route's parentRefs that are Gateways of our classes,
 	// in spec order.

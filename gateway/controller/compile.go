@@ -3,10 +3,9 @@ package controller
 import (
 	"fmt"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // knownHTTPFilters are the HTTPRoute filter types of the API. A filter of
@@ -39,7 +38,7 @@ type routeCompiler struct {
 	unsupport  reason
 }
 
-func (c *routeCompiler) backend(ref gwv1.BackendObjectReference, weight *int32) dataplane.Backend {
+func (c *routeCompiler) backend(ref gwv1.BackendObjectReference, weight *int32) ir.Backend {
 	b, err := c.o.resolveBackend(c.kind, c.namespace, ref, deref(weight, 1))
 	if err != nil && !c.unresolved.isSet() {
 		c.unresolved = reason{err.Reason, err.Message}
@@ -52,7 +51,7 @@ func (c *routeCompiler) backend(ref gwv1.BackendObjectReference, weight *int32) 
 // extension filters, so such a reference never resolves (ResolvedRefs=False,
 // InvalidKind) and, as HTTPRouteFilter requires, the rule must not be served
 // without it: the caller answers its requests with 500.
-func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []dataplane.HTTPFilter, ok bool) {
+func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []ir.HTTPFilter, ok bool) {
 	ok = true
 	for _, f := range filters {
 		if !knownHTTPFilters[f.Type] {
@@ -74,7 +73,7 @@ func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []datap
 			}
 			continue
 		}
-		df := dataplane.HTTPFilter{HTTPRouteFilter: *f.DeepCopy()}
+		df := ir.HTTPFilter{HTTPRouteFilter: *f.DeepCopy()}
 		if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
 			m := c.backend(f.RequestMirror.BackendRef, nil)
 			df.Mirror = &m
@@ -86,7 +85,7 @@ func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []datap
 
 // grpcToHTTPFilters converts GRPCRoute filters to their HTTPRoute
 // equivalents (the types share names and fields), so that GRPCRoute
-// backendRef filters fit dataplane.Backend.Filters.
+// backendRef filters fit ir.Backend.Filters.
 func grpcToHTTPFilters(filters []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 	var out []gwv1.HTTPRouteFilter
 	for _, f := range filters {
@@ -103,8 +102,8 @@ func grpcToHTTPFilters(filters []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 
 // invalidRuleBackends is what a rule that must not be served forwards to:
 // one invalid backend, so every request gets 500.
-func invalidRuleBackends(why string) []dataplane.Backend {
-	return []dataplane.Backend{{Name: why, Weight: 1, Invalid: true}}
+func invalidRuleBackends(why string) []ir.Backend {
+	return []ir.Backend{{Name: why, Weight: 1, Invalid: true}}
 }
 
 // compileHTTPRoute compiles an HTTPRoute's rules with the API's defaults
@@ -112,10 +111,10 @@ func invalidRuleBackends(why string) []dataplane.Backend {
 // server): a rule without matches matches prefix "/", a match without a
 // path matches prefix "/", path, header and query matches default to
 // PathPrefix/Exact/Exact, a backendRef without weight weighs 1.
-func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []dataplane.HTTPRule, unresolved, unsupported reason) {
+func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []ir.HTTPRule, unresolved, unsupported reason) {
 	c := &routeCompiler{o: o, kind: "HTTPRoute", namespace: r.Namespace}
 	for _, rule := range r.Spec.Rules {
-		dr := dataplane.HTTPRule{
+		dr := ir.HTTPRule{
 			Name:     string(deref(rule.Name, "")),
 			Timeouts: rule.Timeouts.DeepCopy(),
 			Retry:    rule.Retry.DeepCopy(),
@@ -154,18 +153,18 @@ func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []dataplane.HTTPRul
 // compileGRPCRoute compiles a GRPCRoute's rules with the API's defaults
 // applied: method and header matches default to Exact, a backendRef
 // without weight weighs 1. A rule without matches matches every request.
-func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []dataplane.GRPCRule, unresolved, unsupported reason) {
+func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []ir.GRPCRule, unresolved, unsupported reason) {
 	c := &routeCompiler{o: o, kind: "GRPCRoute", namespace: r.Namespace}
 	ext := o.grpcExt[types.NamespacedName{Namespace: r.Namespace, Name: r.Name}]
 	for i, rule := range r.Spec.Rules {
-		dr := dataplane.GRPCRule{Name: string(deref(rule.Name, ""))}
+		dr := ir.GRPCRule{Name: string(deref(rule.Name, ""))}
 		c.grpcTimeouts(&dr, ext, i)
 		for _, m := range rule.Matches {
 			dr.Matches = append(dr.Matches, defaultGRPCMatch(m))
 		}
 		httpFilters, ok := c.httpFilters(grpcToHTTPFilters(rule.Filters))
 		for _, f := range httpFilters {
-			dr.Filters = append(dr.Filters, dataplane.GRPCFilter{
+			dr.Filters = append(dr.Filters, ir.GRPCFilter{
 				GRPCRouteFilter: gwv1.GRPCRouteFilter{
 					Type:                   gwv1.GRPCRouteFilterType(f.Type),
 					RequestHeaderModifier:  f.RequestHeaderModifier,
@@ -197,7 +196,7 @@ func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []dataplane.GRPCRul
 // compileTLSRoute resolves the backends of a TLSRoute's rules (a v1
 // TLSRoute has exactly one; the backends of any further rules a store
 // without validation let through are served together).
-func (o *objects) compileTLSRoute(r *gwv1.TLSRoute) (backends []dataplane.Backend, unresolved reason) {
+func (o *objects) compileTLSRoute(r *gwv1.TLSRoute) (backends []ir.Backend, unresolved reason) {
 	c := &routeCompiler{o: o, kind: "TLSRoute", namespace: r.Namespace}
 	for _, rule := range r.Spec.Rules {
 		for _, br := range rule.BackendRefs {
@@ -255,18 +254,18 @@ func defaultGRPCMatch(m gwv1.GRPCRouteMatch) gwv1.GRPCRouteMatch {
 // programmable listeners, their certificates and the routes attached to
 // them with the hostnames they serve there. Routes are listed in
 // attachment order; precedence among them is the data plane's job.
-func compileConfig(gateways []*gatewayState) *dataplane.Config {
-	cfg := &dataplane.Config{}
+func compileConfig(gateways []*gatewayState) *ir.Config {
+	cfg := &ir.Config{}
 	for _, gs := range gateways {
 		if !gs.serves() {
 			continue
 		}
-		g := dataplane.Gateway{Namespace: gs.gw.Namespace, Name: gs.gw.Name, Timeouts: gs.timeouts}
+		g := ir.Gateway{Namespace: gs.gw.Namespace, Name: gs.gw.Name, Timeouts: gs.timeouts}
 		for _, l := range gs.listeners {
 			if !l.programmable() {
 				continue
 			}
-			dl := dataplane.Listener{
+			dl := ir.Listener{
 				Name:         string(l.spec.Name),
 				Port:         int32(l.spec.Port),
 				Protocol:     l.spec.Protocol,
@@ -280,7 +279,7 @@ func compileConfig(gateways []*gatewayState) *dataplane.Config {
 					continue
 				}
 				seen[a.route] = true
-				meta := dataplane.RouteMeta{
+				meta := ir.RouteMeta{
 					Namespace: a.route.namespace,
 					Name:      a.route.name,
 					Created:   a.route.created,
@@ -288,11 +287,11 @@ func compileConfig(gateways []*gatewayState) *dataplane.Config {
 				}
 				switch a.route.kind {
 				case "HTTPRoute":
-					dl.HTTPRoutes = append(dl.HTTPRoutes, dataplane.HTTPRoute{RouteMeta: meta, Rules: a.route.httpRules})
+					dl.HTTPRoutes = append(dl.HTTPRoutes, ir.HTTPRoute{RouteMeta: meta, Rules: a.route.httpRules})
 				case "GRPCRoute":
-					dl.GRPCRoutes = append(dl.GRPCRoutes, dataplane.GRPCRoute{RouteMeta: meta, Rules: a.route.grpcRules})
+					dl.GRPCRoutes = append(dl.GRPCRoutes, ir.GRPCRoute{RouteMeta: meta, Rules: a.route.grpcRules})
 				case "TLSRoute":
-					dl.TLSRoutes = append(dl.TLSRoutes, dataplane.TLSRoute{RouteMeta: meta, Backends: a.route.tlsBackends})
+					dl.TLSRoutes = append(dl.TLSRoutes, ir.TLSRoute{RouteMeta: meta, Backends: a.route.tlsBackends})
 				}
 			}
 			g.Listeners = append(g.Listeners, dl)

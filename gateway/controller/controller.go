@@ -4,7 +4,7 @@
 // writes the status the Gateway API specification requires on the
 // GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes and TLSRoutes it owns,
 // and compiles
-// the routing snapshot (dataplane.Config) the data plane serves.
+// the routing snapshot (ir.Config) the data plane serves.
 //
 // The controller keeps informer caches of the objects it reads, and every
 // burst of changes triggers one recompute of everything from those caches:
@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/reconcile"
 )
 
@@ -49,7 +49,7 @@ type Options struct {
 	// Apply receives every new snapshot. An error means the data plane could
 	// not program it: the affected Gateways and their listeners are then
 	// Programmed=False. Nil discards snapshots (status only).
-	Apply func(*dataplane.Config) error
+	Apply func(*ir.Config) error
 
 	// Addresses returns the addresses to publish in a Gateway's status
 	// (in-process: a loopback IP). A Gateway without addresses is not
@@ -72,7 +72,7 @@ type Controller struct {
 	trigger reconcile.Trigger // a pending recompute absorbs further pokes
 
 	mu        sync.Mutex
-	applied   *dataplane.Config // last snapshot Apply took without error
+	applied   *ir.Config // last snapshot Apply took without error
 	appliedOK bool
 
 	// Owned by the goroutine that recomputes (Run's, or a caller of sync
@@ -142,7 +142,7 @@ type world struct {
 	gateways []*gatewayState
 	routes   []*routeState
 	policies []*policyState // XBackendTrafficPolicies (retrybudget.go)
-	config   *dataplane.Config
+	config   *ir.Config
 }
 
 // build computes everything from the listed objects without side effects.
@@ -259,7 +259,7 @@ func (c *Controller) sync(ctx context.Context) error {
 
 // apply hands cfg to the data plane unless it equals the last snapshot the
 // data plane took.
-func (c *Controller) apply(cfg *dataplane.Config) error {
+func (c *Controller) apply(cfg *ir.Config) error {
 	if c.opts.Apply == nil {
 		return nil
 	}

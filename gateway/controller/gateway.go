@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // gatewayState is the controller's verdict on one Gateway of its classes.
@@ -23,7 +22,7 @@ type gatewayState struct {
 	addresses []gwv1.GatewayStatusAddress
 
 	// timeouts are the connection timeouts of the Gateway's class.
-	timeouts dataplane.ConnectionTimeouts
+	timeouts ir.ConnectionTimeouts
 
 	// programmed is the Programmed condition, decided after the data plane
 	// took (or refused) the snapshot; notProgrammed is why it is False.

@@ -4,9 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // classState is the controller's verdict on one GatewayClass whose
@@ -17,7 +16,7 @@ type classState struct {
 	notAccepted reason
 	// timeouts are the connection timeouts from spec.parametersRef, and
 	// notes what the Accepted message adds about them (clamped values).
-	timeouts dataplane.ConnectionTimeouts
+	timeouts ir.ConnectionTimeouts
 	notes    []string
 }
 

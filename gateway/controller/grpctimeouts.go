@@ -15,7 +15,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/apis"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // decodedGRPCRoute is one version of a GRPCRoute decoded both ways.
@@ -48,7 +48,7 @@ func (c *Controller) decodeGRPCRoute(u *unstructured.Unstructured) (decodedGRPCR
 // extension view (nil: none). A value the overlay CRD would have rejected
 // (possible only with a store that does not validate) rejects the route as
 // UnsupportedValue, with a message naming the field.
-func (c *routeCompiler) grpcTimeouts(dr *dataplane.GRPCRule, ext *apis.GRPCRoute, i int) {
+func (c *routeCompiler) grpcTimeouts(dr *ir.GRPCRule, ext *apis.GRPCRoute, i int) {
 	if ext == nil || i >= len(ext.Spec.Rules) {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -25,8 +26,6 @@ import (
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance"
 	confk8s "sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 const (
@@ -67,11 +66,11 @@ func newFakeClient(t testing.TB, objs ...client.Object) client.WithWatch {
 // told to fail.
 type recorder struct {
 	mu      sync.Mutex
-	configs []*dataplane.Config
+	configs []*ir.Config
 	fail    error
 }
 
-func (r *recorder) apply(cfg *dataplane.Config) error {
+func (r *recorder) apply(cfg *ir.Config) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail != nil {
@@ -81,7 +80,7 @@ func (r *recorder) apply(cfg *dataplane.Config) error {
 	return nil
 }
 
-func (r *recorder) last() *dataplane.Config {
+func (r *recorder) last() *ir.Config {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.configs) == 0 {

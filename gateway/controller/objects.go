@@ -19,7 +19,7 @@ import (
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/gatecheck/gatecheck/gateway/apis"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // objects is everything one recompute reads: the informers' cached objects
@@ -41,7 +41,7 @@ type objects struct {
 	policies   []*gwxv1a1.XBackendTrafficPolicy           // retry budgets (retrybudget.go)
 	// retryBudgets are the budgets of the Services targeted by accepted
 	// policies, set by build before routes are compiled.
-	retryBudgets map[types.NamespacedName]*dataplane.RetryBudget
+	retryBudgets map[types.NamespacedName]*ir.RetryBudget
 }
 
 // listObjects reads every kind the controller compiles from with one List

@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // refError says why a reference did not resolve: Reason is the condition
@@ -99,16 +98,16 @@ func (o *objects) resolveCertificate(gw *gwv1.Gateway, ref gwv1.SecretObjectRefe
 // appProtocol the data plane cannot speak is UnsupportedProtocol. On error
 // the Backend is still returned, marked Invalid, so requests routed to it
 // get 500 as the spec requires.
-func (o *objects) resolveBackend(routeKind, routeNS string, ref gwv1.BackendObjectReference, weight int32) (dataplane.Backend, *refError) {
+func (o *objects) resolveBackend(routeKind, routeNS string, ref gwv1.BackendObjectReference, weight int32) (ir.Backend, *refError) {
 	group := string(deref(ref.Group, ""))
 	kind := string(deref(ref.Kind, "Service"))
 	ns := string(deref(ref.Namespace, gwv1.Namespace(routeNS)))
 	name := string(ref.Name)
-	b := dataplane.Backend{Name: ns + "/" + name, Weight: weight}
+	b := ir.Backend{Name: ns + "/" + name, Weight: weight}
 	if ref.Port != nil {
 		b.Name += ":" + strconv.Itoa(int(*ref.Port))
 	}
-	fail := func(reason gwv1.RouteConditionReason, format string, args ...any) (dataplane.Backend, *refError) {
+	fail := func(reason gwv1.RouteConditionReason, format string, args ...any) (ir.Backend, *refError) {
 		b.Invalid = true
 		return b, &refError{string(reason), fmt.Sprintf(format, args...)}
 	}

@@ -11,14 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // The defaults of retryConstraint, as the CRD applies them; applied here
@@ -43,7 +42,7 @@ type policyState struct {
 // the first by namespace/name) wins, the other is Conflicted. A policy
 // with a target that is not a core Service is Invalid; one whose Services
 // do not exist is TargetNotFound.
-func (o *objects) evaluateRetryPolicies() ([]*policyState, map[types.NamespacedName]*dataplane.RetryBudget) {
+func (o *objects) evaluateRetryPolicies() ([]*policyState, map[types.NamespacedName]*ir.RetryBudget) {
 	pols := make([]*policyState, len(o.policies))
 	for i, p := range o.policies {
 		pols[i] = &policyState{policy: p}
@@ -52,7 +51,7 @@ func (o *objects) evaluateRetryPolicies() ([]*policyState, map[types.NamespacedN
 		return cmp.Or(a.policy.CreationTimestamp.Compare(b.policy.CreationTimestamp.Time),
 			cmp.Compare(a.policy.Namespace, b.policy.Namespace), cmp.Compare(a.policy.Name, b.policy.Name))
 	})
-	budgets := map[types.NamespacedName]*dataplane.RetryBudget{}
+	budgets := map[types.NamespacedName]*ir.RetryBudget{}
 	owner := map[types.NamespacedName]string{}
 	for _, ps := range pols {
 		p := ps.policy
@@ -117,11 +116,11 @@ func joinNames(nns []types.NamespacedName) string {
 // compileRetryConstraint applies retryConstraint's defaults and checks its
 // values (the CRD checks them too, but not every store runs its
 // validation). nil means no budget.
-func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget, error) {
+func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*ir.RetryBudget, error) {
 	if rc == nil {
 		return nil, nil
 	}
-	b := &dataplane.RetryBudget{Percent: defaultBudgetPercent, Interval: defaultBudgetInterval,
+	b := &ir.RetryBudget{Percent: defaultBudgetPercent, Interval: defaultBudgetInterval,
 		MinRetries: defaultMinRetries, MinInterval: defaultMinInterval}
 	if rc.Budget != nil {
 		if rc.Budget.Percent != nil {
@@ -131,7 +130,7 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 			}
 		}
 		if rc.Budget.Interval != nil {
-			d, err := dataplane.ParseDuration("spec.retryConstraint.budget.interval", rc.Budget.Interval)
+			d, err := ir.ParseDuration("spec.retryConstraint.budget.interval", rc.Budget.Interval)
 			if err != nil {
 				return nil, err
 			}
@@ -149,7 +148,7 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 			}
 		}
 		if rc.MinRetryRate.Interval != nil {
-			d, err := dataplane.ParseDuration("spec.retryConstraint.minRetryRate.interval", rc.MinRetryRate.Interval)
+			d, err := ir.ParseDuration("spec.retryConstraint.minRetryRate.interval", rc.MinRetryRate.Interval)
 			if err != nil {
 				return nil, err
 			}
@@ -167,12 +166,12 @@ func compileRetryConstraint(rc *gwxv1a1.RetryConstraint) (*dataplane.RetryBudget
 // snapshot, valid or not), as GEP-713 asks for a policy on a backend; a
 // policy that reaches no Gateway gets the Gateways of ours in its own
 // namespace, so that its verdict is visible.
-func policyAncestors(pols []*policyState, gateways []*gatewayState, cfg *dataplane.Config) map[*policyState][]types.NamespacedName {
+func policyAncestors(pols []*policyState, gateways []*gatewayState, cfg *ir.Config) map[*policyState][]types.NamespacedName {
 	routed := map[types.NamespacedName]map[types.NamespacedName]bool{} // Service -> Gateways
 	for gi := range cfg.Gateways {
 		gw := &cfg.Gateways[gi]
 		g := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
-		gw.EachRequestBackend(func(b *dataplane.Backend) {
+		gw.EachRequestBackend(func(b *ir.Backend) {
 			svc, _, _ := strings.Cut(b.Name, ":")
 			ns, name, ok := strings.Cut(svc, "/")
 			if !ok {

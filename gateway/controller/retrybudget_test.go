@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 func trafficPolicy(name string, created time.Time, rc *gwxv1a1.RetryConstraint, targets ...gwxv1a1.LocalPolicyTargetReference) *gwxv1a1.XBackendTrafficPolicy {
@@ -47,7 +46,7 @@ func TestRetryBudgetPolicies(t *testing.T) {
 		trafficPolicy("bad-interval", t0, &gwxv1a1.RetryConstraint{Budget: &gwxv1a1.BudgetDetails{Interval: &badInterval}}, serviceTarget("other")),
 	)
 	b := rec.last().Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends[0]
-	want := dataplane.RetryBudget{Key: ns + "/svc", Percent: 20, Interval: 10 * time.Second, MinRetries: 10, MinInterval: time.Second}
+	want := ir.RetryBudget{Key: ns + "/svc", Percent: 20, Interval: 10 * time.Second, MinRetries: 10, MinInterval: time.Second}
 	if b.RetryBudget == nil || *b.RetryBudget != want {
 		t.Errorf("backend %s: RetryBudget = %+v, want %+v (the older policy's, with the API's defaults)", b.Name, b.RetryBudget, want)
 	}

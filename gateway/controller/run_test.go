@@ -7,14 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 func conditionIs(conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) error {
@@ -90,7 +89,7 @@ func TestRunConverges(t *testing.T) {
 		g.Expect(r.Status.Parents).To(gomega.HaveLen(1), "route parents")
 		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")).To(gomega.Succeed())
 	}).Should(gomega.Succeed(), "route reports the missing backend")
-	g.Eventually(func() []dataplane.Backend {
+	g.Eventually(func() []ir.Backend {
 		return rec.last().Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends
 	}).Should(gomega.ConsistOf(gomega.HaveField("Invalid", true)), "snapshot marks the backend invalid")
 }

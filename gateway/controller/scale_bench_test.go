@@ -16,6 +16,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // BenchmarkRoutesReady measures the control path at scale, in-process: N
@@ -104,7 +105,7 @@ func routesReady(b *testing.B, n, workers int) (applied, lag, cpu time.Duration)
 		Client:         st,
 		ControllerName: testControllerName,
 		Addresses:      loopbackAddresses,
-		Apply: func(cfg *dataplane.Config) error {
+		Apply: func(cfg *ir.Config) error {
 			if err := dp.Apply(cfg); err != nil {
 				return err
 			}

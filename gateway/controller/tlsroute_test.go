@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // tlsListener is a TLS listener with the given tls.mode ("" leaves tls
@@ -90,7 +91,7 @@ func TestTLSRoutePassthrough(t *testing.T) {
 	if !slices.Equal(r.Hostnames, []string{"a.example.com", "*.b.example.com"}) {
 		t.Errorf("route hostnames on the listener = %v, want the intersection [a.example.com *.b.example.com]", r.Hostnames)
 	}
-	wantBackend(t, r.Backends[0], dataplane.Backend{Name: ns + "/tls:8443", Weight: 1, AppProtocol: appProto, Endpoints: []string{"10.0.0.1:9443", "10.0.0.2:9443"}})
+	wantBackend(t, r.Backends[0], ir.Backend{Name: ns + "/tls:8443", Weight: 1, AppProtocol: appProto, Endpoints: []string{"10.0.0.1:9443", "10.0.0.2:9443"}})
 
 	// The data plane takes the snapshot as it is.
 	dp := dataplane.New(dataplane.Options{})

@@ -1,7 +1,7 @@
 package controller
 
 // A GatewayClass's parametersRef: a ConfigMap holding the connection-level
-// timeouts of every Gateway of the class (dataplane.ConnectionTimeouts),
+// timeouts of every Gateway of the class (ir.ConnectionTimeouts),
 // under the keys and in the value forms of contract/conntimeouts.
 
 import (
@@ -16,29 +16,29 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/contract/conntimeouts"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // tuningKey is one ConfigMap key and the field it sets.
 type tuningKey struct {
 	key   string
-	field func(*dataplane.ConnectionTimeouts) *time.Duration
+	field func(*ir.ConnectionTimeouts) *time.Duration
 }
 
 // tuningKeys lists the keys in the order of their fields.
 var tuningKeys = []tuningKey{
-	{conntimeouts.KeyClientTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Client }},
-	{conntimeouts.KeyClientFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ClientFin }},
-	{conntimeouts.KeyServerTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Server }},
-	{conntimeouts.KeyServerFinTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.ServerFin }},
-	{conntimeouts.KeyTunnelTimeout, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.Tunnel }},
-	{conntimeouts.KeyTLSInspectDelay, func(t *dataplane.ConnectionTimeouts) *time.Duration { return &t.TLSInspectDelay }},
+	{conntimeouts.KeyClientTimeout, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.Client }},
+	{conntimeouts.KeyClientFinTimeout, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.ClientFin }},
+	{conntimeouts.KeyServerTimeout, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.Server }},
+	{conntimeouts.KeyServerFinTimeout, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.ServerFin }},
+	{conntimeouts.KeyTunnelTimeout, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.Tunnel }},
+	{conntimeouts.KeyTLSInspectDelay, func(t *ir.ConnectionTimeouts) *time.Duration { return &t.TLSInspectDelay }},
 }
 
 // classParameters reads a GatewayClass's parametersRef. It returns the
 // timeouts, notes on clamped values for the Accepted message, and an error
 // naming what is wrong (the class is then not accepted).
-func (o *objects) classParameters(gc *gwv1.GatewayClass) (t dataplane.ConnectionTimeouts, notes []string, err error) {
+func (o *objects) classParameters(gc *gwv1.GatewayClass) (t ir.ConnectionTimeouts, notes []string, err error) {
 	ref := gc.Spec.ParametersRef
 	if ref == nil {
 		return t, nil, nil
@@ -59,7 +59,7 @@ func (o *objects) classParameters(gc *gwv1.GatewayClass) (t dataplane.Connection
 
 // parseTuning reads the timeouts from a ConfigMap's data. Every key must be
 // one of the six; absent keys leave their timeout disabled.
-func parseTuning(cm *corev1.ConfigMap) (t dataplane.ConnectionTimeouts, notes []string, err error) {
+func parseTuning(cm *corev1.ConfigMap) (t ir.ConnectionTimeouts, notes []string, err error) {
 	where := fmt.Sprintf("ConfigMap %s/%s", cm.Namespace, cm.Name)
 	keys := make([]string, 0, len(cm.Data))
 	for k := range cm.Data {
@@ -73,11 +73,11 @@ func parseTuning(cm *corev1.ConfigMap) (t dataplane.ConnectionTimeouts, notes []
 	for _, k := range keys {
 		i := slices.IndexFunc(tuningKeys, func(tk tuningKey) bool { return tk.key == k })
 		if i < 0 {
-			return dataplane.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %q is not a parameter; accepted keys: %s", where, k, strings.Join(accepted, ", "))
+			return ir.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %q is not a parameter; accepted keys: %s", where, k, strings.Join(accepted, ", "))
 		}
 		d, clamped, err := conntimeouts.ParseTimeout(strings.TrimSpace(cm.Data[k]))
 		if err != nil {
-			return dataplane.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %s: %w", where, k, err)
+			return ir.ConnectionTimeouts{}, nil, fmt.Errorf("%s: key %s: %w", where, k, err)
 		}
 		if clamped {
 			notes = append(notes, fmt.Sprintf("%s: %s %q is above the maximum and is clamped to %dms", where, k, cm.Data[k], conntimeouts.MaxTimeout.Milliseconds()))
@@ -85,7 +85,7 @@ func parseTuning(cm *corev1.ConfigMap) (t dataplane.ConnectionTimeouts, notes []
 		*tuningKeys[i].field(&t) = d
 	}
 	if len(cm.BinaryData) > 0 {
-		return dataplane.ConnectionTimeouts{}, nil, fmt.Errorf("%s: binaryData is not read; put the parameters under data (accepted keys: %s)", where, strings.Join(accepted, ", "))
+		return ir.ConnectionTimeouts{}, nil, fmt.Errorf("%s: binaryData is not read; put the parameters under data (accepted keys: %s)", where, strings.Join(accepted, ", "))
 	}
 	return t, notes, nil
 }

@@ -12,7 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/contract/conntimeouts"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // tuningClass returns the test class with a parametersRef to ConfigMap
@@ -30,7 +30,7 @@ func tuningConfigMap(ns, name string, data map[string]string) *corev1.ConfigMap 
 
 // classAccepted runs two recomputes and returns the class's Accepted
 // condition and the last snapshot.
-func classAccepted(t *testing.T, objs ...client.Object) (*metav1.Condition, *dataplane.Config) {
+func classAccepted(t *testing.T, objs ...client.Object) (*metav1.Condition, *ir.Config) {
 	t.Helper()
 	cl := newFakeClient(t, objs...)
 	rec := &recorder{}
@@ -58,7 +58,7 @@ func TestClassParametersReachTheDataPlane(t *testing.T) {
 	if cond.Status != metav1.ConditionTrue || cond.Message != "GatewayClass is accepted" {
 		t.Errorf("Accepted = %s %q, want True with the plain message", cond.Status, cond.Message)
 	}
-	want := dataplane.ConnectionTimeouts{Client: 3 * time.Second, ClientFin: time.Second, Server: 2 * time.Second,
+	want := ir.ConnectionTimeouts{Client: 3 * time.Second, ClientFin: time.Second, Server: 2 * time.Second,
 		ServerFin: 1500 * time.Millisecond, Tunnel: time.Minute}
 	if cfg == nil || len(cfg.Gateways) != 1 {
 		t.Fatalf("snapshot %+v, want one Gateway", cfg)

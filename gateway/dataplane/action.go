@@ -1,15 +1,15 @@
 // Compiling a rule's action: its backends, timeouts and filters, checked
-// once when a Config is applied, so that serving a request only reads them.
+// once when an ir.Config is applied, so that serving a request only reads them.
 
 package dataplane
 
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sync/atomic"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -40,7 +40,7 @@ type backend struct {
 	endpoints []string
 	h2c       bool
 	filters   filterSet
-	budget    *RetryBudget // nil: no retry budget
+	budget    *ir.RetryBudget // nil: no retry budget
 	next      atomic.Uint64
 }
 
@@ -64,7 +64,7 @@ func (a *action) fail(where, answers string, err error) error {
 
 // compileBackends resolves a rule's backends. It never fails the rule: an
 // invalid backend answers 500 for its share of the traffic.
-func (a *action) compileBackends(bs []Backend, grpc bool, where string) error {
+func (a *action) compileBackends(bs []ir.Backend, grpc bool, where string) error {
 	var errs []error
 	for i := range bs {
 		b := &bs[i]
@@ -95,45 +95,26 @@ func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
 		return nil
 	}
 	var err error
-	if a.requestTimeout, err = ParseDuration("timeouts.request", t.Request); err != nil {
+	if a.requestTimeout, err = ir.ParseDuration("timeouts.request", t.Request); err != nil {
 		return err
 	}
-	a.backendTimeout, err = ParseDuration("timeouts.backendRequest", t.BackendRequest)
+	a.backendTimeout, err = ir.ParseDuration("timeouts.backendRequest", t.BackendRequest)
 	return err
-}
-
-// durationPattern is the Gateway API Duration syntax (GEP-2257).
-var durationPattern = regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
-
-// ParseDuration parses an optional Gateway API Duration (GEP-2257); nil
-// and "0s" give zero. An error names field and states the accepted form.
-func ParseDuration(field string, d *gwv1.Duration) (time.Duration, error) {
-	if d == nil {
-		return 0, nil
-	}
-	if !durationPattern.MatchString(string(*d)) {
-		return 0, fmt.Errorf("%s: %q is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms, such as 10s or 1m30s", field, *d)
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", field, err)
-	}
-	return v, nil
 }
 
 // appProtocolH2C is the Service appProtocol that selects cleartext HTTP/2.
 const appProtocolH2C = "kubernetes.io/h2c"
 
-func (a *action) compileFilters(fs []HTTPFilter) error {
+func (a *action) compileFilters(fs []ir.HTTPFilter) error {
 	return a.filters.compile(fs)
 }
 
 // grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents: the
 // supported types share names and types.
-func grpcFilters(fs []GRPCFilter) []HTTPFilter {
-	out := make([]HTTPFilter, len(fs))
+func grpcFilters(fs []ir.GRPCFilter) []ir.HTTPFilter {
+	out := make([]ir.HTTPFilter, len(fs))
 	for i, f := range fs {
-		out[i] = HTTPFilter{
+		out[i] = ir.HTTPFilter{
 			HTTPRouteFilter: gwv1.HTTPRouteFilter{
 				Type:                   gwv1.HTTPRouteFilterType(f.Type),
 				RequestHeaderModifier:  f.RequestHeaderModifier,

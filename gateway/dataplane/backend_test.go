@@ -17,21 +17,22 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
 func TestErrorAnswers(t *testing.T) {
 	b := startBackend(t, "b")
-	invalid := dataplane.Backend{Name: "default/missing:80", Weight: 1, Invalid: true}
+	invalid := ir.Backend{Name: "default/missing:80", Weight: 1, Invalid: true}
 	zero := b.ref()
 	zero.Weight = 0
-	empty := dataplane.Backend{Name: "default/empty:80", Weight: 1}
+	empty := ir.Backend{Name: "default/empty:80", Weight: 1}
 	// A socket that was open and is closed again refuses connections.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := dataplane.Backend{Name: "default/refused:80", Weight: 1, Endpoints: []string{ln.Addr().String()}}
+	refused := ir.Backend{Name: "default/refused:80", Weight: 1, Endpoints: []string{ln.Addr().String()}}
 	ln.Close()
 
 	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
@@ -81,7 +82,7 @@ func TestWeightsAndRoundRobin(t *testing.T) {
 	for i := range 3 {
 		eps = append(eps, startBackend(t, fmt.Sprintf("e%d", i)).addr)
 	}
-	multi := dataplane.Backend{Name: "default/multi:80", Weight: 1, Endpoints: eps}
+	multi := ir.Backend{Name: "default/multi:80", Weight: 1, Endpoints: eps}
 	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
 		prefixRule("/weighted", nil, w1, w3, never),
 		prefixRule("/rr", nil, multi),
@@ -158,12 +159,12 @@ func TestProtocols(t *testing.T) {
 
 func TestApplyReportsListenersItCannotServe(t *testing.T) {
 	b := startBackend(t, "b")
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{
+		Listeners: []ir.Listener{
 			{Name: "tcp", Port: 81, Protocol: gwv1.TCPProtocolType},
 			{Name: "https-no-cert", Port: 443, Protocol: gwv1.HTTPSProtocolType},
-			{Name: "good", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}},
+			{Name: "good", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}},
 			{Name: "mixed", Port: 80, Protocol: gwv1.HTTPSProtocolType, Hostname: "x.org", Certificates: []tls.Certificate{testcert.New(t, "x.org").TLS}},
 		},
 	}}}
@@ -198,12 +199,12 @@ func TestApplyReportsListenersItCannotServe(t *testing.T) {
 // ports that come and go do not disturb the steady one.
 func TestConfigSwapUnderTraffic(t *testing.T) {
 	b1, b2 := startBackend(t, "b1"), startBackend(t, "b2")
-	cfgFor := func(b *testBackend, extraPort bool) *dataplane.Config {
+	cfgFor := func(b *testBackend, extraPort bool) *ir.Config {
 		cfg := oneListener(route("r", 0, nil, rule(nil, b.ref())))
 		if extraPort {
-			cfg.Gateways[0].Listeners = append(cfg.Gateways[0].Listeners, dataplane.Listener{
+			cfg.Gateways[0].Listeners = append(cfg.Gateways[0].Listeners, ir.Listener{
 				Name: "extra", Port: 8080, Protocol: gwv1.HTTPProtocolType,
-				HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))},
+				HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))},
 			})
 		}
 		return cfg
@@ -323,7 +324,7 @@ func TestProtocolUpgrade(t *testing.T) {
 			_ = brw.Flush()
 		}
 	}))
-	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, dataplane.Backend{
+	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, ir.Backend{
 		Name: "default/upgrade:80", Weight: 1, Endpoints: []string{backendAddr},
 	})))), 80)
 
@@ -373,7 +374,7 @@ func TestHTTP1FullDuplex(t *testing.T) {
 			_ = rc.Flush()
 		}
 	}))
-	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, dataplane.Backend{
+	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, rule(nil, ir.Backend{
 		Name: "default/duplex:80", Weight: 1, Endpoints: []string{backendAddr},
 	})))), 80)
 

@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // BenchmarkHTTPProxy measures one HTTP/1.1 request through the data plane
@@ -20,12 +21,12 @@ func BenchmarkHTTPProxy(b *testing.B) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(payload)
 	}))
-	ref := dataplane.Backend{Name: "default/bench:80", Weight: 1, Endpoints: []string{backendAddr}}
-	var rules []dataplane.HTTPRule
+	ref := ir.Backend{Name: "default/bench:80", Weight: 1, Endpoints: []string{backendAddr}}
+	var rules []ir.HTTPRule
 	for _, p := range []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/bench"} {
-		rules = append(rules, dataplane.HTTPRule{
+		rules = append(rules, ir.HTTPRule{
 			Matches:  []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, p)},
-			Backends: []dataplane.Backend{ref},
+			Backends: []ir.Backend{ref},
 		})
 	}
 	s := dataplane.New(dataplane.Options{})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // benchClient sends benchmark requests through a data plane serving one
@@ -24,7 +25,7 @@ type benchClient struct {
 
 // serveBench starts a data plane with cfg (closed when b ends) and returns a
 // client for its gw-ns/gw:80 listener; idBase prefixes the request ids.
-func serveBench(b *testing.B, cfg *dataplane.Config, idBase string) *benchClient {
+func serveBench(b *testing.B, cfg *ir.Config, idBase string) *benchClient {
 	b.Helper()
 	s := dataplane.New(dataplane.Options{})
 	b.Cleanup(func() { s.Close() })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // The test-only breakages (breakages.go) each make the data plane go wrong
@@ -21,7 +22,7 @@ import (
 // tests' negative checks rely on, next to the healthy behaviour.
 
 // startBrokenGateway is startGateway with breakages.
-func startBrokenGateway(t *testing.T, b []dataplanetest.Breakage, cfg *dataplane.Config) *dataplane.Server {
+func startBrokenGateway(t *testing.T, b []dataplanetest.Breakage, cfg *ir.Config) *dataplane.Server {
 	t.Helper()
 	s := dataplanetest.NewServer(dataplane.Options{}, b...)
 	t.Cleanup(func() { _ = s.Close() })
@@ -54,7 +55,7 @@ func TestBreakageTransportResends(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	}))
-	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	ref := ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
 	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ref)))
 	for _, tc := range []struct {
 		name   string
@@ -98,7 +99,7 @@ func TestBreakageInactivityTimeouts(t *testing.T) {
 			}
 		}
 	}))
-	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	ref := ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
 	cfg := oneListener(route("r", 0, nil,
 		withTimeouts(prefixRule("/request", nil, ref), "600ms", ""),
 		withTimeouts(prefixRule("/backend", nil, ref), "", "600ms"),
@@ -141,7 +142,7 @@ func TestBreakageNoNonIdempotentRetries(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	}))
-	ref := dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
+	ref := ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}}
 	cfg := oneListener(route("r", 0, nil, retryRule("/", []int{503}, 1, "1ms", ref)))
 	for _, tc := range []struct {
 		name      string
@@ -208,7 +209,7 @@ func TestBreakageLateApply(t *testing.T) {
 // CloseTunnelOnBackendFIN both sides are closed at once, as HAProxy does in
 // HTTP mode, and the backend sees the close well before it.
 func TestBreakageCloseTunnelOnBackendFIN(t *testing.T) {
-	tt := dataplane.ConnectionTimeouts{
+	tt := ir.ConnectionTimeouts{
 		Client:    5 * time.Second,
 		Server:    5 * time.Second,
 		Tunnel:    8 * time.Second,
@@ -225,7 +226,7 @@ func TestBreakageCloseTunnelOnBackendFIN(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startUpgradeBackend(t)
-			cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{b.addr}})))
+			cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{b.addr}})))
 			cfg.Gateways[0].Timeouts = tt
 			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
 			conn, br, _ := upgrade(t, addr, "/halfclose")

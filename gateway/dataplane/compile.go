@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// snapshot is a Config compiled for serving: per socket, the listeners in
+// snapshot is an ir.Config compiled for serving: per socket, the listeners in
 // hostname precedence order, and per listener the route matches flattened and
 // sorted by the spec's precedence rules. A snapshot is immutable once built,
 // except for the round-robin counters of its backends.
@@ -36,7 +37,7 @@ type portTable struct {
 	https       bool
 	passthrough bool             // TLS passthrough (passthrough.go); neither: plain HTTP
 	listeners   []*listenerTable // most specific hostname first
-	timeouts    ConnectionTimeouts
+	timeouts    ir.ConnectionTimeouts
 }
 
 // listenerTable is one listener and its compiled routes.
@@ -158,9 +159,9 @@ type tlsEntry struct {
 	action *action
 }
 
-// compile turns a Config into a snapshot. Listeners that cannot be served are
+// compile turns an ir.Config into a snapshot. Listeners that cannot be served are
 // left out and reported in the returned error; everything else is compiled.
-func compile(cfg *Config) (*snapshot, error) {
+func compile(cfg *ir.Config) (*snapshot, error) {
 	snap := &snapshot{ports: make(map[portKey]*portTable)}
 	if cfg == nil {
 		return snap, nil
@@ -227,7 +228,7 @@ func (pt *portTable) selectListener(host string) *listenerTable {
 // compileListener compiles one listener. A non-nil listener with a non-nil
 // error means some routes or matches were left out; a nil listener means
 // the listener cannot be served at all.
-func compileListener(l *Listener) (*listenerTable, error) {
+func compileListener(l *ir.Listener) (*listenerTable, error) {
 	lt := &listenerTable{
 		name:     l.Name,
 		port:     l.Port,
@@ -282,7 +283,7 @@ func compileListener(l *Listener) (*listenerTable, error) {
 
 // routeHosts returns the route's hostnames as patterns, or one empty pattern
 // (any host) when it has none.
-func routeHosts(m *RouteMeta) []hostPattern {
+func routeHosts(m *ir.RouteMeta) []hostPattern {
 	if len(m.Hostnames) == 0 {
 		return []hostPattern{""}
 	}
@@ -349,7 +350,7 @@ func compareTLSEntries(a, b *tlsEntry) int {
 
 // compileTLSRoute returns one entry per hostname of a TLSRoute, all sharing
 // the route's backends.
-func compileTLSRoute(r *TLSRoute) ([]*tlsEntry, error) {
+func compileTLSRoute(r *ir.TLSRoute) ([]*tlsEntry, error) {
 	key := r.Namespace + "/" + r.Name
 	where := "TLSRoute " + key
 	act := &action{}
@@ -383,7 +384,7 @@ func (pt *portTable) matchTLS(serverName string) *tlsEntry {
 	return nil
 }
 
-func compileHTTPRoute(r *HTTPRoute) ([]*httpEntry, error) {
+func compileHTTPRoute(r *ir.HTTPRoute) ([]*httpEntry, error) {
 	key := r.Namespace + "/" + r.Name
 	hosts := routeHosts(&r.RouteMeta)
 	var entries []*httpEntry
@@ -437,7 +438,7 @@ func appendEntries[M, E any](entries []*E, errs []error, matches []M, compile fu
 	return entries, errs
 }
 
-func compileGRPCRoute(r *GRPCRoute) ([]*grpcEntry, error) {
+func compileGRPCRoute(r *ir.GRPCRoute) ([]*grpcEntry, error) {
 	key := r.Namespace + "/" + r.Name
 	hosts := routeHosts(&r.RouteMeta)
 	var entries []*grpcEntry

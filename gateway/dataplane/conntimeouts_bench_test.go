@@ -8,6 +8,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // BenchmarkTunnelEcho prices the tunnel: 4 KiB written through an upgraded
@@ -15,12 +16,12 @@ import (
 // (so the watchdog and the activity stamps are on the path).
 func BenchmarkTunnelEcho(b *testing.B) {
 	backend := startUpgradeBackend(b)
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-			HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, prefixRule("/", nil,
-				dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend.addr}}))}}},
-		Timeouts: dataplane.ConnectionTimeouts{Client: time.Minute, Server: time.Minute, Tunnel: time.Minute, ClientFin: time.Minute, ServerFin: time.Minute},
+		Listeners: []ir.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+			HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, prefixRule("/", nil,
+				ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend.addr}}))}}},
+		Timeouts: ir.ConnectionTimeouts{Client: time.Minute, Server: time.Minute, Tunnel: time.Minute, ClientFin: time.Minute, ServerFin: time.Minute},
 	}}}
 	s := dataplane.New(dataplane.Options{})
 	b.Cleanup(func() { s.Close() })

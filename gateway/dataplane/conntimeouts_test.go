@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // connGateway serves one route to backend on a listener with timeouts t
 // and returns the listener's address.
-func connGateway(t *testing.T, t0 dataplane.ConnectionTimeouts, backend string) string {
+func connGateway(t *testing.T, t0 ir.ConnectionTimeouts, backend string) string {
 	t.Helper()
-	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, dataplane.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}})))
+	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ir.Backend{Name: "default/b:80", Weight: 1, Endpoints: []string{backend}})))
 	cfg.Gateways[0].Timeouts = t0
 	return mustAddr(t, startGateway(t, cfg), 80)
 }
@@ -66,7 +66,7 @@ func TestServerTimeout(t *testing.T) {
 			}
 		}
 	}))
-	addr := connGateway(t, dataplane.ConnectionTimeouts{Server: server}, backend)
+	addr := connGateway(t, ir.ConnectionTimeouts{Server: server}, backend)
 
 	start := time.Now()
 	resp, body := get(t, addr, "example.com", "/hang")
@@ -84,7 +84,7 @@ func TestServerTimeout(t *testing.T) {
 func TestClientTimeout(t *testing.T) {
 	const client = 400 * time.Millisecond
 	b := startBackend(t, "b")
-	addr := connGateway(t, dataplane.ConnectionTimeouts{Client: client, Server: 10 * time.Second}, b.addr)
+	addr := connGateway(t, ir.ConnectionTimeouts{Client: client, Server: 10 * time.Second}, b.addr)
 
 	cases := []struct {
 		name string
@@ -214,7 +214,7 @@ func upgrade(t testing.TB, addr, path string) (conn net.Conn, br *bufio.Reader, 
 }
 
 func TestTunnelTimeouts(t *testing.T) {
-	tt := dataplane.ConnectionTimeouts{
+	tt := ir.ConnectionTimeouts{
 		Client:    300 * time.Millisecond,
 		Server:    300 * time.Millisecond,
 		Tunnel:    900 * time.Millisecond,

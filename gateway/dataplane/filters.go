@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -30,7 +31,7 @@ type mirror struct {
 	numerator, denominator int
 }
 
-func (fs *filterSet) compile(filters []HTTPFilter) error {
+func (fs *filterSet) compile(filters []ir.HTTPFilter) error {
 	for i := range filters {
 		f := &filters[i]
 		missing := func(field string) error {
@@ -86,7 +87,7 @@ func (fs *filterSet) compile(filters []HTTPFilter) error {
 	return nil
 }
 
-func newMirror(f *HTTPFilter) (mirror, error) {
+func newMirror(f *ir.HTTPFilter) (mirror, error) {
 	m := mirror{numerator: 100, denominator: 100}
 	rm := f.RequestMirror
 	switch {

@@ -6,16 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
-func filter(f gwv1.HTTPRouteFilter) dataplane.HTTPFilter {
-	return dataplane.HTTPFilter{HTTPRouteFilter: f}
+func filter(f gwv1.HTTPRouteFilter) ir.HTTPFilter {
+	return ir.HTTPFilter{HTTPRouteFilter: f}
 }
 
-func prefixRule(prefix string, filters []dataplane.HTTPFilter, backends ...dataplane.Backend) dataplane.HTTPRule {
+func prefixRule(prefix string, filters []ir.HTTPFilter, backends ...ir.Backend) ir.HTTPRule {
 	r := rule([]gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, prefix)}, backends...)
 	r.Filters = filters
 	return r
@@ -41,12 +40,12 @@ func TestHeaderModifiers(t *testing.T) {
 	})
 	// A backend-level filter applies after the rule's.
 	backendRef := b.ref()
-	backendRef.Filters = []dataplane.HTTPFilter{filter(gwv1.HTTPRouteFilter{
+	backendRef.Filters = []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{
 		Type:                  gwv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-Backend", Value: "b"}}},
 	})}
 	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
-		prefixRule("/", []dataplane.HTTPFilter{req, resp}, backendRef)))), 80)
+		prefixRule("/", []ir.HTTPFilter{req, resp}, backendRef)))), 80)
 
 	res, body := get(t, addr, "gw.test", "/",
 		"X-Set", "original", "X-Add", "first", "X-Remove", "gone", "X-Keep", "kept",
@@ -73,14 +72,14 @@ func TestHeaderModifiers(t *testing.T) {
 }
 
 func TestRedirects(t *testing.T) {
-	redirectRule := func(prefix string, rd gwv1.HTTPRequestRedirectFilter) dataplane.HTTPRule {
-		return prefixRule(prefix, []dataplane.HTTPFilter{filter(gwv1.HTTPRouteFilter{
+	redirectRule := func(prefix string, rd gwv1.HTTPRequestRedirectFilter) ir.HTTPRule {
+		return prefixRule(prefix, []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{
 			Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &rd,
 		})})
 	}
 	host := func(h string) *gwv1.PreciseHostname { p := gwv1.PreciseHostname(h); return &p }
 	port := func(p int32) *gwv1.PortNumber { return &p }
-	rules := []dataplane.HTTPRule{
+	rules := []ir.HTTPRule{
 		redirectRule("/host", gwv1.HTTPRequestRedirectFilter{Hostname: host("example.org")}),
 		redirectRule("/port-80", gwv1.HTTPRequestRedirectFilter{Port: port(80)}),
 		redirectRule("/port-9000", gwv1.HTTPRequestRedirectFilter{Port: port(9000)}),
@@ -94,10 +93,10 @@ func TestRedirects(t *testing.T) {
 			Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/whole"),
 		}}),
 	}
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{Name: "http", Port: 8080, Protocol: gwv1.HTTPProtocolType,
-			HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rules...)}}},
+		Listeners: []ir.Listener{{Name: "http", Port: 8080, Protocol: gwv1.HTTPProtocolType,
+			HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rules...)}}},
 	}}}
 	addr := mustAddr(t, startGateway(t, cfg), 8080)
 	tests := []struct {
@@ -126,8 +125,8 @@ func TestRedirects(t *testing.T) {
 
 func TestURLRewrite(t *testing.T) {
 	b := startBackend(t, "b")
-	rewrite := func(prefix string, rw gwv1.HTTPURLRewriteFilter) dataplane.HTTPRule {
-		return prefixRule(prefix, []dataplane.HTTPFilter{filter(gwv1.HTTPRouteFilter{
+	rewrite := func(prefix string, rw gwv1.HTTPURLRewriteFilter) ir.HTTPRule {
+		return prefixRule(prefix, []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{
 			Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &rw,
 		})}, b.ref())
 	}
@@ -167,9 +166,9 @@ func TestURLRewrite(t *testing.T) {
 
 func TestRequestMirror(t *testing.T) {
 	b, m1, m2 := startBackend(t, "b"), startBackend(t, "mirror1"), startBackend(t, "mirror2")
-	mirrorTo := func(mb *testBackend, percent *int32) dataplane.HTTPFilter {
+	mirrorTo := func(mb *testBackend, percent *int32) ir.HTTPFilter {
 		ref := mb.ref()
-		return dataplane.HTTPFilter{
+		return ir.HTTPFilter{
 			HTTPRouteFilter: gwv1.HTTPRouteFilter{
 				Type:          gwv1.HTTPRouteFilterRequestMirror,
 				RequestMirror: &gwv1.HTTPRequestMirrorFilter{Percent: percent},
@@ -182,8 +181,8 @@ func TestRequestMirror(t *testing.T) {
 		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-Modified", Value: "yes"}}},
 	})
 	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
-		prefixRule("/mirror", []dataplane.HTTPFilter{setHeader, mirrorTo(m1, nil), mirrorTo(m2, nil)}, b.ref()),
-		prefixRule("/never", []dataplane.HTTPFilter{mirrorTo(m1, ptr[int32](0))}, b.ref()),
+		prefixRule("/mirror", []ir.HTTPFilter{setHeader, mirrorTo(m1, nil), mirrorTo(m2, nil)}, b.ref()),
+		prefixRule("/never", []ir.HTTPFilter{mirrorTo(m1, ptr[int32](0))}, b.ref()),
 	))), 80)
 
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mirror/x", strings.NewReader("payload"))
@@ -223,8 +222,8 @@ func TestRequestMirror(t *testing.T) {
 
 func TestCORS(t *testing.T) {
 	b := startBackend(t, "b")
-	cors := func(c gwv1.HTTPCORSFilter) []dataplane.HTTPFilter {
-		return []dataplane.HTTPFilter{filter(gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &c})}
+	cors := func(c gwv1.HTTPCORSFilter) []ir.HTTPFilter {
+		return []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterCORS, CORS: &c})}
 	}
 	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
 		prefixRule("/cors-1", cors(gwv1.HTTPCORSFilter{

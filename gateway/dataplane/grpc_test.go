@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -17,8 +18,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // grpcBackend implements the grpc.testing.TestService: it names itself in
@@ -44,8 +43,8 @@ func startGRPCBackend(t *testing.T, name string) *grpcBackend {
 	return b
 }
 
-func (b *grpcBackend) ref() dataplane.Backend {
-	return dataplane.Backend{Name: "default/" + b.name + ":9000", Weight: 1, Endpoints: []string{b.addr}}
+func (b *grpcBackend) ref() ir.Backend {
+	return ir.Backend{Name: "default/" + b.name + ":9000", Weight: 1, Endpoints: []string{b.addr}}
 }
 
 func (b *grpcBackend) mark(ctx context.Context) {
@@ -144,24 +143,24 @@ func grpcGateway(t *testing.T) (addr string, backends map[string]*grpcBackend, h
 	t.Helper()
 	gA, gB, gC := startGRPCBackend(t, "gA"), startGRPCBackend(t, "gB"), startGRPCBackend(t, "gC")
 	hb := startBackend(t, "http")
-	grule := func(m gwv1.GRPCRouteMatch, b dataplane.Backend) dataplane.GRPCRule {
-		return dataplane.GRPCRule{Matches: []gwv1.GRPCRouteMatch{m}, Backends: []dataplane.Backend{b}}
+	grule := func(m gwv1.GRPCRouteMatch, b ir.Backend) ir.GRPCRule {
+		return ir.GRPCRule{Matches: []gwv1.GRPCRouteMatch{m}, Backends: []ir.Backend{b}}
 	}
-	groute := dataplane.GRPCRoute{
-		RouteMeta: dataplane.RouteMeta{Namespace: "default", Name: "grpc", Hostnames: []string{"grpc.example.com"}},
-		Rules: []dataplane.GRPCRule{
+	groute := ir.GRPCRoute{
+		RouteMeta: ir.RouteMeta{Namespace: "default", Name: "grpc", Hostnames: []string{"grpc.example.com"}},
+		Rules: []ir.GRPCRule{
 			grule(grpcMatch(testService, ""), gB.ref()),
 			grule(grpcMatch(testService, "UnaryCall"), gA.ref()),
 			grule(grpcMatch(testService, "EmptyCall"), gA.ref()),
 			grule(grpcMatch(testService, "EmptyCall", "x-version", "2"), gC.ref()),
 		},
 	}
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{
+		Listeners: []ir.Listener{{
 			Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-			GRPCRoutes: []dataplane.GRPCRoute{groute},
-			HTTPRoutes: []dataplane.HTTPRoute{route("web", 0, []string{"http.example.com"}, rule(nil, hb.ref()))},
+			GRPCRoutes: []ir.GRPCRoute{groute},
+			HTTPRoutes: []ir.HTTPRoute{route("web", 0, []string{"http.example.com"}, rule(nil, hb.ref()))},
 		}},
 	}}}
 	return mustAddr(t, startGateway(t, cfg), 80), map[string]*grpcBackend{"gA": gA, "gB": gB, "gC": gC}, hb

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
@@ -22,7 +23,7 @@ type grpcLimits struct {
 
 // compileGRPCTimeouts checks a rule's timeouts; an error names the field and
 // the accepted form, and the caller makes the rule answer INTERNAL.
-func (a *action) compileGRPCTimeouts(r *GRPCRule) error {
+func (a *action) compileGRPCTimeouts(r *ir.GRPCRule) error {
 	if r.MaxStreamDuration < 0 {
 		return fmt.Errorf("timeouts.maxStreamDuration: %v is negative; accepted: 0 (no limit) or at least 1ms", r.MaxStreamDuration)
 	}

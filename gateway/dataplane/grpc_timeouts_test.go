@@ -26,6 +26,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/grpctimeout"
 )
 
@@ -50,18 +51,18 @@ func startGRPCEcho(t testing.TB) *echobackend.Backend {
 }
 
 // timeoutRule is a rule for calls with x-rule: name.
-func timeoutRule(name string, b *echobackend.Backend, maxStream time.Duration, deny bool) dataplane.GRPCRule {
-	return dataplane.GRPCRule{
+func timeoutRule(name string, b *echobackend.Backend, maxStream time.Duration, deny bool) ir.GRPCRule {
+	return ir.GRPCRule{
 		Matches:           []gwv1.GRPCRouteMatch{grpcMatch(echoService, "", "x-rule", name)},
-		Backends:          []dataplane.Backend{{Name: "default/echo:9000", Weight: 1, Endpoints: []string{b.Addr(echobackend.ListenerGRPC)}}},
+		Backends:          []ir.Backend{{Name: "default/echo:9000", Weight: 1, Endpoints: []string{b.Addr(echobackend.ListenerGRPC)}}},
 		MaxStreamDuration: maxStream,
 		StrictDeny:        deny,
 	}
 }
 
 // standardRules are the rules most tests use.
-func standardRules(b *echobackend.Backend) []dataplane.GRPCRule {
-	return []dataplane.GRPCRule{
+func standardRules(b *echobackend.Backend) []ir.GRPCRule {
+	return []ir.GRPCRule{
 		timeoutRule("short", b, limit, false),
 		timeoutRule("short-deny", b, limit, true),
 		timeoutRule("allow-10s", b, 10*time.Second, false),
@@ -72,14 +73,14 @@ func standardRules(b *echobackend.Backend) []dataplane.GRPCRule {
 
 // grpcTimeoutGateway serves rules on grpc.example.com on a data plane broken
 // as bs says (none: healthy) and returns the gateway's address.
-func grpcTimeoutGateway(t testing.TB, bs []dataplanetest.Breakage, rules ...dataplane.GRPCRule) string {
+func grpcTimeoutGateway(t testing.TB, bs []dataplanetest.Breakage, rules ...ir.GRPCRule) string {
 	t.Helper()
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{
+		Listeners: []ir.Listener{{
 			Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-			GRPCRoutes: []dataplane.GRPCRoute{{
-				RouteMeta: dataplane.RouteMeta{Namespace: "default", Name: "timeouts", Hostnames: []string{"grpc.example.com"}},
+			GRPCRoutes: []ir.GRPCRoute{{
+				RouteMeta: ir.RouteMeta{Namespace: "default", Name: "timeouts", Hostnames: []string{"grpc.example.com"}},
 				Rules:     rules,
 			}},
 		}},
@@ -615,12 +616,12 @@ func TestGRPCBadMaxStreamDuration(t *testing.T) {
 	b := startGRPCEcho(t)
 	for _, d := range []time.Duration{-time.Second, 500 * time.Microsecond} {
 		s := dataplane.New(dataplane.Options{})
-		err := s.Apply(&dataplane.Config{Gateways: []dataplane.Gateway{{
+		err := s.Apply(&ir.Config{Gateways: []ir.Gateway{{
 			Namespace: "gw-ns", Name: "gw",
-			Listeners: []dataplane.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-				GRPCRoutes: []dataplane.GRPCRoute{{
-					RouteMeta: dataplane.RouteMeta{Namespace: "default", Name: "bad"},
-					Rules:     []dataplane.GRPCRule{timeoutRule("bad", b, d, false)},
+			Listeners: []ir.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+				GRPCRoutes: []ir.GRPCRoute{{
+					RouteMeta: ir.RouteMeta{Namespace: "default", Name: "bad"},
+					Rules:     []ir.GRPCRule{timeoutRule("bad", b, d, false)},
 				}}}},
 		}}})
 		if err == nil || !strings.Contains(err.Error(), "GRPCRoute default/bad rule 0: timeouts.maxStreamDuration") ||

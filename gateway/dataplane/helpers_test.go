@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // echo is what the test backends answer: who they are and what they got.
@@ -85,13 +86,13 @@ func serve(t testing.TB, h http.Handler) string {
 }
 
 // ref is a valid weight-1 Backend for b.
-func (b *testBackend) ref() dataplane.Backend {
-	return dataplane.Backend{Name: "default/" + b.name + ":8080", Weight: 1, Endpoints: []string{b.addr}}
+func (b *testBackend) ref() ir.Backend {
+	return ir.Backend{Name: "default/" + b.name + ":8080", Weight: 1, Endpoints: []string{b.addr}}
 }
 
 // startGateway applies cfg to a new Server and returns it; Apply must
 // succeed.
-func startGateway(t *testing.T, cfg *dataplane.Config) *dataplane.Server {
+func startGateway(t *testing.T, cfg *ir.Config) *dataplane.Server {
 	t.Helper()
 	s := dataplane.New(dataplane.Options{})
 	t.Cleanup(func() {
@@ -115,17 +116,17 @@ func mustAddr(t *testing.T, s *dataplane.Server, port int32) string {
 }
 
 // oneListener is a Config with one HTTP listener on port 80 and routes.
-func oneListener(routes ...dataplane.HTTPRoute) *dataplane.Config {
-	return &dataplane.Config{Gateways: []dataplane.Gateway{{
+func oneListener(routes ...ir.HTTPRoute) *ir.Config {
+	return &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: routes}},
+		Listeners: []ir.Listener{{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: routes}},
 	}}}
 }
 
 // route builds an HTTPRoute named name created at minute created.
-func route(name string, created int, hostnames []string, rules ...dataplane.HTTPRule) dataplane.HTTPRoute {
-	return dataplane.HTTPRoute{
-		RouteMeta: dataplane.RouteMeta{
+func route(name string, created int, hostnames []string, rules ...ir.HTTPRule) ir.HTTPRoute {
+	return ir.HTTPRoute{
+		RouteMeta: ir.RouteMeta{
 			Namespace: "default", Name: name,
 			Created:   time.Date(2025, 1, 1, 0, created, 0, 0, time.UTC),
 			Hostnames: hostnames,
@@ -134,8 +135,8 @@ func route(name string, created int, hostnames []string, rules ...dataplane.HTTP
 	}
 }
 
-func rule(matches []gwv1.HTTPRouteMatch, backends ...dataplane.Backend) dataplane.HTTPRule {
-	return dataplane.HTTPRule{Matches: matches, Backends: backends}
+func rule(matches []gwv1.HTTPRouteMatch, backends ...ir.Backend) ir.HTTPRule {
+	return ir.HTTPRule{Matches: matches, Backends: backends}
 }
 
 func ptr[T any](v T) *T { return &v }

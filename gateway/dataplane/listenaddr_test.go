@@ -13,6 +13,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // freeLoopbackAddr returns a loopback socket address nothing listens on
@@ -84,7 +85,7 @@ func TestListenAddrFixedSocket(t *testing.T) {
 	}
 
 	cfg2 := oneListener(route("r", 0, nil, rule(nil, b.ref())))
-	cfg2.Gateways[0].Timeouts = dataplane.ConnectionTimeouts{Client: 45 * time.Second}
+	cfg2.Gateways[0].Timeouts = ir.ConnectionTimeouts{Client: 45 * time.Second}
 	if err := s.Apply(cfg2); err != nil {
 		t.Fatalf("Apply with new connection timeouts: %v", err)
 	}
@@ -118,11 +119,11 @@ func TestListenAddrError(t *testing.T) {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	listener := dataplane.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-		HTTPRoutes: []dataplane.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{
-		{Namespace: "gw-ns", Name: "bad", Listeners: []dataplane.Listener{listener}},
-		{Namespace: "gw-ns", Name: "gw", Listeners: []dataplane.Listener{listener}},
+	listener := ir.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+		HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
+	cfg := &ir.Config{Gateways: []ir.Gateway{
+		{Namespace: "gw-ns", Name: "bad", Listeners: []ir.Listener{listener}},
+		{Namespace: "gw-ns", Name: "gw", Listeners: []ir.Listener{listener}},
 	}}
 	err := s.Apply(cfg)
 	if err == nil {

@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 func TestHTTPMatchingPrecedence(t *testing.T) {
@@ -137,19 +136,19 @@ func TestHTTPMatchingPrecedence(t *testing.T) {
 
 func TestListenerIsolation(t *testing.T) {
 	b1, b2, b3 := startBackend(t, "b1"), startBackend(t, "b2"), startBackend(t, "b3")
-	catchAll := func(name string, b *testBackend) dataplane.HTTPRoute {
+	catchAll := func(name string, b *testBackend) ir.HTTPRoute {
 		return route(name, 0, nil, rule(nil, b.ref()))
 	}
 	// The empty-hostname listener has a more specific path for /specific:
 	// requests for the other listeners' hosts must not reach it.
 	emptyRoute := route("empty", 0, nil,
 		rule([]gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/specific")}, b1.ref()))
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{
-			{Name: "empty", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []dataplane.HTTPRoute{emptyRoute}},
-			{Name: "wild", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "*.example.com", HTTPRoutes: []dataplane.HTTPRoute{catchAll("wild", b2)}},
-			{Name: "exact", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "foo.example.com", HTTPRoutes: []dataplane.HTTPRoute{catchAll("exact", b3)}},
+		Listeners: []ir.Listener{
+			{Name: "empty", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []ir.HTTPRoute{emptyRoute}},
+			{Name: "wild", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "*.example.com", HTTPRoutes: []ir.HTTPRoute{catchAll("wild", b2)}},
+			{Name: "exact", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "foo.example.com", HTTPRoutes: []ir.HTTPRoute{catchAll("exact", b3)}},
 		},
 	}}}
 	addr := mustAddr(t, startGateway(t, cfg), 80)

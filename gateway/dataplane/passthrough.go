@@ -20,6 +20,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // defaultInspectLimit bounds the wait for a ClientHello when neither
@@ -31,7 +33,7 @@ const defaultInspectLimit = 30 * time.Second
 const passthroughDialTimeout = 5 * time.Second
 
 // inspectLimit is how long a passthrough listener waits for a ClientHello.
-func (t ConnectionTimeouts) inspectLimit() time.Duration {
+func inspectLimit(t ir.ConnectionTimeouts) time.Duration {
 	return cmpOr(t.TLSInspectDelay, cmpOr(t.Client, defaultInspectLimit))
 }
 
@@ -41,7 +43,7 @@ type passthroughServer struct {
 	s   *Server
 	key portKey
 	ln  net.Listener
-	t   ConnectionTimeouts
+	t   ir.ConnectionTimeouts
 
 	ctx    context.Context // ends backend dials when the socket closes
 	cancel context.CancelFunc
@@ -51,7 +53,7 @@ type passthroughServer struct {
 	closed bool
 }
 
-func newPassthroughServer(s *Server, key portKey, ln net.Listener, t ConnectionTimeouts) *passthroughServer {
+func newPassthroughServer(s *Server, key portKey, ln net.Listener, t ir.ConnectionTimeouts) *passthroughServer {
 	ctx, cancel := context.WithCancel(s.ctx)
 	return &passthroughServer{s: s, key: key, ln: ln, t: t, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 }
@@ -126,7 +128,7 @@ func (p *passthroughServer) handle(client net.Conn) {
 	log := p.s.log.WithValues("socket", p.key.String(), "client", client.RemoteAddr().String())
 
 	accepted := time.Now()
-	limit := p.t.inspectLimit()
+	limit := inspectLimit(p.t)
 	_ = client.SetReadDeadline(accepted.Add(limit))
 	hello, serverName, err := readClientHello(client)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
 	"github.com/gatecheck/gatecheck/echo-backend/tcpecho"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
@@ -38,14 +39,14 @@ func startTLSBackend(t *testing.T, name string, hosts ...string) *tlsBackend {
 	return &tlsBackend{name: name, cert: cert, srv: srv}
 }
 
-func (b *tlsBackend) ref() dataplane.Backend {
-	return dataplane.Backend{Name: "default/" + b.name + ":8443", Weight: 1, Endpoints: []string{b.srv.Addr()}}
+func (b *tlsBackend) ref() ir.Backend {
+	return ir.Backend{Name: "default/" + b.name + ":8443", Weight: 1, Endpoints: []string{b.srv.Addr()}}
 }
 
 // tlsRoute builds a TLSRoute named name created at minute created.
-func tlsRoute(name string, created int, hostnames []string, backends ...dataplane.Backend) dataplane.TLSRoute {
-	return dataplane.TLSRoute{
-		RouteMeta: dataplane.RouteMeta{
+func tlsRoute(name string, created int, hostnames []string, backends ...ir.Backend) ir.TLSRoute {
+	return ir.TLSRoute{
+		RouteMeta: ir.RouteMeta{
 			Namespace: "default", Name: name,
 			Created:   time.Date(2025, 1, 1, 0, created, 0, 0, time.UTC),
 			Hostnames: hostnames,
@@ -56,11 +57,11 @@ func tlsRoute(name string, created int, hostnames []string, backends ...dataplan
 
 // passthroughGateway serves routes on a TLS passthrough listener on port
 // 443 (hostname "" for any) with timeouts t, and returns its address.
-func passthroughGateway(t *testing.T, tt dataplane.ConnectionTimeouts, hostname string, routes ...dataplane.TLSRoute) string {
+func passthroughGateway(t *testing.T, tt ir.ConnectionTimeouts, hostname string, routes ...ir.TLSRoute) string {
 	t.Helper()
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw", Timeouts: tt,
-		Listeners: []dataplane.Listener{{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType, Hostname: hostname, TLSRoutes: routes}},
+		Listeners: []ir.Listener{{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType, Hostname: hostname, TLSRoutes: routes}},
 	}}}
 	return mustAddr(t, startGateway(t, cfg), 443)
 }
@@ -130,7 +131,7 @@ func (c *tlsLines) accepted() uint64 {
 func TestTLSPassthroughRoutesBySNI(t *testing.T) {
 	exact := startTLSBackend(t, "exact", "a.example.com")
 	wild := startTLSBackend(t, "wild", "*.example.com")
-	addr := passthroughGateway(t, dataplane.ConnectionTimeouts{}, "",
+	addr := passthroughGateway(t, ir.ConnectionTimeouts{}, "",
 		// The wildcard route is older: the exact hostname still wins
 		// for a.example.com, as it is more specific.
 		tlsRoute("wild", 0, []string{"*.example.com"}, wild.ref()),
@@ -172,7 +173,7 @@ func TestTLSPassthroughRoutesBySNI(t *testing.T) {
 // route when every route names hostnames.
 func TestTLSPassthroughListenerHostname(t *testing.T) {
 	b := startTLSBackend(t, "b", "a.example.com", "a.other.test", "127.0.0.1")
-	addr := passthroughGateway(t, dataplane.ConnectionTimeouts{}, "*.example.com",
+	addr := passthroughGateway(t, ir.ConnectionTimeouts{}, "*.example.com",
 		tlsRoute("r", 0, []string{"a.example.com", "a.other.test"}, b.ref()))
 	if c, err := dialTLS(t, addr, "a.example.com", b.cert, 0); err != nil {
 		t.Fatalf("SNI a.example.com: %v", err)
@@ -200,7 +201,7 @@ func TestTLSInspectDelay(t *testing.T) {
 	b := startTLSBackend(t, "b", "a.example.com")
 	// The client timeout is beyond the window: a gateway that waited for
 	// it instead of the inspect delay fails.
-	tt := dataplane.ConnectionTimeouts{TLSInspectDelay: delay, Client: delay + tolerance + 2*time.Second}
+	tt := ir.ConnectionTimeouts{TLSInspectDelay: delay, Client: delay + tolerance + 2*time.Second}
 	addr := passthroughGateway(t, tt, "", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
 
 	hello := captureHello(t, "a.example.com")
@@ -244,7 +245,7 @@ func TestTLSInspectDelay(t *testing.T) {
 func TestTLSInspectDelayFallsBackToClientTimeout(t *testing.T) {
 	const client = 700 * time.Millisecond
 	b := startTLSBackend(t, "b", "a.example.com")
-	addr := passthroughGateway(t, dataplane.ConnectionTimeouts{Client: client}, "", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
+	addr := passthroughGateway(t, ir.ConnectionTimeouts{Client: client}, "", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
 	start := time.Now()
 	conn := dialGateway(t, addr)
 	elapsed, _ := untilEOF(t, conn, start)
@@ -294,7 +295,7 @@ func captureHello(t *testing.T, sni string) []byte {
 func TestTLSPassthroughTunnelTimeout(t *testing.T) {
 	const tunnel = 700 * time.Millisecond
 	b := startTLSBackend(t, "b", "a.example.com")
-	addr := passthroughGateway(t, dataplane.ConnectionTimeouts{Tunnel: tunnel, TLSInspectDelay: 5 * time.Second},
+	addr := passthroughGateway(t, ir.ConnectionTimeouts{Tunnel: tunnel, TLSInspectDelay: 5 * time.Second},
 		"", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
 	c, err := dialTLS(t, addr, "a.example.com", b.cert, 0)
 	if err != nil {
@@ -320,7 +321,7 @@ func TestTLSPassthroughTunnelTimeout(t *testing.T) {
 func TestTLSPassthroughNotTLS(t *testing.T) {
 	const delay = 5 * time.Second
 	b := startTLSBackend(t, "b", "a.example.com")
-	addr := passthroughGateway(t, dataplane.ConnectionTimeouts{TLSInspectDelay: delay}, "", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
+	addr := passthroughGateway(t, ir.ConnectionTimeouts{TLSInspectDelay: delay}, "", tlsRoute("r", 0, []string{"a.example.com"}, b.ref()))
 	start := time.Now()
 	conn := dialGateway(t, addr)
 	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: a.example.com\r\n\r\n"); err != nil {
@@ -338,10 +339,10 @@ func TestTLSPassthroughNotTLS(t *testing.T) {
 // TestTLSPassthroughClose checks that Close ends tunnels in progress.
 func TestTLSPassthroughClose(t *testing.T) {
 	b := startTLSBackend(t, "b", "a.example.com")
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType,
-			TLSRoutes: []dataplane.TLSRoute{tlsRoute("r", 0, []string{"a.example.com"}, b.ref())}}},
+		Listeners: []ir.Listener{{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType,
+			TLSRoutes: []ir.TLSRoute{tlsRoute("r", 0, []string{"a.example.com"}, b.ref())}}},
 	}}}
 	s := dataplane.New(dataplane.Options{})
 	if err := s.Apply(cfg); err != nil {
@@ -376,15 +377,15 @@ func TestTLSPassthroughClose(t *testing.T) {
 // wrong kind of listener and for TLS sharing a port with HTTP.
 func TestTLSListenerConfigErrors(t *testing.T) {
 	b := startTLSBackend(t, "b", "a.example.com")
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{
+		Listeners: []ir.Listener{
 			{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType, Hostname: "a.example.com",
-				TLSRoutes:  []dataplane.TLSRoute{tlsRoute("r", 0, []string{"a.example.com"}, b.ref())},
-				HTTPRoutes: []dataplane.HTTPRoute{route("h", 0, nil)}},
+				TLSRoutes:  []ir.TLSRoute{tlsRoute("r", 0, []string{"a.example.com"}, b.ref())},
+				HTTPRoutes: []ir.HTTPRoute{route("h", 0, nil)}},
 			{Name: "http", Port: 443, Protocol: gwv1.HTTPProtocolType, Hostname: "b.example.com"},
 			{Name: "http2", Port: 80, Protocol: gwv1.HTTPProtocolType,
-				TLSRoutes: []dataplane.TLSRoute{tlsRoute("r", 0, nil, b.ref())}},
+				TLSRoutes: []ir.TLSRoute{tlsRoute("r", 0, nil, b.ref())}},
 		},
 	}}}
 	s := dataplane.New(dataplane.Options{})

@@ -5,9 +5,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
 )
 
 // targetRecorder is a backend that records the request-target of every
@@ -36,8 +35,8 @@ func (rec *targetRecorder) take() []string {
 	return out
 }
 
-func (rec *targetRecorder) ref(name string) dataplane.Backend {
-	return dataplane.Backend{Name: "default/" + name + ":8080", Weight: 1, Endpoints: []string{rec.addr}}
+func (rec *targetRecorder) ref(name string) ir.Backend {
+	return ir.Backend{Name: "default/" + name + ":8080", Weight: 1, Endpoints: []string{rec.addr}}
 }
 
 // TestPathsAreNormalisedBeforeMatching sends paths whose dot-segments,

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/ctxsleep"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -78,7 +79,7 @@ func (a *action) compileRetry(r *gwv1.HTTPRouteRetry) error {
 		p.retries = n
 	}
 	if r.Backoff != nil {
-		d, err := ParseDuration("retry.backoff", r.Backoff)
+		d, err := ir.ParseDuration("retry.backoff", r.Backoff)
 		if err != nil {
 			return err
 		}

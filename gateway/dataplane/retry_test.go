@@ -19,6 +19,7 @@ import (
 	"github.com/gatecheck/gatecheck/echo-backend/fault"
 	"github.com/gatecheck/gatecheck/echo-backend/ledger"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // startEcho starts an in-process echo-backend serving HTTP/1.1 and h2c on
@@ -35,8 +36,8 @@ func startEcho(t testing.TB) *echobackend.Backend {
 
 // echoRef is a weight-1 Backend for the echo-backends' HTTP/1.1 ports, or
 // their h2c ports with appProtocol kubernetes.io/h2c.
-func echoRef(name string, h2c bool, ebs ...*echobackend.Backend) dataplane.Backend {
-	ref := dataplane.Backend{Name: "default/" + name + ":8080", Weight: 1}
+func echoRef(name string, h2c bool, ebs ...*echobackend.Backend) ir.Backend {
+	ref := ir.Backend{Name: "default/" + name + ":8080", Weight: 1}
 	for _, eb := range ebs {
 		if h2c {
 			ref.Endpoints = append(ref.Endpoints, eb.Addr(echobackend.ListenerH2C))
@@ -52,7 +53,7 @@ func echoRef(name string, h2c bool, ebs ...*echobackend.Backend) dataplane.Backe
 
 // retryRule is a PathPrefix rule with a retry stanza; a negative attempts
 // and an empty backoff leave those fields unset.
-func retryRule(prefix string, codes []int, attempts int, backoff string, backends ...dataplane.Backend) dataplane.HTTPRule {
+func retryRule(prefix string, codes []int, attempts int, backoff string, backends ...ir.Backend) ir.HTTPRule {
 	r := prefixRule(prefix, nil, backends...)
 	r.Retry = &gwv1.HTTPRouteRetry{}
 	for _, c := range codes {
@@ -68,7 +69,7 @@ func retryRule(prefix string, codes []int, attempts int, backoff string, backend
 }
 
 // withTimeouts sets a rule's timeouts; "" leaves a field unset.
-func withTimeouts(r dataplane.HTTPRule, request, backendRequest string) dataplane.HTTPRule {
+func withTimeouts(r ir.HTTPRule, request, backendRequest string) ir.HTTPRule {
 	r.Timeouts = &gwv1.HTTPRouteTimeouts{}
 	if request != "" {
 		r.Timeouts.Request = ptr(gwv1.Duration(request))
@@ -535,7 +536,7 @@ func TestRetryReplaysBody(t *testing.T) {
 	}
 }
 
-func negativeAttempts(r dataplane.HTTPRule) dataplane.HTTPRule {
+func negativeAttempts(r ir.HTTPRule) ir.HTTPRule {
 	r.Retry.Attempts = ptr(-1)
 	return r
 }
@@ -543,7 +544,7 @@ func negativeAttempts(r dataplane.HTTPRule) dataplane.HTTPRule {
 func TestBadRetryIsReported(t *testing.T) {
 	b := startBackend(t, "b")
 	tests := []struct {
-		rule dataplane.HTTPRule
+		rule ir.HTTPRule
 		want string
 	}{
 		{retryRule("/", []int{503, 302}, 1, "", b.ref()), `retry.codes[1]: 302 cannot be retried; accepted: an HTTP status from 400 to 599`},

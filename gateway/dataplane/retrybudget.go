@@ -8,29 +8,9 @@ package dataplane
 import (
 	"sync"
 	"time"
-)
 
-// RetryBudget is the retryConstraint of the XBackendTrafficPolicy that
-// targets a backend's Service, with the API's defaults applied.
-type RetryBudget struct {
-	// Key names the budget: every backendRef with the same Key draws on
-	// one budget. The controller sets it to the Service's
-	// "namespace/name", so that every route to the Service, on any port,
-	// shares it.
-	Key string
-	// Percent is budget.percent: the most retries may make up of the
-	// requests sent to the backend over Interval, retries included (0 to
-	// 100).
-	Percent int
-	// Interval is budget.interval: the sliding window over which requests
-	// and retries are counted.
-	Interval time.Duration
-	// MinRetries per MinInterval is minRetryRate: retries allowed whatever
-	// the percentage says, so that a backend with little traffic can
-	// still be retried. MinRetries 0 allows none.
-	MinRetries  int
-	MinInterval time.Duration
-}
+	"github.com/gatecheck/gatecheck/gateway/ir"
+)
 
 // budgetSlots is the number of slots a budget's window is counted in: a
 // request leaves the window between Interval and Interval*(1+1/budgetSlots)
@@ -90,7 +70,7 @@ func (bs *budgets) prune(keep map[string]bool) {
 
 // slot returns the slot of now under cfg, resetting the window when the
 // interval changed.
-func (b *retryBudget) slot(now time.Time, cfg *RetryBudget) *budgetSlot {
+func (b *retryBudget) slot(now time.Time, cfg *ir.RetryBudget) *budgetSlot {
 	d := max(cfg.Interval/budgetSlots, time.Millisecond)
 	if d != b.slotDur {
 		b.slotDur = d
@@ -105,7 +85,7 @@ func (b *retryBudget) slot(now time.Time, cfg *RetryBudget) *budgetSlot {
 }
 
 // window returns the requests and retries counted over the last Interval.
-func (b *retryBudget) window(now time.Time, cfg *RetryBudget) (requests, retries int) {
+func (b *retryBudget) window(now time.Time, cfg *ir.RetryBudget) (requests, retries int) {
 	cur := b.slot(now, cfg).index
 	for _, s := range b.slots {
 		if s.index > cur-budgetSlots && s.index <= cur {
@@ -117,7 +97,7 @@ func (b *retryBudget) window(now time.Time, cfg *RetryBudget) (requests, retries
 }
 
 // request counts a first attempt sent to the backend.
-func (b *retryBudget) request(now time.Time, cfg *RetryBudget) {
+func (b *retryBudget) request(now time.Time, cfg *ir.RetryBudget) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.slot(now, cfg).requests++
@@ -131,7 +111,7 @@ func (b *retryBudget) request(now time.Time, cfg *RetryBudget) {
 // refills at MinRetries per MinInterval; every retry takes a token while
 // there is one, so at high traffic the minimum is part of the percentage,
 // not added to it.
-func (b *retryBudget) allowRetry(now time.Time, cfg *RetryBudget) bool {
+func (b *retryBudget) allowRetry(now time.Time, cfg *ir.RetryBudget) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.takeToken(now, cfg) {
@@ -146,7 +126,7 @@ func (b *retryBudget) allowRetry(now time.Time, cfg *RetryBudget) bool {
 	return true
 }
 
-func (b *retryBudget) count(now time.Time, cfg *RetryBudget) {
+func (b *retryBudget) count(now time.Time, cfg *ir.RetryBudget) {
 	s := b.slot(now, cfg)
 	s.requests++
 	s.retries++
@@ -154,7 +134,7 @@ func (b *retryBudget) count(now time.Time, cfg *RetryBudget) {
 
 // takeToken refills minRetryRate's bucket for the time since the last
 // refill and takes a token if there is one.
-func (b *retryBudget) takeToken(now time.Time, cfg *RetryBudget) bool {
+func (b *retryBudget) takeToken(now time.Time, cfg *ir.RetryBudget) bool {
 	if cfg.MinRetries <= 0 || cfg.MinInterval <= 0 {
 		return false
 	}
@@ -174,13 +154,13 @@ func (b *retryBudget) takeToken(now time.Time, cfg *RetryBudget) bool {
 }
 
 // budgetKeys returns the keys of the retry budgets cfg's backends use.
-func budgetKeys(cfg *Config) map[string]bool {
+func budgetKeys(cfg *ir.Config) map[string]bool {
 	keys := map[string]bool{}
 	if cfg == nil {
 		return keys
 	}
 	for gi := range cfg.Gateways {
-		cfg.Gateways[gi].EachRequestBackend(func(b *Backend) {
+		cfg.Gateways[gi].EachRequestBackend(func(b *ir.Backend) {
 			if b.RetryBudget != nil {
 				keys[b.RetryBudget.Key] = true
 			}

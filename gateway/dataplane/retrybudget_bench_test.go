@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // BenchmarkRetryBudget measures what a retry budget costs a request
@@ -16,7 +16,7 @@ import (
 func BenchmarkRetryBudget(b *testing.B) {
 	eb := startEcho(b)
 	plain := echoRef("echo", false, eb)
-	budgeted := func(name string, rb dataplane.RetryBudget) dataplane.Backend {
+	budgeted := func(name string, rb ir.RetryBudget) ir.Backend {
 		ref := echoRef(name, false, eb)
 		rb.Key = "default/" + name
 		ref.RetryBudget = &rb
@@ -24,8 +24,8 @@ func BenchmarkRetryBudget(b *testing.B) {
 	}
 	c := serveBench(b, oneListener(route("r", 0, nil,
 		retryRule("/plain", []int{503}, 1, "0s", plain),
-		retryRule("/budget", []int{503}, 1, "0s", budgeted("allows", dataplane.RetryBudget{Percent: 100, Interval: time.Second})),
-		retryRule("/refused", []int{503}, 1, "0s", budgeted("refuses", dataplane.RetryBudget{Percent: 0, Interval: time.Second})),
+		retryRule("/budget", []int{503}, 1, "0s", budgeted("allows", ir.RetryBudget{Percent: 100, Interval: time.Second})),
+		retryRule("/refused", []int{503}, 1, "0s", budgeted("refuses", ir.RetryBudget{Percent: 0, Interval: time.Second})),
 	)), "bench-budget")
 	run := func(b *testing.B, path, spec string, want int) { c.run(b, http.MethodGet, path, nil, spec, want) }
 	b.Run("stanza-unused/no-budget", func(b *testing.B) { run(b, "/plain/x", "", http.StatusOK) })

@@ -3,13 +3,15 @@ package dataplane
 import (
 	"testing"
 	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // TestRetryBudgetPercent: with every request failing once, the budget
 // lets retries make up at most Percent of the window's requests, retries
 // included, and frees room as requests leave the window.
 func TestRetryBudgetPercent(t *testing.T) {
-	cfg := &RetryBudget{Key: "ns/svc", Percent: 20, Interval: time.Second}
+	cfg := &ir.RetryBudget{Key: "ns/svc", Percent: 20, Interval: time.Second}
 	var b retryBudget
 	now := time.Unix(1000, 0)
 	retries := 0
@@ -43,7 +45,7 @@ func TestRetryBudgetPercent(t *testing.T) {
 // are allowed at once, and the bucket refills at MinRetries per
 // MinInterval.
 func TestRetryBudgetMinRetryRate(t *testing.T) {
-	cfg := &RetryBudget{Key: "ns/svc", Percent: 0, Interval: 10 * time.Second, MinRetries: 3, MinInterval: time.Second}
+	cfg := &ir.RetryBudget{Key: "ns/svc", Percent: 0, Interval: 10 * time.Second, MinRetries: 3, MinInterval: time.Second}
 	var b retryBudget
 	now := time.Unix(1000, 0)
 	allowed := 0
@@ -66,7 +68,7 @@ func TestRetryBudgetMinRetryRate(t *testing.T) {
 // that makes a retry: counting the request and deciding the retry, from
 // one goroutine and from all of them at once (one budget, one lock).
 func BenchmarkRetryBudgetCounting(b *testing.B) {
-	cfg := &RetryBudget{Key: "ns/svc", Percent: 20, Interval: 10 * time.Second, MinRetries: 10, MinInterval: time.Second}
+	cfg := &ir.RetryBudget{Key: "ns/svc", Percent: 20, Interval: 10 * time.Second, MinRetries: 10, MinInterval: time.Second}
 	b.Run("serial", func(b *testing.B) {
 		var rb retryBudget
 		b.ReportAllocs()

@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // Options configures a Server.
@@ -103,7 +104,7 @@ type portServer struct {
 	key         portKey
 	https       bool
 	passthrough bool
-	timeouts    ConnectionTimeouts // fixed for the socket's life: a change opens a new socket
+	timeouts    ir.ConnectionTimeouts // fixed for the socket's life: a change opens a new socket
 	ln          net.Listener
 	srv         *http.Server
 	pass        *passthroughServer
@@ -125,7 +126,7 @@ func (ps *portServer) close() error {
 // certificate, a socket that cannot be opened) are left out and named in the
 // returned error; everything else is served. Apply keeps references into cfg,
 // which must not be modified afterwards.
-func (s *Server) Apply(cfg *Config) error {
+func (s *Server) Apply(cfg *ir.Config) error {
 	snap, compileErr := compile(cfg)
 	errs := []error{compileErr}
 

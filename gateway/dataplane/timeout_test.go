@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // tolerance is how late a timeout may fire on a loaded machine.
@@ -31,8 +32,8 @@ func TestTimeouts(t *testing.T) {
 			_, _ = io.WriteString(w, "fast")
 		}
 	}))
-	ref := dataplane.Backend{Name: "default/slow:80", Weight: 1, Endpoints: []string{backendAddr}}
-	withTimeouts := func(prefix string, request, backend string) dataplane.HTTPRule {
+	ref := ir.Backend{Name: "default/slow:80", Weight: 1, Endpoints: []string{backendAddr}}
+	withTimeouts := func(prefix string, request, backend string) ir.HTTPRule {
 		r := prefixRule(prefix, nil, ref)
 		r.Timeouts = &gwv1.HTTPRouteTimeouts{}
 		if request != "" {

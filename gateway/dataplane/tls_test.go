@@ -9,7 +9,7 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/internal/testcert"
 )
 
@@ -44,16 +44,16 @@ func tlsGet(t *testing.T, addr, sni, host string, h2 bool) (*http.Response, []by
 
 func TestHTTPSListenersSNIAndMisdirectedRequests(t *testing.T) {
 	b1, b2, b3 := startBackend(t, "b1"), startBackend(t, "b2"), startBackend(t, "b3")
-	https := func(name, hostname, certName string, r dataplane.HTTPRoute) dataplane.Listener {
-		return dataplane.Listener{
+	https := func(name, hostname, certName string, r ir.HTTPRoute) ir.Listener {
+		return ir.Listener{
 			Name: name, Port: 443, Protocol: gwv1.HTTPSProtocolType, Hostname: hostname,
 			Certificates: []tls.Certificate{testcert.New(t, certName).TLS},
-			HTTPRoutes:   []dataplane.HTTPRoute{r},
+			HTTPRoutes:   []ir.HTTPRoute{r},
 		}
 	}
-	cfg := &dataplane.Config{Gateways: []dataplane.Gateway{{
+	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
-		Listeners: []dataplane.Listener{
+		Listeners: []ir.Listener{
 			https("https", "", "example.org", route("r1", 0, []string{"example.org"}, rule(nil, b1.ref()))),
 			https("second", "second-example.org", "second-example.org", route("r2", 0, nil, rule(nil, b2.ref()))),
 			https("wild", "*.wildcard.org", "*.wildcard.org", route("r3", 0, nil, rule(nil, b3.ref()))),

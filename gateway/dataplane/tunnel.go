@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // halfCloser is a connection whose write side can be shut on its own
@@ -51,7 +53,7 @@ type tunnelSide struct {
 // it ("" when both directions ended normally). closeOnBackendFIN is the
 // test-only breakage.Set.CloseTunnelOnBackendFIN: the backend's half-close
 // closes both connections at once.
-func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ConnectionTimeouts, closeOnBackendFIN bool) string {
+func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ir.ConnectionTimeouts, closeOnBackendFIN bool) string {
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
 	cs := &tunnelSide{conn: client, r: clientR, idle: cmpOr(t.Tunnel, t.Client), fin: cmpOr(t.ClientFin, cmpOr(t.Tunnel, t.Client))}

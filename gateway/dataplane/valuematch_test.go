@@ -8,6 +8,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // TestHeaderAndQueryMatchTypes: header and query parameter matches route by
@@ -41,11 +42,11 @@ func TestHeaderAndQueryMatchTypes(t *testing.T) {
 		badTimeout,
 		rule(nil, b1.ref()),
 	))
-	cfg.Gateways[0].Listeners[0].GRPCRoutes = []dataplane.GRPCRoute{{
-		RouteMeta: dataplane.RouteMeta{Namespace: "default", Name: "g"},
-		Rules: []dataplane.GRPCRule{{
+	cfg.Gateways[0].Listeners[0].GRPCRoutes = []ir.GRPCRoute{{
+		RouteMeta: ir.RouteMeta{Namespace: "default", Name: "g"},
+		Rules: []ir.GRPCRule{{
 			Matches:  []gwv1.GRPCRouteMatch{{Headers: []gwv1.GRPCHeaderMatch{{Type: &grpcType, Name: "x-version", Value: "v"}}}},
-			Backends: []dataplane.Backend{b1.ref()},
+			Backends: []ir.Backend{b1.ref()},
 		}},
 	}}
 

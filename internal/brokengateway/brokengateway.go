@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 )
 
@@ -30,7 +31,7 @@ type Hooks struct {
 	// it is given the data plane's Apply (and the data plane's logger) and
 	// returns what the controller calls instead, which may change each
 	// snapshot (a field the data plane ignores) or hand it over late.
-	Apply func(apply func(*dataplane.Config) error, log logr.Logger) func(*dataplane.Config) error
+	Apply func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error
 	// NewDataPlane, when set, builds the data plane in place of
 	// dataplane.New.
 	NewDataPlane func(dataplane.Options) *dataplane.Server

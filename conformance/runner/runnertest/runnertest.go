@@ -15,6 +15,7 @@ import (
 	"github.com/gatecheck/gatecheck/conformance/runner"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 	"github.com/gatecheck/gatecheck/internal/brokengateway"
@@ -29,7 +30,7 @@ type ReferenceGateway struct {
 	// goroutine only; it may change the snapshot in place, but values it
 	// shares with the controller's objects (pointers into the routes) must
 	// be copied before they are changed.
-	MutateConfig func(*dataplane.Config)
+	MutateConfig func(*ir.Config)
 	// LateApply, when positive, hands each snapshot to the data plane this
 	// long after the controller made it (dataplanetest.LateApply), as a
 	// data plane fed asynchronously takes it: status is written before the
@@ -51,14 +52,14 @@ func (g ReferenceGateway) hooks() brokengateway.Hooks {
 	var h brokengateway.Hooks
 	mutate, late := g.MutateConfig, g.LateApply
 	if mutate != nil || late > 0 {
-		h.Apply = func(apply func(*dataplane.Config) error, log logr.Logger) func(*dataplane.Config) error {
+		h.Apply = func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
 			if late > 0 {
 				apply = dataplanetest.LateApply(apply, late, log)
 			}
 			if mutate == nil {
 				return apply
 			}
-			return func(cfg *dataplane.Config) error {
+			return func(cfg *ir.Config) error {
 				mutate(cfg)
 				return apply(cfg)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
 )
 
@@ -22,14 +23,14 @@ func TestZeroReferenceGatewayIsHealthy(t *testing.T) {
 // and with LateApply only after the delay.
 func TestHooksMutateThenApplyLate(t *testing.T) {
 	const late = 200 * time.Millisecond
-	got := make(chan *dataplane.Config, 1)
+	got := make(chan *ir.Config, 1)
 	g := ReferenceGateway{
-		MutateConfig: func(c *dataplane.Config) { c.Gateways = append(c.Gateways, dataplane.Gateway{Name: "mutated"}) },
+		MutateConfig: func(c *ir.Config) { c.Gateways = append(c.Gateways, ir.Gateway{Name: "mutated"}) },
 		LateApply:    late,
 	}
-	apply := g.hooks().Apply(func(c *dataplane.Config) error { got <- c; return nil }, logr.Discard())
+	apply := g.hooks().Apply(func(c *ir.Config) error { got <- c; return nil }, logr.Discard())
 	start := time.Now()
-	if err := apply(&dataplane.Config{}); err != nil {
+	if err := apply(&ir.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	select {

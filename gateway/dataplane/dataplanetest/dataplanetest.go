@@ -22,6 +22,7 @@ import (
 
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatecheck/gatecheck/gateway/ir"
 )
 
 // Breakage names a way the reference data plane's own code goes wrong.
@@ -107,12 +108,12 @@ func NewServer(opts dataplane.Options, bs ...Breakage) *dataplane.Server {
 // was handed over by then; snapshots go over in the order they came. A
 // controller that calls it writes Accepted and Programmed before the
 // routes are served. Errors of the late apply go to log.
-func LateApply(apply func(*dataplane.Config) error, d time.Duration, log logr.Logger) func(*dataplane.Config) error {
+func LateApply(apply func(*ir.Config) error, d time.Duration, log logr.Logger) func(*ir.Config) error {
 	var (
 		mu            sync.Mutex
 		seq, appliedN uint64
 	)
-	return func(cfg *dataplane.Config) error {
+	return func(cfg *ir.Config) error {
 		mu.Lock()
 		seq++
 		mine := seq

@@ -1,12 +1,24 @@
-// Package dataplane is the reference gateway's data plane: it serves the
-// listeners of every programmed Gateway and routes requests by the resolved
-// routing snapshot (Config) the controller compiles from the API objects.
+// Package ir is the contract between the reference gateway's controller
+// (gateway/controller) and its data plane (gateway/dataplane): one routing
+// snapshot, Config, and every type it carries. The name is Envoy Gateway's
+// for the same idea, an intermediate representation between the Gateway API
+// objects and what serves traffic.
 //
-// Config is the contract between the controller and the data plane: the
-// controller does attachment, hostname intersection and reference
-// resolution; the data plane does matching, filters, weighting, retries and
-// timeouts, and never reads the API server.
-package dataplane
+// The controller does what needs the API server: attachment, hostname
+// intersection, reference resolution, defaulting, and the policies that
+// target Services. What it cannot resolve it still writes down (a Backend
+// marked Invalid, an unresolved mirror), so that the data plane answers for
+// it as the spec says. The data plane compiles a Config once when it is
+// applied (matching order, filters, weights, retries, timeouts) and never
+// reads the API server.
+//
+// The types are plain data with no behaviour beyond walking and parsing
+// helpers; a Config handed to the data plane must not be modified
+// afterwards. Gatecheck's negative checks mutate a Config before it is
+// applied to break the reference gateway the way real data planes go wrong
+// (conformance/tests/breakages_test.go), so a field here is also a knob
+// those checks can turn.
+package ir
 
 import (
 	"crypto/tls"
