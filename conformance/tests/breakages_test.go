@@ -481,7 +481,7 @@ func eachHTTPBackend(f func(*ir.HTTPRoute, *ir.Backend, *ir.RetryBudget) *ir.Ret
 					r := &l.HTTPRoutes[ri]
 					for i := range r.Rules {
 						for bi := range r.Rules[i].Backends {
-							b := &r.Rules[i].Backends[bi]
+							b := &r.Rules[i].Backends[bi].Backend
 							if b.RetryBudget != nil {
 								rb := *b.RetryBudget
 								b.RetryBudget = f(r, b, &rb)

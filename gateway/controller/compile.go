@@ -46,64 +46,98 @@ func (c *routeCompiler) backend(ref gwv1.BackendObjectReference, weight *int32) 
 	return b
 }
 
-// httpFilters compiles filters, resolving the backend of each RequestMirror.
-// ok is false when a filter is an ExtensionRef: the reference gateway has no
-// extension filters, so such a reference never resolves (ResolvedRefs=False,
-// InvalidKind) and, as HTTPRouteFilter requires, the rule must not be served
-// without it: the caller answers its requests with 500.
+// knownGRPCFilters are the GRPCRoute filter types of the API; as for
+// HTTPRoute, any other type rejects the route.
+var knownGRPCFilters = map[gwv1.GRPCRouteFilterType]bool{
+	gwv1.GRPCRouteFilterRequestHeaderModifier:  true,
+	gwv1.GRPCRouteFilterResponseHeaderModifier: true,
+	gwv1.GRPCRouteFilterRequestMirror:          true,
+	gwv1.GRPCRouteFilterExtensionRef:           true,
+}
+
+// admitFilter decides what becomes of one route filter, of either route
+// type. A type the API does not know is left out and makes the route
+// unsupported (Accepted=False, UnsupportedValue). An ExtensionRef is left
+// out too, and servable is false: the reference gateway has no extension
+// filters, so such a reference never resolves (ResolvedRefs=False,
+// InvalidKind) and, as the API requires, the rule must not be served
+// without it: the caller answers its requests with an error. Every other
+// filter is kept.
+func (c *routeCompiler) admitFilter(typ string, known, extensionRef bool, ref *gwv1.LocalObjectReference) (keep, servable bool) {
+	switch {
+	case !known:
+		if !c.unsupport.isSet() {
+			c.unsupport = reason{string(gwv1.RouteReasonUnsupportedValue),
+				fmt.Sprintf("filter type %q is not supported", typ)}
+		}
+		return false, true
+	case extensionRef:
+		if !c.unresolved.isSet() {
+			name := "<nil>"
+			if ref != nil {
+				name = fmt.Sprintf("%s/%s %s", ref.Group, ref.Kind, ref.Name)
+			}
+			c.unresolved = reason{string(gwv1.RouteReasonInvalidKind),
+				fmt.Sprintf("extensionRef %s is not supported: the reference gateway has no extension filters", name)}
+		}
+		return false, false
+	}
+	return true, true
+}
+
+// mirrorBackend resolves the backend of a RequestMirror filter; nil when
+// the filter has no requestMirror (the data plane reports that).
+func (c *routeCompiler) mirrorBackend(rm *gwv1.HTTPRequestMirrorFilter) *ir.Backend {
+	if rm == nil {
+		return nil
+	}
+	m := c.backend(rm.BackendRef, nil)
+	return &m
+}
+
+// httpFilters compiles an HTTPRoute's filters (admitFilter), resolving the
+// backend of each RequestMirror. ok is false when the rule must not be
+// served.
 func (c *routeCompiler) httpFilters(filters []gwv1.HTTPRouteFilter) (out []ir.HTTPFilter, ok bool) {
 	ok = true
 	for _, f := range filters {
-		if !knownHTTPFilters[f.Type] {
-			if !c.unsupport.isSet() {
-				c.unsupport = reason{string(gwv1.RouteReasonUnsupportedValue),
-					fmt.Sprintf("filter type %q is not supported", f.Type)}
-			}
-			continue
-		}
-		if f.Type == gwv1.HTTPRouteFilterExtensionRef {
-			ok = false
-			if !c.unresolved.isSet() {
-				ref := "<nil>"
-				if f.ExtensionRef != nil {
-					ref = fmt.Sprintf("%s/%s %s", f.ExtensionRef.Group, f.ExtensionRef.Kind, f.ExtensionRef.Name)
-				}
-				c.unresolved = reason{string(gwv1.RouteReasonInvalidKind),
-					fmt.Sprintf("extensionRef %s is not supported: the reference gateway has no extension filters", ref)}
-			}
+		keep, servable := c.admitFilter(string(f.Type), knownHTTPFilters[f.Type], f.Type == gwv1.HTTPRouteFilterExtensionRef, f.ExtensionRef)
+		ok = ok && servable
+		if !keep {
 			continue
 		}
 		df := ir.HTTPFilter{HTTPRouteFilter: *f.DeepCopy()}
-		if f.Type == gwv1.HTTPRouteFilterRequestMirror && f.RequestMirror != nil {
-			m := c.backend(f.RequestMirror.BackendRef, nil)
-			df.Mirror = &m
+		if f.Type == gwv1.HTTPRouteFilterRequestMirror {
+			df.Mirror = c.mirrorBackend(f.RequestMirror)
 		}
 		out = append(out, df)
 	}
 	return out, ok
 }
 
-// grpcToHTTPFilters converts GRPCRoute filters to their HTTPRoute
-// equivalents (the types share names and fields), so that GRPCRoute
-// backendRef filters fit ir.Backend.Filters.
-func grpcToHTTPFilters(filters []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
-	var out []gwv1.HTTPRouteFilter
+// grpcFilters compiles a GRPCRoute's filters as httpFilters does HTTPRoute
+// ones; they stay GRPCRoute filters all the way to the data plane.
+func (c *routeCompiler) grpcFilters(filters []gwv1.GRPCRouteFilter) (out []ir.GRPCFilter, ok bool) {
+	ok = true
 	for _, f := range filters {
-		out = append(out, gwv1.HTTPRouteFilter{
-			Type:                   gwv1.HTTPRouteFilterType(f.Type),
-			RequestHeaderModifier:  f.RequestHeaderModifier,
-			ResponseHeaderModifier: f.ResponseHeaderModifier,
-			RequestMirror:          f.RequestMirror,
-			ExtensionRef:           f.ExtensionRef,
-		})
+		keep, servable := c.admitFilter(string(f.Type), knownGRPCFilters[f.Type], f.Type == gwv1.GRPCRouteFilterExtensionRef, f.ExtensionRef)
+		ok = ok && servable
+		if !keep {
+			continue
+		}
+		df := ir.GRPCFilter{GRPCRouteFilter: *f.DeepCopy()}
+		if f.Type == gwv1.GRPCRouteFilterRequestMirror {
+			df.Mirror = c.mirrorBackend(f.RequestMirror)
+		}
+		out = append(out, df)
 	}
-	return out
+	return out, ok
 }
 
-// invalidRuleBackends is what a rule that must not be served forwards to:
-// one invalid backend, so every request gets 500.
-func invalidRuleBackends(why string) []ir.Backend {
-	return []ir.Backend{{Name: why, Weight: 1, Invalid: true}}
+// invalidRuleBackend is what a rule that must not be served forwards to:
+// one invalid backend, so every request gets an error.
+func invalidRuleBackend(why string) ir.Backend {
+	return ir.Backend{Name: why, Weight: 1, Invalid: true}
 }
 
 // compileHTTPRoute compiles an HTTPRoute's rules with the API's defaults
@@ -133,7 +167,7 @@ func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []ir.HTTPRule, unre
 		var ok bool
 		dr.Filters, ok = c.httpFilters(rule.Filters)
 		for _, br := range rule.BackendRefs {
-			b := c.backend(br.BackendObjectReference, br.Weight)
+			b := ir.HTTPBackend{Backend: c.backend(br.BackendObjectReference, br.Weight)}
 			var bok bool
 			b.Filters, bok = c.httpFilters(br.Filters)
 			if !bok {
@@ -143,7 +177,7 @@ func (o *objects) compileHTTPRoute(r *gwv1.HTTPRoute) (rules []ir.HTTPRule, unre
 		}
 		if !ok {
 			dr.Filters = nil
-			dr.Backends = invalidRuleBackends("unresolved extensionRef filter")
+			dr.Backends = []ir.HTTPBackend{{Backend: invalidRuleBackend("unresolved extensionRef filter")}}
 		}
 		rules = append(rules, dr)
 	}
@@ -162,23 +196,12 @@ func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []ir.GRPCRule, unre
 		for _, m := range rule.Matches {
 			dr.Matches = append(dr.Matches, defaultGRPCMatch(m))
 		}
-		httpFilters, ok := c.httpFilters(grpcToHTTPFilters(rule.Filters))
-		for _, f := range httpFilters {
-			dr.Filters = append(dr.Filters, ir.GRPCFilter{
-				GRPCRouteFilter: gwv1.GRPCRouteFilter{
-					Type:                   gwv1.GRPCRouteFilterType(f.Type),
-					RequestHeaderModifier:  f.RequestHeaderModifier,
-					ResponseHeaderModifier: f.ResponseHeaderModifier,
-					RequestMirror:          f.RequestMirror,
-					ExtensionRef:           f.ExtensionRef,
-				},
-				Mirror: f.Mirror,
-			})
-		}
+		var ok bool
+		dr.Filters, ok = c.grpcFilters(rule.Filters)
 		for _, br := range rule.BackendRefs {
-			b := c.backend(br.BackendObjectReference, br.Weight)
+			b := ir.GRPCBackend{Backend: c.backend(br.BackendObjectReference, br.Weight)}
 			var bok bool
-			b.Filters, bok = c.httpFilters(grpcToHTTPFilters(br.Filters))
+			b.Filters, bok = c.grpcFilters(br.Filters)
 			if !bok {
 				b.Invalid = true
 			}
@@ -186,7 +209,7 @@ func (o *objects) compileGRPCRoute(r *gwv1.GRPCRoute) (rules []ir.GRPCRule, unre
 		}
 		if !ok {
 			dr.Filters = nil
-			dr.Backends = invalidRuleBackends("unresolved extensionRef filter")
+			dr.Backends = []ir.GRPCBackend{{Backend: invalidRuleBackend("unresolved extensionRef filter")}}
 		}
 		rules = append(rules, dr)
 	}

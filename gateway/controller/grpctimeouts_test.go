@@ -112,3 +112,59 @@ func TestGRPCRouteTimeoutsFakeClient(t *testing.T) {
 		t.Errorf("rule %+v, want no limit", rule)
 	}
 }
+
+// TestGRPCRouteFilters: GRPCRoute filters reach the snapshot as GRPCRoute
+// filters, a rule's and a backendRef's, with each RequestMirror's backend
+// resolved; a type the GRPCRoute API does not have makes the route
+// unsupported, and an ExtensionRef makes the rule unservable.
+func TestGRPCRouteFilters(t *testing.T) {
+	mirrorPort := gwv1.PortNumber(80)
+	r := grpcRoute("f", time.Unix(0, 0), []gwv1.ParentReference{parentRef("gw")})
+	r.Spec.Rules[0].Filters = []gwv1.GRPCRouteFilter{
+		{Type: gwv1.GRPCRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"x-a"}}},
+		{Type: gwv1.GRPCRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: "mirror", Port: &mirrorPort}}},
+	}
+	r.Spec.Rules[0].BackendRefs[0].Filters = []gwv1.GRPCRouteFilter{
+		{Type: gwv1.GRPCRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{Remove: []string{"x-b"}}},
+	}
+	o := &objects{}
+	rules, _, unsupported := o.compileGRPCRoute(r)
+	if unsupported.isSet() {
+		t.Errorf("unsupported = %+v, want none", unsupported)
+	}
+	if len(rules) != 1 || len(rules[0].Filters) != 2 || len(rules[0].Backends) != 1 || len(rules[0].Backends[0].Filters) != 1 {
+		t.Fatalf("rules = %+v, want one rule with two filters and one backend with one", rules)
+	}
+	rule := rules[0]
+	if f := rule.Filters[0]; f.Type != gwv1.GRPCRouteFilterRequestHeaderModifier || f.RequestHeaderModifier == nil || f.Mirror != nil {
+		t.Errorf("rule filter 0 = %+v, want the RequestHeaderModifier as written", f)
+	}
+	if f := rule.Filters[1]; f.Type != gwv1.GRPCRouteFilterRequestMirror || f.Mirror == nil || f.Mirror.Name != ns+"/mirror:80" {
+		t.Errorf("rule filter 1 = %+v, want the RequestMirror with its backend resolved", f)
+	}
+	if f := rule.Backends[0].Filters[0]; f.Type != gwv1.GRPCRouteFilterResponseHeaderModifier || f.ResponseHeaderModifier == nil {
+		t.Errorf("backendRef filter = %+v, want the ResponseHeaderModifier as written", f)
+	}
+
+	wrong := grpcRoute("wrong", time.Unix(0, 0), []gwv1.ParentReference{parentRef("gw")})
+	wrong.Spec.Rules[0].Filters = []gwv1.GRPCRouteFilter{{Type: "URLRewrite"}}
+	rules, _, unsupported = o.compileGRPCRoute(wrong)
+	if unsupported.Reason != string(gwv1.RouteReasonUnsupportedValue) || !strings.Contains(unsupported.Message, `filter type "URLRewrite"`) {
+		t.Errorf("unsupported = %+v, want UnsupportedValue naming the URLRewrite filter", unsupported)
+	}
+	if len(rules) != 1 || len(rules[0].Filters) != 0 {
+		t.Errorf("rules = %+v, want the unknown filter left out", rules)
+	}
+
+	ext := grpcRoute("ext", time.Unix(0, 0), []gwv1.ParentReference{parentRef("gw")})
+	ext.Spec.Rules[0].Filters = []gwv1.GRPCRouteFilter{{Type: gwv1.GRPCRouteFilterExtensionRef,
+		ExtensionRef: &gwv1.LocalObjectReference{Group: "ex.com", Kind: "Magic", Name: "m"}}}
+	rules, unresolved, _ := o.compileGRPCRoute(ext)
+	if unresolved.Reason != string(gwv1.RouteReasonInvalidKind) {
+		t.Errorf("unresolved = %+v, want InvalidKind", unresolved)
+	}
+	if len(rules) != 1 || len(rules[0].Backends) != 1 || !rules[0].Backends[0].Invalid || len(rules[0].Filters) != 0 {
+		t.Errorf("rules = %+v, want the rule served by one invalid backend", rules)
+	}
+}

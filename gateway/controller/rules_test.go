@@ -333,15 +333,15 @@ func TestCompileBackends(t *testing.T) {
 	if len(r0.Matches) != 1 || *r0.Matches[0].Path.Type != gwv1.PathMatchPathPrefix || *r0.Matches[0].Path.Value != "/" {
 		t.Errorf("rule without matches: matches = %+v, want one PathPrefix /", r0.Matches)
 	}
-	wantBackend(t, r0.Backends[0], ir.Backend{Name: "ns/svc:8080", Weight: 1, Endpoints: []string{"10.0.0.1:3000", "10.0.0.2:3000"}})
-	wantBackend(t, r0.Backends[1], ir.Backend{Name: "ns/grpc:9000", Weight: 1, AppProtocol: h2c, Endpoints: []string{"10.0.1.1:3001"}})
+	wantBackend(t, r0.Backends[0].Backend, ir.Backend{Name: "ns/svc:8080", Weight: 1, Endpoints: []string{"10.0.0.1:3000", "10.0.0.2:3000"}})
+	wantBackend(t, r0.Backends[1].Backend, ir.Backend{Name: "ns/grpc:9000", Weight: 1, AppProtocol: h2c, Endpoints: []string{"10.0.1.1:3001"}})
 	if len(r0.Filters) != 1 || r0.Filters[0].Mirror == nil {
 		t.Fatalf("mirror filter not resolved: %+v", r0.Filters)
 	}
 	wantBackend(t, *r0.Filters[0].Mirror, ir.Backend{Name: "ns/mirror:80", Weight: 1, Endpoints: []string{"10.0.2.1:3002"}})
-	wantBackend(t, rules[1].Backends[0], ir.Backend{Name: "other/remote:80", Weight: 1})
-	wantBackend(t, rules[2].Backends[0], ir.Backend{Name: "ns/missing:80", Weight: 1, Invalid: true})
-	wantBackend(t, rules[3].Backends[0], ir.Backend{Name: "ns/weird:80", Weight: 1, AppProtocol: weird, Invalid: true})
+	wantBackend(t, rules[1].Backends[0].Backend, ir.Backend{Name: "other/remote:80", Weight: 1})
+	wantBackend(t, rules[2].Backends[0].Backend, ir.Backend{Name: "ns/missing:80", Weight: 1, Invalid: true})
+	wantBackend(t, rules[3].Backends[0].Backend, ir.Backend{Name: "ns/weird:80", Weight: 1, AppProtocol: weird, Invalid: true})
 	if len(rules[4].Backends) != 0 {
 		t.Errorf("rule without backendRefs has backends %+v", rules[4].Backends)
 	}

@@ -89,7 +89,7 @@ func TestRunConverges(t *testing.T) {
 		g.Expect(r.Status.Parents).To(gomega.HaveLen(1), "route parents")
 		g.Expect(conditionIs(r.Status.Parents[0].Conditions, "ResolvedRefs", metav1.ConditionFalse, "BackendNotFound")).To(gomega.Succeed())
 	}).Should(gomega.Succeed(), "route reports the missing backend")
-	g.Eventually(func() []ir.Backend {
+	g.Eventually(func() []ir.HTTPBackend {
 		return rec.last().Gateways[0].Listeners[0].HTTPRoutes[0].Rules[0].Backends
 	}).Should(gomega.ConsistOf(gomega.HaveField("Invalid", true)), "snapshot marks the backend invalid")
 }

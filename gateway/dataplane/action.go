@@ -62,32 +62,65 @@ func (a *action) fail(where, answers string, err error) error {
 	return fmt.Errorf("%s: %w (the rule answers %s)", where, err, answers)
 }
 
-// compileBackends resolves a rule's backends. It never fails the rule: an
-// invalid backend answers 500 for its share of the traffic.
-func (a *action) compileBackends(bs []ir.Backend, grpc bool, where string) error {
+// compileHTTPBackends resolves an HTTPRoute rule's backends. It never
+// fails the rule: an invalid backend answers 500 for its share of the
+// traffic.
+func (a *action) compileHTTPBackends(bs []ir.HTTPBackend, where string) error {
 	var errs []error
 	for i := range bs {
 		b := &bs[i]
-		if b.Weight < 0 {
-			errs = append(errs, fmt.Errorf("%s backend %s: weight %d is negative; accepted weights are 0-1000000 (the backend gets no traffic)", where, b.Name, b.Weight))
-			continue
-		}
-		cb := &backend{
-			name:      b.Name,
-			weight:    int64(b.Weight),
-			invalid:   b.Invalid,
-			endpoints: b.Endpoints,
-			h2c:       grpc || b.AppProtocol == appProtocolH2C,
-			budget:    b.RetryBudget,
-		}
-		if err := cb.filters.compile(b.Filters); err != nil {
-			cb.invalid = true
-			errs = append(errs, fmt.Errorf("%s backend %s: %w (the backend answers 500)", where, b.Name, err))
-		}
-		a.backends = append(a.backends, cb)
-		a.totalWeight += cb.weight
+		errs = append(errs, a.addBackend(&b.Backend, where, "500", func(fs *filterSet) error { return fs.compileHTTP(b.Filters) }))
 	}
 	return errors.Join(errs...)
+}
+
+// compileGRPCBackends resolves a GRPCRoute rule's backends, as
+// compileHTTPBackends does; an invalid backend answers INTERNAL.
+func (a *action) compileGRPCBackends(bs []ir.GRPCBackend, where string) error {
+	var errs []error
+	for i := range bs {
+		b := &bs[i]
+		errs = append(errs, a.addBackend(&b.Backend, where, "INTERNAL", func(fs *filterSet) error { return fs.compileGRPC(b.Filters) }))
+	}
+	return errors.Join(errs...)
+}
+
+// compileTLSBackends resolves a TLSRoute's backends, which have no filters.
+func (a *action) compileTLSBackends(bs []ir.Backend, where string) error {
+	var errs []error
+	for i := range bs {
+		errs = append(errs, a.addBackend(&bs[i], where, "a closed connection", nil))
+	}
+	return errors.Join(errs...)
+}
+
+// addBackend adds one backend to the action, its filters compiled by
+// compileFilters (nil: it has none). A backend with a negative weight is
+// left out; one whose filters do not compile is kept, invalid, and answers
+// with an error (answers names it, for the report) for its share of the
+// traffic.
+func (a *action) addBackend(b *ir.Backend, where, answers string, compileFilters func(*filterSet) error) error {
+	if b.Weight < 0 {
+		return fmt.Errorf("%s backend %s: weight %d is negative; accepted weights are 0-1000000 (the backend gets no traffic)", where, b.Name, b.Weight)
+	}
+	cb := &backend{
+		name:      b.Name,
+		weight:    int64(b.Weight),
+		invalid:   b.Invalid,
+		endpoints: b.Endpoints,
+		h2c:       a.grpc || b.AppProtocol == appProtocolH2C,
+		budget:    b.RetryBudget,
+	}
+	var err error
+	if compileFilters != nil {
+		if ferr := compileFilters(&cb.filters); ferr != nil {
+			cb.invalid = true
+			err = fmt.Errorf("%s backend %s: %w (the backend answers %s)", where, b.Name, ferr, answers)
+		}
+	}
+	a.backends = append(a.backends, cb)
+	a.totalWeight += cb.weight
+	return err
 }
 
 func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
@@ -104,26 +137,3 @@ func (a *action) compileTimeouts(t *gwv1.HTTPRouteTimeouts) error {
 
 // appProtocolH2C is the Service appProtocol that selects cleartext HTTP/2.
 const appProtocolH2C = "kubernetes.io/h2c"
-
-func (a *action) compileFilters(fs []ir.HTTPFilter) error {
-	return a.filters.compile(fs)
-}
-
-// grpcFilters converts GRPCRoute filters to their HTTPRoute equivalents: the
-// supported types share names and types.
-func grpcFilters(fs []ir.GRPCFilter) []ir.HTTPFilter {
-	out := make([]ir.HTTPFilter, len(fs))
-	for i, f := range fs {
-		out[i] = ir.HTTPFilter{
-			HTTPRouteFilter: gwv1.HTTPRouteFilter{
-				Type:                   gwv1.HTTPRouteFilterType(f.Type),
-				RequestHeaderModifier:  f.RequestHeaderModifier,
-				ResponseHeaderModifier: f.ResponseHeaderModifier,
-				RequestMirror:          f.RequestMirror,
-				ExtensionRef:           f.ExtensionRef,
-			},
-			Mirror: f.Mirror,
-		}
-	}
-	return out
-}

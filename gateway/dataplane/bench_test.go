@@ -26,7 +26,7 @@ func BenchmarkHTTPProxy(b *testing.B) {
 	for _, p := range []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g", "/h", "/bench"} {
 		rules = append(rules, ir.HTTPRule{
 			Matches:  []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, p)},
-			Backends: []ir.Backend{ref},
+			Backends: httpBackends(ref),
 		})
 	}
 	s := dataplane.New(dataplane.Options{})

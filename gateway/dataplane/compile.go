@@ -354,7 +354,7 @@ func compileTLSRoute(r *ir.TLSRoute) ([]*tlsEntry, error) {
 	key := r.Namespace + "/" + r.Name
 	where := "TLSRoute " + key
 	act := &action{}
-	err := act.compileBackends(r.Backends, false, where)
+	err := act.compileTLSBackends(r.Backends, where)
 	var entries []*tlsEntry
 	for _, h := range routeHosts(&r.RouteMeta) {
 		entries = append(entries, &tlsEntry{
@@ -393,7 +393,7 @@ func compileHTTPRoute(r *ir.HTTPRoute) ([]*httpEntry, error) {
 		rule := &r.Rules[ri]
 		where := fmt.Sprintf("HTTPRoute %s rule %d", key, ri)
 		act := &action{}
-		if err := act.compileFilters(rule.Filters); err != nil {
+		if err := act.filters.compileHTTP(rule.Filters); err != nil {
 			errs = append(errs, act.fail(where, "500", err))
 		}
 		if err := act.compileTimeouts(rule.Timeouts); err != nil {
@@ -402,7 +402,7 @@ func compileHTTPRoute(r *ir.HTTPRoute) ([]*httpEntry, error) {
 		if err := act.compileRetry(rule.Retry); err != nil {
 			errs = append(errs, act.fail(where, "500", err))
 		}
-		errs = append(errs, act.compileBackends(rule.Backends, false, where))
+		errs = append(errs, act.compileHTTPBackends(rule.Backends, where))
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{}}
@@ -447,13 +447,13 @@ func compileGRPCRoute(r *ir.GRPCRoute) ([]*grpcEntry, error) {
 		rule := &r.Rules[ri]
 		where := fmt.Sprintf("GRPCRoute %s rule %d", key, ri)
 		act := &action{grpc: true}
-		if err := act.compileFilters(grpcFilters(rule.Filters)); err != nil {
+		if err := act.filters.compileGRPC(rule.Filters); err != nil {
 			errs = append(errs, act.fail(where, "INTERNAL", err))
 		}
 		if err := act.compileGRPCTimeouts(rule); err != nil {
 			errs = append(errs, act.fail(where, "INTERNAL", err))
 		}
-		errs = append(errs, act.compileBackends(rule.Backends, true, where))
+		errs = append(errs, act.compileGRPCBackends(rule.Backends, where))
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.GRPCRouteMatch{{}}

@@ -15,7 +15,9 @@ import (
 // filterSet is a rule's (or a backend's) filters, grouped by kind. The data
 // plane applies them in a fixed order: CORS, redirect, request headers, URL
 // rewrite, mirrors (which see the modified request), and, on the way back,
-// response headers.
+// response headers. HTTPRoute filters (compileHTTP) and GRPCRoute filters
+// (compileGRPC) compile to the same set: the two APIs share the header
+// modifier and mirror types, and a GRPCRoute has no other kinds.
 type filterSet struct {
 	requestHeaders  []*gwv1.HTTPHeaderFilter
 	responseHeaders []*gwv1.HTTPHeaderFilter
@@ -31,7 +33,9 @@ type mirror struct {
 	numerator, denominator int
 }
 
-func (fs *filterSet) compile(filters []ir.HTTPFilter) error {
+// compileHTTP compiles an HTTPRoute rule's or backendRef's filters. An
+// error names the filter and the field or the accepted types.
+func (fs *filterSet) compileHTTP(filters []ir.HTTPFilter) error {
 	for i := range filters {
 		f := &filters[i]
 		missing := func(field string) error {
@@ -68,12 +72,8 @@ func (fs *filterSet) compile(filters []ir.HTTPFilter) error {
 			if f.RequestMirror == nil {
 				return missing("requestMirror")
 			}
-			m, err := newMirror(f)
-			if err != nil {
+			if err := fs.addMirror(f.RequestMirror, f.Mirror); err != nil {
 				return fmt.Errorf("filter %d: %w", i, err)
-			}
-			if m.backend != nil {
-				fs.mirrors = append(fs.mirrors, m)
 			}
 		case gwv1.HTTPRouteFilterCORS:
 			if f.CORS == nil {
@@ -87,9 +87,55 @@ func (fs *filterSet) compile(filters []ir.HTTPFilter) error {
 	return nil
 }
 
-func newMirror(f *ir.HTTPFilter) (mirror, error) {
+// compileGRPC compiles a GRPCRoute rule's or backendRef's filters, as
+// compileHTTP does HTTPRoute ones.
+func (fs *filterSet) compileGRPC(filters []ir.GRPCFilter) error {
+	for i := range filters {
+		f := &filters[i]
+		missing := func(field string) error {
+			return fmt.Errorf("filter %d: type %s needs the field %s", i, f.Type, field)
+		}
+		switch f.Type {
+		case gwv1.GRPCRouteFilterRequestHeaderModifier:
+			if f.RequestHeaderModifier == nil {
+				return missing("requestHeaderModifier")
+			}
+			fs.requestHeaders = append(fs.requestHeaders, f.RequestHeaderModifier)
+		case gwv1.GRPCRouteFilterResponseHeaderModifier:
+			if f.ResponseHeaderModifier == nil {
+				return missing("responseHeaderModifier")
+			}
+			fs.responseHeaders = append(fs.responseHeaders, f.ResponseHeaderModifier)
+		case gwv1.GRPCRouteFilterRequestMirror:
+			if f.RequestMirror == nil {
+				return missing("requestMirror")
+			}
+			if err := fs.addMirror(f.RequestMirror, f.Mirror); err != nil {
+				return fmt.Errorf("filter %d: %w", i, err)
+			}
+		default:
+			return fmt.Errorf("filter %d: type %q is not supported; accepted types are RequestHeaderModifier, ResponseHeaderModifier and RequestMirror", i, f.Type)
+		}
+	}
+	return nil
+}
+
+// addMirror adds a RequestMirror filter whose backend the controller
+// resolved to target. An unresolved (or missing) target mirrors nothing;
+// the controller reports it.
+func (fs *filterSet) addMirror(rm *gwv1.HTTPRequestMirrorFilter, target *ir.Backend) error {
+	m, err := newMirror(rm, target)
+	if err != nil {
+		return err
+	}
+	if m.backend != nil {
+		fs.mirrors = append(fs.mirrors, m)
+	}
+	return nil
+}
+
+func newMirror(rm *gwv1.HTTPRequestMirrorFilter, target *ir.Backend) (mirror, error) {
 	m := mirror{numerator: 100, denominator: 100}
-	rm := f.RequestMirror
 	switch {
 	case rm.Percent != nil && rm.Fraction != nil:
 		return m, fmt.Errorf("requestMirror: set percent or fraction, not both")
@@ -108,11 +154,11 @@ func newMirror(f *ir.HTTPFilter) (mirror, error) {
 		}
 	}
 	// An unresolved mirror backend mirrors nothing; the controller reports it.
-	if f.Mirror != nil && !f.Mirror.Invalid {
+	if target != nil && !target.Invalid {
 		m.backend = &backend{
-			name:      f.Mirror.Name,
-			endpoints: f.Mirror.Endpoints,
-			h2c:       f.Mirror.AppProtocol == appProtocolH2C,
+			name:      target.Name,
+			endpoints: target.Endpoints,
+			h2c:       target.AppProtocol == appProtocolH2C,
 		}
 	}
 	return m, nil

@@ -39,13 +39,12 @@ func TestHeaderModifiers(t *testing.T) {
 		},
 	})
 	// A backend-level filter applies after the rule's.
-	backendRef := b.ref()
-	backendRef.Filters = []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{
+	r := prefixRule("/", []ir.HTTPFilter{req, resp}, b.ref())
+	r.Backends[0].Filters = []ir.HTTPFilter{filter(gwv1.HTTPRouteFilter{
 		Type:                  gwv1.HTTPRouteFilterRequestHeaderModifier,
 		RequestHeaderModifier: &gwv1.HTTPHeaderFilter{Set: []gwv1.HTTPHeader{{Name: "X-Backend", Value: "b"}}},
 	})}
-	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil,
-		prefixRule("/", []ir.HTTPFilter{req, resp}, backendRef)))), 80)
+	addr := mustAddr(t, startGateway(t, oneListener(route("r", 0, nil, r))), 80)
 
 	res, body := get(t, addr, "gw.test", "/",
 		"X-Set", "original", "X-Add", "first", "X-Remove", "gone", "X-Keep", "kept",

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/ir"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -49,6 +51,14 @@ func (b *grpcBackend) ref() ir.Backend {
 
 func (b *grpcBackend) mark(ctx context.Context) {
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-backend", b.name))
+	// Request metadata named x-req-* comes back as echo-x-req-*, so that
+	// tests see what the gateway forwarded.
+	md, _ := metadata.FromIncomingContext(ctx)
+	for k, vs := range md {
+		if strings.HasPrefix(k, "x-req-") {
+			_ = grpc.SetHeader(ctx, metadata.Pairs("echo-"+k, strings.Join(vs, ",")))
+		}
+	}
 	grpc.SetTrailer(ctx, metadata.Pairs("x-trailer", "t-"+b.name))
 }
 
@@ -144,7 +154,7 @@ func grpcGateway(t *testing.T) (addr string, backends map[string]*grpcBackend, h
 	gA, gB, gC := startGRPCBackend(t, "gA"), startGRPCBackend(t, "gB"), startGRPCBackend(t, "gC")
 	hb := startBackend(t, "http")
 	grule := func(m gwv1.GRPCRouteMatch, b ir.Backend) ir.GRPCRule {
-		return ir.GRPCRule{Matches: []gwv1.GRPCRouteMatch{m}, Backends: []ir.Backend{b}}
+		return ir.GRPCRule{Matches: []gwv1.GRPCRouteMatch{m}, Backends: grpcBackends(b)}
 	}
 	groute := ir.GRPCRoute{
 		RouteMeta: ir.RouteMeta{Namespace: "default", Name: "grpc", Hostnames: []string{"grpc.example.com"}},
@@ -347,4 +357,81 @@ func TestGRPCStreamingAndTrailers(t *testing.T) {
 			t.Errorf("got %v, want FailedPrecondition \"not now\"", err)
 		}
 	})
+}
+
+// TestGRPCFilters checks GRPCRoute filters, which reach the data plane as
+// GRPCRoute filters: the rule's header modifiers and then the backendRef's
+// apply to the call, and a filter type GRPCRoute does not have makes the
+// rule answer INTERNAL.
+func TestGRPCFilters(t *testing.T) {
+	b := startGRPCBackend(t, "gA")
+	headerFilter := func(typ gwv1.GRPCRouteFilterType, h *gwv1.HTTPHeaderFilter) ir.GRPCFilter {
+		f := ir.GRPCFilter{GRPCRouteFilter: gwv1.GRPCRouteFilter{Type: typ}}
+		if typ == gwv1.GRPCRouteFilterRequestHeaderModifier {
+			f.RequestHeaderModifier = h
+		} else {
+			f.ResponseHeaderModifier = h
+		}
+		return f
+	}
+	filtered := ir.GRPCRule{
+		Matches: []gwv1.GRPCRouteMatch{grpcMatch(testService, "UnaryCall")},
+		Filters: []ir.GRPCFilter{
+			headerFilter(gwv1.GRPCRouteFilterRequestHeaderModifier, &gwv1.HTTPHeaderFilter{
+				Set:    []gwv1.HTTPHeader{{Name: "x-req-set", Value: "rule"}},
+				Add:    []gwv1.HTTPHeader{{Name: "x-req-add", Value: "rule"}},
+				Remove: []string{"x-req-remove"},
+			}),
+			headerFilter(gwv1.GRPCRouteFilterResponseHeaderModifier, &gwv1.HTTPHeaderFilter{
+				Set: []gwv1.HTTPHeader{{Name: "x-resp", Value: "rule"}},
+			}),
+		},
+		Backends: grpcBackends(b.ref()),
+	}
+	// The backendRef's filter applies after the rule's: its Set wins.
+	filtered.Backends[0].Filters = []ir.GRPCFilter{
+		headerFilter(gwv1.GRPCRouteFilterRequestHeaderModifier, &gwv1.HTTPHeaderFilter{
+			Set: []gwv1.HTTPHeader{{Name: "x-req-set", Value: "backend"}},
+		}),
+	}
+	wrongType := ir.GRPCRule{
+		Matches:  []gwv1.GRPCRouteMatch{grpcMatch(testService, "EmptyCall")},
+		Filters:  []ir.GRPCFilter{{GRPCRouteFilter: gwv1.GRPCRouteFilter{Type: "URLRewrite"}}},
+		Backends: grpcBackends(b.ref()),
+	}
+	cfg := oneListener()
+	cfg.Gateways[0].Listeners[0].GRPCRoutes = []ir.GRPCRoute{{
+		RouteMeta: ir.RouteMeta{Namespace: "default", Name: "g"},
+		Rules:     []ir.GRPCRule{filtered, wrongType},
+	}}
+	s := dataplane.New(dataplane.Options{})
+	t.Cleanup(func() { s.Close() })
+	err := s.Apply(cfg)
+	if err == nil || !strings.Contains(err.Error(), `type "URLRewrite" is not supported`) || !strings.Contains(err.Error(), "INTERNAL") {
+		t.Fatalf("Apply: %v; want the URLRewrite GRPCRoute filter named, the rule answering INTERNAL", err)
+	}
+	client := testpb.NewTestServiceClient(dialGRPC(t, mustAddr(t, s, 80), "grpc.example.com"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	ctx = metadata.AppendToOutgoingContext(ctx, "x-req-set", "client", "x-req-add", "client", "x-req-remove", "client")
+	var header metadata.MD
+	if _, err := client.UnaryCall(ctx, &testpb.SimpleRequest{}, grpc.Header(&header)); err != nil {
+		t.Fatalf("UnaryCall: %v", err)
+	}
+	for k, want := range map[string]string{
+		"echo-x-req-set":    "backend",
+		"echo-x-req-add":    "client,rule",
+		"echo-x-req-remove": "",
+		"x-resp":            "rule",
+	} {
+		if got := strings.Join(header.Get(k), ","); got != want {
+			t.Errorf("response header %s = %q, want %q (all: %v)", k, got, want, header)
+		}
+	}
+
+	_, err = client.EmptyCall(ctx, &testpb.Empty{})
+	if status.Code(err) != codes.Internal {
+		t.Errorf("EmptyCall on the rule with a URLRewrite filter: %v, want INTERNAL", err)
+	}
 }

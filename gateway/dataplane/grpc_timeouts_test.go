@@ -54,7 +54,7 @@ func startGRPCEcho(t testing.TB) *echobackend.Backend {
 func timeoutRule(name string, b *echobackend.Backend, maxStream time.Duration, deny bool) ir.GRPCRule {
 	return ir.GRPCRule{
 		Matches:           []gwv1.GRPCRouteMatch{grpcMatch(echoService, "", "x-rule", name)},
-		Backends:          []ir.Backend{{Name: "default/echo:9000", Weight: 1, Endpoints: []string{b.Addr(echobackend.ListenerGRPC)}}},
+		Backends:          grpcBackends(ir.Backend{Name: "default/echo:9000", Weight: 1, Endpoints: []string{b.Addr(echobackend.ListenerGRPC)}}),
 		MaxStreamDuration: maxStream,
 		StrictDeny:        deny,
 	}

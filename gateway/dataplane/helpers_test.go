@@ -136,7 +136,25 @@ func route(name string, created int, hostnames []string, rules ...ir.HTTPRule) i
 }
 
 func rule(matches []gwv1.HTTPRouteMatch, backends ...ir.Backend) ir.HTTPRule {
-	return ir.HTTPRule{Matches: matches, Backends: backends}
+	return ir.HTTPRule{Matches: matches, Backends: httpBackends(backends...)}
+}
+
+// httpBackends makes each backend an HTTPRoute backendRef without filters.
+func httpBackends(bs ...ir.Backend) []ir.HTTPBackend {
+	out := make([]ir.HTTPBackend, len(bs))
+	for i, b := range bs {
+		out[i].Backend = b
+	}
+	return out
+}
+
+// grpcBackends makes each backend a GRPCRoute backendRef without filters.
+func grpcBackends(bs ...ir.Backend) []ir.GRPCBackend {
+	out := make([]ir.GRPCBackend, len(bs))
+	for i, b := range bs {
+		out[i].Backend = b
+	}
+	return out
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -46,7 +46,7 @@ func TestHeaderAndQueryMatchTypes(t *testing.T) {
 		RouteMeta: ir.RouteMeta{Namespace: "default", Name: "g"},
 		Rules: []ir.GRPCRule{{
 			Matches:  []gwv1.GRPCRouteMatch{{Headers: []gwv1.GRPCHeaderMatch{{Type: &grpcType, Name: "x-version", Value: "v"}}}},
-			Backends: []ir.Backend{b1.ref()},
+			Backends: grpcBackends(b1.ref()),
 		}},
 	}}
 

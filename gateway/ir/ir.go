@@ -51,14 +51,14 @@ func (g *Gateway) EachRequestBackend(f func(*Backend)) {
 		for ri := range l.HTTPRoutes {
 			for _, rule := range l.HTTPRoutes[ri].Rules {
 				for bi := range rule.Backends {
-					f(&rule.Backends[bi])
+					f(&rule.Backends[bi].Backend)
 				}
 			}
 		}
 		for ri := range l.GRPCRoutes {
 			for _, rule := range l.GRPCRoutes[ri].Rules {
 				for bi := range rule.Backends {
-					f(&rule.Backends[bi])
+					f(&rule.Backends[bi].Backend)
 				}
 			}
 		}
@@ -97,13 +97,15 @@ type HTTPRule struct {
 	Name     string
 	Matches  []gwv1.HTTPRouteMatch // defaulted: an empty list means prefix "/"
 	Filters  []HTTPFilter
-	Backends []Backend // none, or all invalid with zero weight: the rule answers 500
+	Backends []HTTPBackend // none, or all invalid with zero weight: the rule answers 500
 	Timeouts *gwv1.HTTPRouteTimeouts
 	Retry    *gwv1.HTTPRouteRetry
 }
 
-// HTTPFilter is a route filter; Mirror is the resolved backend of a
-// RequestMirror filter.
+// HTTPFilter is an HTTPRoute filter, of a rule or of a backendRef. Mirror
+// is the resolved backend of a RequestMirror filter (nil for other types;
+// Invalid when the reference did not resolve, and then nothing is
+// mirrored).
 type HTTPFilter struct {
 	gwv1.HTTPRouteFilter
 	Mirror *Backend
@@ -120,15 +122,18 @@ type GRPCRule struct {
 	Name     string
 	Matches  []gwv1.GRPCRouteMatch
 	Filters  []GRPCFilter
-	Backends []Backend
+	Backends []GRPCBackend
 	// MaxStreamDuration and StrictEnforcement carry the GEP-3139 extension
 	// (zero: no route limit).
 	MaxStreamDuration time.Duration
 	StrictDeny        bool
 }
 
-// GRPCFilter is a GRPCRoute filter; Mirror is the resolved backend of a
-// RequestMirror filter.
+// GRPCFilter is a GRPCRoute filter, of a rule or of a backendRef, kept as
+// the GRPCRoute API spells it: the data plane compiles it as it is, with no
+// detour through the HTTPRoute types. (The two APIs share the header
+// modifier and mirror types, not the filter type; a GRPCRoute filter has no
+// redirect, rewrite or CORS.) Mirror is as in HTTPFilter.
 type GRPCFilter struct {
 	gwv1.GRPCRouteFilter
 	Mirror *Backend
@@ -145,14 +150,31 @@ type TLSRoute struct {
 	Backends []Backend
 }
 
-// Backend is one resolved backendRef.
+// HTTPBackend is one backendRef of an HTTPRoute rule: the resolved
+// reference and the filters that apply to requests sent to it, after the
+// rule's own.
+type HTTPBackend struct {
+	Backend
+	Filters []HTTPFilter
+}
+
+// GRPCBackend is one backendRef of a GRPCRoute rule: the resolved
+// reference and its GRPCRoute filters, applied after the rule's own.
+type GRPCBackend struct {
+	Backend
+	Filters []GRPCFilter
+}
+
+// Backend is one resolved backendRef: where requests (or, for a TLSRoute,
+// connections) go, and what the Service's policies say about them. The
+// filters of a backendRef belong to the route type, so they are in
+// HTTPBackend and GRPCBackend; a mirror's backend has none.
 type Backend struct {
 	Name        string // "namespace/service:port", for logs and reports
 	Weight      int32
 	Invalid     bool     // the reference did not resolve: requests routed here get 500
 	Endpoints   []string // ready endpoints, "ip:port"
 	AppProtocol string   // from the Service port: "kubernetes.io/h2c" selects h2c upstream
-	Filters     []HTTPFilter
 	// RetryBudget is the retry budget of the backend's Service
 	// (XBackendTrafficPolicy retryConstraint); nil: retries are bounded by
 	// the route's retry stanza alone.
