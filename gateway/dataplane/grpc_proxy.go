@@ -96,15 +96,8 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		}
 		out.Header.Set(grpcTimeoutHeader, grpctimeout.Format(remaining))
 	}
-	if len(act.filters.mirrors) > 0 || len(b.filters.mirrors) > 0 {
-		body, ok := bufferBody(out, maxMirrorBody) // retry.go: small bodies of known length
-		for _, m := range act.filters.mirrors {
-			s.mirror(out, body, ok, m)
-		}
-		for _, m := range b.filters.mirrors {
-			s.mirror(out, body, ok, m)
-		}
-	}
+	pr := &proxyRequest{w: w, r: r, out: out, act: act, b: b}
+	s.startMirrors(pr) // handler.go
 
 	endpoint := b.pickEndpoint()
 	if endpoint == "" {
@@ -137,21 +130,22 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 		defer stop()
 	}
-	s.relayGRPC(w, r, resp, call, &act.filters, &b.filters)
+	s.relayGRPC(pr, resp, call)
 }
 
 // relayGRPC relays an upstream gRPC response: headers at once, then every
 // message as soon as it is complete, then trailers. When the call's budget
 // runs out first, the call ends with the expiry status in trailers instead;
 // nothing the upstream sends after the deadline is relayed.
-func (s *Server) relayGRPC(w http.ResponseWriter, r *http.Request, resp *http.Response, call *grpcCall, route, be *filterSet) {
+func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall) {
+	w, r := pr.w, pr.r
 	defer resp.Body.Close()
 	if call.expired() {
 		s.expire(w, call, false)
 		return
 	}
 	h := w.Header()
-	copyResponseHeader(h, resp, route, be) // proxy.go
+	copyResponseHeader(h, resp, &pr.act.filters, &pr.b.filters) // proxy.go
 	w.WriteHeader(resp.StatusCode)
 	if resp.ContentLength != 0 {
 		// The client gets the headers before the first message, however

@@ -58,6 +58,44 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) 
 	s.runRule(w, r, l, e.action, matchedPath{prefix: e.path, ok: e.pathKind != pathRegex})
 }
 
+// proxyRequest is one client request on its way to a backend, as the
+// matched rule left it: its filters applied and its backend chosen. It
+// carries what every step after that needs (an attempt, a retry decision,
+// the answer to the client), as net/http's handlers get one *Request
+// rather than a parameter per detail.
+type proxyRequest struct {
+	w http.ResponseWriter
+	// r is the request as the client sent it; its context ends when the
+	// client goes away.
+	r *http.Request
+	// out is the request sent upstream: filters applied, its context
+	// bounded by timeouts.request (or, for gRPC, the call's budget).
+	out *http.Request
+	act *action  // the matched rule
+	b   *backend // the backend the rule picked
+	// origin is the client's CORS Origin, "" when the rule has no CORS
+	// filter; the response gets the rule's CORS headers for it.
+	origin string
+}
+
+// startMirrors sends a copy of pr.out to each mirror of the rule and of the
+// backend (which see the request as filtered). The request body is read
+// into memory first when it is small and of known length; otherwise the
+// mirrors are skipped.
+func (s *Server) startMirrors(pr *proxyRequest) {
+	route, be := pr.act.filters.mirrors, pr.b.filters.mirrors
+	if len(route) == 0 && len(be) == 0 {
+		return
+	}
+	body, ok := bufferBody(pr.out, maxMirrorBody) // retry.go
+	for _, m := range route {
+		s.mirror(pr.out, body, ok, m)
+	}
+	for _, m := range be {
+		s.mirror(pr.out, body, ok, m)
+	}
+}
+
 // matchedPath is the part of the path a PathPrefix (or Exact) match covered,
 // used by ReplacePrefixMatch.
 type matchedPath struct {
@@ -117,18 +155,11 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	}
 	applyRequestFilters(out, fs, mp)
 	applyRequestFilters(out, &b.filters, mp)
-	if len(fs.mirrors) > 0 || len(b.filters.mirrors) > 0 {
-		body, ok := bufferBody(out, maxMirrorBody) // retry.go: small bodies of known length
-		for _, m := range fs.mirrors {
-			s.mirror(out, body, ok, m)
-		}
-		for _, m := range b.filters.mirrors {
-			s.mirror(out, body, ok, m)
-		}
-	}
+	pr := &proxyRequest{w: w, r: r, out: out, act: act, b: b, origin: origin}
+	s.startMirrors(pr)
 
 	// The upstream exchange: attempts, retries and timeouts (retry.go).
-	s.exchange(ctx, w, r, out, act, b, origin)
+	s.exchange(pr)
 }
 
 // pick chooses a backend by weight; nil when the rule has no weight at all.

@@ -137,19 +137,20 @@ func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, end
 	return t.RoundTrip(req)
 }
 
-// writeResponse relays an upstream response: headers (with the response
-// filters and CORS applied), the body flushed as it arrives when it is
-// streamed, then trailers.
-func (s *Server) writeResponse(w http.ResponseWriter, r *http.Request, resp *http.Response, route, be *filterSet, origin string) {
+// writeResponse relays an upstream response to pr's client: headers (with
+// the response filters and CORS applied), the body flushed as it arrives
+// when it is streamed, then trailers.
+func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
+	w, r, route := pr.w, pr.r, &pr.act.filters
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		s.switchProtocols(w, r, resp)
 		return
 	}
 	h := w.Header()
-	copyResponseHeader(h, resp, route, be)
+	copyResponseHeader(h, resp, route, &pr.b.filters)
 	if route.cors != nil {
-		route.cors.addResponseHeaders(h, origin)
+		route.cors.addResponseHeaders(h, pr.origin)
 	}
 	w.WriteHeader(resp.StatusCode)
 	stream := resp.ContentLength < 0

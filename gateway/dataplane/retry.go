@@ -191,20 +191,21 @@ func (p *retryPolicy) retryReason(at *attempt) string {
 // The response of a retried attempt is read and dropped (see discard)
 // before the backoff starts; a retry whose backoff would end after the
 // request deadline is not made, and the attempt's answer is relayed instead.
-func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Request, out *http.Request, act *action, b *backend, origin string) {
+func (s *Server) exchange(pr *proxyRequest) {
+	ctx, act, b := pr.out.Context(), pr.act, pr.b // ctx: the request timeout's
 	if len(b.endpoints) == 0 {
-		s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
+		s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
 	p := act.retry
 	limit := p.attempts()
-	if s.breakages.NoNonIdempotentRetries && !idempotent(r.Method) {
+	if s.breakages.NoNonIdempotentRetries && !idempotent(pr.r.Method) {
 		limit = 1 // breakages.go
 	}
 	var body []byte
 	if limit > 1 {
 		var ok bool
-		if body, ok = bufferBody(out, maxReplayBody); !ok {
+		if body, ok = bufferBody(pr.out, maxReplayBody); !ok {
 			s.log.V(1).Info("not retrying: the request body is larger than the replay limit or of unknown length",
 				"backend", b.name, "limit", maxReplayBody)
 			limit = 1
@@ -212,7 +213,7 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 		if ctx.Err() != nil {
 			// The request timeout expired (or the client left) while the
 			// body was read.
-			s.answerEnd(w, r, act)
+			s.answerEnd(pr)
 			return
 		}
 	}
@@ -225,48 +226,50 @@ func (s *Server) exchange(ctx context.Context, w http.ResponseWriter, r *http.Re
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
 		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
-		at := s.try(ctx, out, body, limit > 1, act, b, endpoint)
+		at := s.try(pr, body, endpoint)
 		if ctx.Err() != nil {
 			at.done()
-			s.answerEnd(w, r, act)
+			s.answerEnd(pr)
 			return
 		}
 		reason := p.retryReason(at)
 		if reason == "" || n == limit {
-			s.finish(w, r, at, act, b, origin)
+			s.finish(pr, at)
 			return
 		}
 		wait := p.wait(n)
 		if deadline, ok := ctx.Deadline(); ok && !time.Now().Add(wait).Before(deadline) {
 			// The retry could not start before the request timeout:
 			// answer now with what the backend said.
-			s.finish(w, r, at, act, b, origin)
+			s.finish(pr, at)
 			return
 		}
 		if budget != nil && !budget.allowRetry(time.Now(), b.budget) {
 			if s.breakages.RetryBudgetRelaysBackendStatus {
-				s.finish(w, r, at, act, b, origin) // breakages.go
+				s.finish(pr, at) // breakages.go
 				return
 			}
 			// GEP-3388: "After the retry budget has been exceeded,
 			// additional retries to the backend MUST return a 503
 			// response to the client."
 			at.discard()
-			s.fail(w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
+			s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
 			return
 		}
 		at.discard()
 		s.log.V(1).Info("retrying", "backend", b.name, "endpoint", endpoint, "attempt", n, "reason", reason, "backoff", wait)
 		if !ctxsleep.Sleep(ctx, wait) {
-			s.answerEnd(w, r, act)
+			s.answerEnd(pr)
 			return
 		}
 	}
 }
 
-// try makes one attempt: out, with a fresh copy of body when replay is set,
-// goes to endpoint under a context bounded by timeouts.backendRequest.
-func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay bool, act *action, b *backend, endpoint string) *attempt {
+// try makes one attempt: pr.out, with a fresh copy of body when there is
+// one (the request body, kept to be sent again), goes to endpoint under a
+// context bounded by timeouts.backendRequest.
+func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
+	ctx, out, act, b := pr.out.Context(), pr.out, pr.act, pr.b
 	var actx context.Context
 	var cancel context.CancelFunc
 	if s.breakages.InactivityTimeouts && act.backendTimeout > 0 {
@@ -277,7 +280,7 @@ func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay
 	actx, idle, stopIdle := serverIdleContext(actx, act.serverTimeout) // conntimeouts.go
 	cancel = joinCancel(stopIdle, cancel)
 	req := out.WithContext(actx)
-	if replay && len(body) > 0 {
+	if len(body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 	}
@@ -298,11 +301,12 @@ func (s *Server) try(ctx context.Context, out *http.Request, body []byte, replay
 }
 
 // finish relays the final attempt's answer.
-func (s *Server) finish(w http.ResponseWriter, r *http.Request, at *attempt, act *action, b *backend, origin string) {
+func (s *Server) finish(pr *proxyRequest, at *attempt) {
+	w, r, act := pr.w, pr.r, pr.act
 	defer at.done()
 	switch {
 	case at.resp != nil:
-		s.writeResponse(w, r, at.resp, &act.filters, &b.filters, origin)
+		s.writeResponse(pr, at.resp) // proxy.go
 	case r.Context().Err() != nil:
 		// The client went away; nobody to answer.
 	case at.timedOut:
@@ -312,7 +316,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, at *attempt, act
 			s.fail(w, act.grpc, status, grpcInternal, msg)
 			return
 		}
-		s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", at.endpoint, "error", at.err.Error())
+		s.log.V(1).Info("upstream request failed", "backend", pr.b.name, "endpoint", at.endpoint, "error", at.err.Error())
 		s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 	}
 }
@@ -320,11 +324,11 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, at *attempt, act
 // answerEnd answers a request whose context ended before a response was
 // relayed: 504 when the request timeout expired, nothing when the client
 // went away.
-func (s *Server) answerEnd(w http.ResponseWriter, r *http.Request, act *action) {
-	if r.Context().Err() != nil {
+func (s *Server) answerEnd(pr *proxyRequest) {
+	if pr.r.Context().Err() != nil {
 		return
 	}
-	s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "request timeout")
+	s.fail(pr.w, pr.act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "request timeout")
 }
 
 // bufferBody reads out's body into memory so that it can be sent again,
