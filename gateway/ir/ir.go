@@ -27,12 +27,17 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// Config is one complete routing snapshot. The data plane swaps it atomically.
+// Config is one complete routing snapshot: everything the data plane
+// serves. It replaces the previous one whole (the data plane swaps it
+// atomically), so a Gateway, listener or route left out stops being served.
 type Config struct {
+	// Gateways are the Gateways that serve: accepted, addressed and with
+	// at least one programmable listener.
 	Gateways []Gateway
 }
 
-// Gateway is one programmed Gateway.
+// Gateway is one programmed Gateway. The data plane opens one socket per
+// (Gateway, listener port).
 type Gateway struct {
 	Namespace, Name string
 	Listeners       []Listener // several listeners may share a port (distinct hostnames)
@@ -123,8 +128,10 @@ type GRPCRule struct {
 	Matches  []gwv1.GRPCRouteMatch
 	Filters  []GRPCFilter
 	Backends []GRPCBackend
-	// MaxStreamDuration and StrictEnforcement carry the GEP-3139 extension
-	// (zero: no route limit).
+	// MaxStreamDuration is the rule's timeouts.maxStreamDuration
+	// (GEP-3139; zero: the route sets no limit), and StrictDeny says its
+	// strictEnforcement is Deny (the client's grpc-timeout, when present,
+	// bounds the call) rather than Allow (the shorter of the two does).
 	MaxStreamDuration time.Duration
 	StrictDeny        bool
 }
