@@ -130,6 +130,9 @@ type entryCommon struct {
 	action *action
 }
 
+// commonPart returns the entryCommon of the entry that embeds c.
+func (c *entryCommon) commonPart() *entryCommon { return c }
+
 // httpEntry is one (route hostname, rule, match) combination of an HTTPRoute.
 type httpEntry struct {
 	entryCommon
@@ -408,19 +411,22 @@ func compileHTTPRoute(r *ir.HTTPRoute) ([]*httpEntry, error) {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
 		common := entryCommon{order: routeOrder{created: r.Created, key: key, rule: ri}, route: where, action: act}
-		entries, errs = appendEntries(entries, errs, matches, compileHTTPMatch, hosts, common,
-			func(e *httpEntry, c entryCommon) { e.entryCommon = c })
+		es, merrs := ruleEntries(matches, compileHTTPMatch, hosts, common)
+		entries, errs = append(entries, es...), append(errs, merrs...)
 	}
 	return entries, errors.Join(errs...)
 }
 
-// appendEntries compiles each of a rule's matches with compile and appends
-// a copy of the compiled match for every route hostname in hosts, with
-// common (whose order lacks only the match's index and whose host is
-// unset) completed and stored in it by set. A match that does not compile
-// is left out, and an error naming it is appended to errs.
-func appendEntries[M, E any](entries []*E, errs []error, matches []M, compile func(*M) (*E, error),
-	hosts []hostPattern, common entryCommon, set func(*E, entryCommon)) ([]*E, []error) {
+// ruleEntries compiles each of a rule's matches with compile and returns
+// a copy of the compiled match for every route hostname in hosts, each
+// with common (whose order lacks only the match's index and whose host is
+// unset) completed and stored in it. A match that does not compile is left
+// out, and an error naming it is returned. E is httpEntry or grpcEntry;
+// PE, its pointer type, reaches the entryCommon both embed.
+func ruleEntries[M, E any, PE interface {
+	*E
+	commonPart() *entryCommon
+}](matches []M, compile func(*M) (*E, error), hosts []hostPattern, common entryCommon) (entries []*E, errs []error) {
 	for mi := range matches {
 		base, err := compile(&matches[mi])
 		if err != nil {
@@ -431,7 +437,7 @@ func appendEntries[M, E any](entries []*E, errs []error, matches []M, compile fu
 			c := common
 			c.host, c.order.match = h, mi
 			e := *base
-			set(&e, c)
+			*PE(&e).commonPart() = c
 			entries = append(entries, &e)
 		}
 	}
@@ -459,8 +465,8 @@ func compileGRPCRoute(r *ir.GRPCRoute) ([]*grpcEntry, error) {
 			matches = []gwv1.GRPCRouteMatch{{}}
 		}
 		common := entryCommon{order: routeOrder{created: r.Created, key: key, rule: ri}, route: where, action: act}
-		entries, errs = appendEntries(entries, errs, matches, compileGRPCMatch, hosts, common,
-			func(e *grpcEntry, c entryCommon) { e.entryCommon = c })
+		es, merrs := ruleEntries(matches, compileGRPCMatch, hosts, common)
+		entries, errs = append(entries, es...), append(errs, merrs...)
 	}
 	return entries, errors.Join(errs...)
 }
