@@ -177,17 +177,18 @@ func applyHeaderFilter(h http.Header, f *gwv1.HTTPHeaderFilter) {
 	}
 }
 
-// rewritePath applies a path modifier. prefix is the matched PathPrefix
-// without its trailing "/" (ok is false when the match was not a prefix or
-// exact match, in which case ReplacePrefixMatch leaves the path alone).
-func rewritePath(path string, m *gwv1.HTTPPathModifier, prefix string, ok bool) string {
+// rewritePath applies a path modifier. mp.prefix is the matched PathPrefix
+// without its trailing "/" (mp.ok is false when the match was not a prefix
+// or exact match, in which case ReplacePrefixMatch leaves the path alone).
+func rewritePath(path string, m *gwv1.HTTPPathModifier, mp matchedPath) string {
+	prefix := mp.prefix
 	switch m.Type {
 	case gwv1.FullPathHTTPPathModifier:
 		if m.ReplaceFullPath != nil {
 			return *m.ReplaceFullPath
 		}
 	case gwv1.PrefixMatchHTTPPathModifier:
-		if m.ReplacePrefixMatch != nil && ok && strings.HasPrefix(path, prefix) {
+		if m.ReplacePrefixMatch != nil && mp.ok && strings.HasPrefix(path, prefix) {
 			p := strings.TrimRight(*m.ReplacePrefixMatch, "/") + path[len(prefix):]
 			if p == "" {
 				p = "/"
@@ -202,7 +203,7 @@ func rewritePath(path string, m *gwv1.HTTPPathModifier, prefix string, ok bool) 
 // spec's defaults: the request's scheme and host; the listener's port unless
 // the filter sets a scheme (then that scheme's well-known port); the port is
 // left out when it is the scheme's well-known port.
-func redirectLocation(r *http.Request, l *listenerTable, rd *gwv1.HTTPRequestRedirectFilter, prefix string, prefixOK bool) string {
+func redirectLocation(r *http.Request, l *listenerTable, rd *gwv1.HTTPRequestRedirectFilter, mp matchedPath) string {
 	scheme := "http"
 	if l.https {
 		scheme = "https"
@@ -233,7 +234,7 @@ func redirectLocation(r *http.Request, l *listenerTable, rd *gwv1.HTTPRequestRed
 	}
 	path := r.URL.Path
 	if rd.Path != nil {
-		path = rewritePath(path, rd.Path, prefix, prefixOK)
+		path = rewritePath(path, rd.Path, mp)
 	}
 	u := url.URL{Scheme: scheme, Host: host, Path: path, RawQuery: r.URL.RawQuery}
 	return u.String()

@@ -189,7 +189,7 @@ func applyRequestFilters(out *http.Request, fs *filterSet, mp matchedPath) {
 		}
 		if rw.Path != nil {
 			u := *out.URL
-			u.Path = rewritePath(u.Path, rw.Path, mp.prefix, mp.ok)
+			u.Path = rewritePath(u.Path, rw.Path, mp)
 			u.RawPath = ""
 			out.URL = &u
 		}
@@ -202,7 +202,7 @@ func redirect(w http.ResponseWriter, r *http.Request, l *listenerTable, rd *gwv1
 	if rd.StatusCode != nil {
 		code = *rd.StatusCode
 	}
-	w.Header().Set("Location", redirectLocation(r, l, rd, mp.prefix, mp.ok))
+	w.Header().Set("Location", redirectLocation(r, l, rd, mp))
 	w.WriteHeader(code)
 }
 
