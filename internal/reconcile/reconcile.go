@@ -3,7 +3,7 @@
 // controller, the in-process pod runner): one pass after every burst of
 // changes, a retry with a doubling delay after a pass that failed, and,
 // when asked, a pause after each pass so that a stream of changes does
-// not keep a core busy. Package watchloop is the other half: it keeps the
+// not keep a core busy (ended early once the stream stops). Package watchloop is the other half: it keeps the
 // watches open that pull the Trigger.
 package reconcile
 
@@ -65,6 +65,15 @@ type Options struct {
 	// stream of changes passes run at most about half the time (each takes
 	// in every change made meanwhile) and the writers keep a core.
 	MaxPause time.Duration
+
+	// Quiet, if positive, ends such a pause early once the stream of
+	// changes has stopped: when the trigger has been pulled during the
+	// pause and then not again for Quiet, the next pass runs at once. The
+	// pause is there to leave the writers a core while they write; once
+	// they have stopped it would only delay the pass that takes in their
+	// last changes (up to MaxPause after a long pass). A stream whose
+	// pulls come less than Quiet apart is still paced as MaxPause says.
+	Quiet time.Duration
 }
 
 // Run runs a pass at once, then one after every pull of t and every retry
@@ -104,7 +113,7 @@ func Run(ctx context.Context, t Trigger, opts Options) {
 		if err == nil && !again {
 			delay, retry = minDelay, nil
 			timer.Stop()
-			if opts.MaxPause > 0 && !ctxsleep.Sleep(ctx, min(time.Since(start), opts.MaxPause)) {
+			if opts.MaxPause > 0 && !pause(ctx, t, min(time.Since(start), opts.MaxPause), opts.Quiet) {
 				return
 			}
 			continue
@@ -122,5 +131,39 @@ func Run(ctx context.Context, t Trigger, opts Options) {
 			retry = timer.C
 		}
 		delay = min(2*delay, maxDelay)
+	}
+}
+
+// pause waits d after a pass, or, with quiet positive, until t has been
+// pulled and then not again for quiet, whichever comes first; a pull it
+// took is left pending so that the next pass runs at once. It reports
+// whether ctx is still live.
+func pause(ctx context.Context, t Trigger, d, quiet time.Duration) bool {
+	if quiet <= 0 {
+		return ctxsleep.Sleep(ctx, d)
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	calm := time.NewTimer(quiet)
+	calm.Stop()
+	defer calm.Stop()
+	var calmed <-chan time.Time // calm's channel once a pull has come
+	pulled := false
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t:
+			pulled = true
+			calm.Reset(quiet)
+			calmed = calm.C
+			continue
+		case <-end.C:
+		case <-calmed:
+		}
+		if pulled {
+			t.Pull()
+		}
+		return true
 	}
 }

@@ -246,3 +246,73 @@ func TestCancelStopsRunWithoutRetryOrFailed(t *testing.T) {
 		}
 	})
 }
+
+// pullEvery pulls tr every interval, from one interval from now until
+// until (relative to p's start), as a stream of writes does.
+func pullEvery(tr Trigger, p *passes, interval, until time.Duration) {
+	for time.Since(p.start)+interval <= until {
+		time.Sleep(interval)
+		tr.Pull()
+	}
+}
+
+func TestQuietEndsThePauseWhenChangesStoppedDuringThePass(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPasses()
+		p.took = 3 * time.Second
+		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
+		defer stop()
+		synctest.Wait()
+		tr.Pull() // the last change, during the first pass
+		time.Sleep(time.Hour)
+		// Nothing came after the pass: the next one runs 10ms after it,
+		// not after a 1s pause.
+		wantTimes(t, "one pull during a 3s pass", p.times(), ms(0, 3010))
+	})
+}
+
+func TestQuietEndsThePauseWhenChangesStopDuringIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPasses()
+		p.took = 3 * time.Second
+		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
+		defer stop()
+		synctest.Wait()
+		// A pull every 4ms from 4ms to 3.5s: through the first pass and
+		// half of the pause after it.
+		pullEvery(tr, p, 4*time.Millisecond, 3500*time.Millisecond)
+		time.Sleep(time.Hour)
+		// The last pull at 3.5s; 10ms of quiet later the next pass runs.
+		wantTimes(t, "pulls every 4ms until 3.5s", p.times(), ms(0, 3510))
+	})
+}
+
+func TestQuietKeepsPacingAStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPasses()
+		p.took = 300 * time.Millisecond
+		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
+		defer stop()
+		synctest.Wait()
+		// A pull every 4ms for 1.1s: no 10ms of quiet until the end, so
+		// the first pause is as long as the pass before it (300ms); the
+		// second pause ends 10ms after the last pull, at 1.1s.
+		pullEvery(tr, p, 4*time.Millisecond, 1100*time.Millisecond)
+		time.Sleep(time.Hour)
+		wantTimes(t, "pulls every 4ms for 1.1s", p.times(), ms(0, 600, 1110))
+	})
+}
+
+func TestQuietWithoutAPullWaitsForOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPasses()
+		p.took = 300 * time.Millisecond
+		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
+		defer stop()
+		time.Sleep(time.Hour)
+		wantTimes(t, "no pull", p.times(), ms(0))
+		tr.Pull()
+		time.Sleep(time.Hour)
+		wantTimes(t, "one pull an hour in", p.times(), []time.Duration{0, time.Hour})
+	})
+}
