@@ -118,6 +118,8 @@ type writtenStatus struct {
 // obj instead of the cached object at base, so that a second write does
 // not fail with a conflict and no write is made twice.
 func (c *Controller) remember(kind, base string, obj client.Object) {
+	c.writtenMu.Lock() // route statuses are written from several goroutines
+	defer c.writtenMu.Unlock()
 	if c.written == nil {
 		c.written = map[objectRef]writtenStatus{}
 	}
