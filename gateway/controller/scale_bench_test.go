@@ -17,6 +17,7 @@ import (
 	"github.com/gatecheck/gatecheck/cluster/store"
 	"github.com/gatecheck/gatecheck/gateway/dataplane"
 	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatecheck/gatecheck/internal/gcpace"
 )
 
 // BenchmarkRoutesReady measures the control path at scale, in-process: N
@@ -43,8 +44,14 @@ import (
 // more cores the Creates then overlap with each other and with the
 // controller's status writes; the CPU they cost is the same.
 //
+// The garbage collector is paced as `gatecheck run` paces it
+// (gcpace.Run: GOGC=400 unless $GOGC is set, a memory limit of half the
+// machine's memory unless $GOMEMLIMIT is), so the figures are the run's;
+// GOGC=100 in the environment measures Go's default.
+//
 //	go test -run '^$' -bench RoutesReady -benchtime 1x -timeout 60m ./gateway/controller/
 func BenchmarkRoutesReady(b *testing.B) {
+	defer gcpace.Run()()
 	for _, n := range []int{1000, 10000} {
 		for _, workers := range []int{1, createWorkers} {
 			name := fmt.Sprintf("routes=%d/apply=sequential", n)
