@@ -69,8 +69,9 @@ type Options struct {
 // Controller reconciles the objects of the GatewayClasses it owns.
 // Create it with New and start it with Run.
 type Controller struct {
-	opts    Options
-	trigger reconcile.Trigger // a pending recompute absorbs further pokes
+	opts     Options
+	trigger  reconcile.Trigger // a pending recompute absorbs further pokes
+	lastPoke atomic.Int64      // when poke was last called, in Unix nanoseconds
 
 	mu        sync.Mutex
 	applied   *ir.Config // last snapshot Apply took without error
@@ -144,7 +145,16 @@ const (
 )
 
 // poke schedules a recompute; pokes while one is pending coalesce.
-func (c *Controller) poke() { c.trigger.Pull() }
+func (c *Controller) poke() {
+	c.lastPoke.Store(time.Now().UnixNano())
+	c.trigger.Pull()
+}
+
+// othersQuiet reports whether no change has come for quietChanges: the
+// other clients have stopped writing, for now.
+func (c *Controller) othersQuiet() bool {
+	return time.Since(time.Unix(0, c.lastPoke.Load())) >= quietChanges
+}
 
 // world is the outcome of one recompute before it is applied: the verdicts
 // on every object of ours and the snapshot compiled from them.
@@ -266,33 +276,51 @@ func (c *Controller) sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// statusWriters is how many goroutines write route statuses at once.
+// statusWriters is how many goroutines write route statuses at once while
+// no other client is writing.
 const statusWriters = 4
 
-// writeRouteStatuses writes the status of every route that changed, from
-// up to statusWriters goroutines, as a controller with several workers
-// does: an API server serves the writes concurrently, and so does the
-// in-memory store, which validates each outside its lock. After a burst of
-// Creates (10,000 routes applied) most of a recompute is these writes, and
-// one goroutine left the other cores idle. It returns one error per route
-// (nil for most), in the order of routes.
+// writeRouteStatuses writes the status of every route that changed. While
+// other clients are writing (a change came less than quietChanges ago) it
+// writes from one goroutine, as before, and leaves them the other cores;
+// once they are quiet it adds goroutines, up to statusWriters, as a
+// controller with several workers does: an API server serves the writes
+// concurrently, and so does the in-memory store, which validates each
+// outside its lock. After a burst of Creates (10,000 routes) most of the
+// recompute that follows is these writes, and one goroutine left the
+// other cores idle; during the burst, more goroutines slowed the Creates
+// more than they sped the statuses. It returns one error per route (nil
+// for most), in the order of routes.
 func (c *Controller) writeRouteStatuses(ctx context.Context, routes []*routeState, now metav1.Time) []error {
 	errs := make([]error, len(routes))
 	var next atomic.Int64 // index of the next route to write
-	write := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(routes) {
+	take := func() (int, bool) {
+		i := int(next.Add(1)) - 1
+		return i, i < len(routes)
+	}
+	var helpers atomic.Int32 // goroutines writing beside this one
+	help := func() {
+		defer helpers.Add(-1)
+		for c.othersQuiet() {
+			i, ok := take()
+			if !ok {
 				return
 			}
 			errs[i] = c.writeRouteStatus(ctx, routes[i], now)
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(statusWriters, len(routes)) - 1 {
-		wg.Go(write)
+	for {
+		if helpers.Load() < statusWriters-1 && c.othersQuiet() {
+			helpers.Add(1)
+			wg.Go(help)
+		}
+		i, ok := take()
+		if !ok {
+			break
+		}
+		errs[i] = c.writeRouteStatus(ctx, routes[i], now)
 	}
-	write()
 	wg.Wait()
 	return errs
 }

@@ -16,9 +16,9 @@ import (
 )
 
 // TestRouteStatusesWrittenConcurrently shows that a recompute writes route
-// statuses from more than one goroutine, that every route still gets its
-// status, and that a failed write is reported, in route order, without
-// stopping the others.
+// statuses from more than one goroutine when no other client is writing,
+// that every route still gets its status, and that a failed write is
+// reported, in route order, without stopping the others.
 func TestRouteStatusesWrittenConcurrently(t *testing.T) {
 	objs := []client.Object{
 		testClass(), namespace(ns, nil),
@@ -87,5 +87,52 @@ func TestRouteStatusesWrittenConcurrently(t *testing.T) {
 			continue
 		}
 		wantCondition(t, name, ourParent(t, r.Status.Parents, ns, "gw").Conditions, "Accepted", "True", "Accepted", 1)
+	}
+}
+
+// TestRouteStatusesWrittenAloneWhileOthersWrite shows that while changes
+// keep coming (other clients creating routes), a recompute writes route
+// statuses from one goroutine and leaves the other cores to the writers.
+func TestRouteStatusesWrittenAloneWhileOthersWrite(t *testing.T) {
+	objs := []client.Object{
+		testClass(), namespace(ns, nil),
+		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")),
+		service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080}),
+	}
+	const n = 40
+	for i := range n {
+		objs = append(objs, httpRoute(ns, fmt.Sprintf("route-%02d", i), t0, []gwv1.ParentReference{parentRef("gw")}, fmt.Sprintf("h%02d.example.com", i)))
+	}
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+		writes         int
+	)
+	cl := interceptor.NewClient(newFakeClient(t, objs...).(client.WithWatch), interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if _, ok := obj.(*gwv1.HTTPRoute); ok {
+				mu.Lock()
+				inFlight++
+				writes++
+				most = max(most, inFlight)
+				mu.Unlock()
+				defer func() {
+					mu.Lock()
+					inFlight--
+					mu.Unlock()
+				}()
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	})
+	c := newTestController(t, cl, &recorder{})
+	// A change "arrives" for the whole of the recompute: the last poke is
+	// dated an hour ahead, so the other clients never look quiet.
+	c.lastPoke.Store(time.Now().Add(time.Hour).UnixNano())
+	if err := c.sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if writes != n || most != 1 {
+		t.Errorf("%d route status writes, at most %d at once; want %d, one at a time", writes, most, n)
 	}
 }
