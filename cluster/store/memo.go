@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -368,6 +369,49 @@ func copyErrors(l field.ErrorList) field.ErrorList {
 type openAPIMemo struct {
 	schema *spec.Schema
 	memo   *verdictMemo[openAPIVerdict]
+
+	// validators holds the SchemaValidators of the nodes below the root
+	// validated so far, by node and path (a validatorKey), and root the
+	// root's: building one costs eight sub-validators, and the same nodes
+	// are validated at the same paths in every object of a kind. A
+	// SchemaValidator is not changed by validating (only SetPath changes
+	// it, which nothing here calls), so one serves concurrent writes.
+	validators  sync.Map
+	nValidators atomic.Int64
+	root        atomic.Pointer[validate.SchemaValidator] // for the root, at path ""
+}
+
+// maxValidators bounds the SchemaValidators an openAPIMemo keeps (lists
+// with many items have one per index); beyond it they are built afresh.
+const maxValidators = 1 << 16
+
+// validatorKey names a SchemaValidator: the node's validatorIdentity and
+// the path of the value. The root, the formats and the options of every
+// validator an openAPIMemo builds are the same (its schema, strfmt.Default
+// and its option).
+type validatorKey struct {
+	node any
+	path string
+}
+
+// schemaValidator returns a SchemaValidator for schema at path, one built
+// before for the same node and path if there is one.
+func (m *openAPIMemo) schemaValidator(schema *spec.Schema, root any, path string, formats strfmt.Registry) *validate.SchemaValidator {
+	node := validatorIdentity(schema)
+	if node == nil || formats != strfmt.Default || root != any(m.schema) {
+		return validate.NewSchemaValidator(schema, root, path, formats, m.option)
+	}
+	k := validatorKey{node, path}
+	if v, ok := m.validators.Load(k); ok {
+		return v.(*validate.SchemaValidator)
+	}
+	v := validate.NewSchemaValidator(schema, root, path, formats, m.option)
+	if m.nValidators.Load() < maxValidators {
+		if _, loaded := m.validators.LoadOrStore(k, v); !loaded {
+			m.nValidators.Add(1)
+		}
+	}
+	return v
 }
 
 // sharedOpenAPIMemo is the memo of every openAPIMemo.
@@ -386,7 +430,12 @@ func (v openAPIVerdict) size() int {
 // Validate validates obj, a new object. It implements
 // apiextensionsvalidation.SchemaCreateValidator.
 func (m *openAPIMemo) Validate(obj any, _ ...apiextensionsvalidation.ValidationOption) *validate.Result {
-	return validate.NewSchemaValidator(m.schema, nil, "", strfmt.Default, m.option).Validate(obj)
+	v := m.root.Load()
+	if v == nil {
+		v = validate.NewSchemaValidator(m.schema, nil, "", strfmt.Default, m.option)
+		m.root.Store(v)
+	}
+	return v.Validate(obj)
 }
 
 // option makes a SchemaValidator validate properties and items with
@@ -418,7 +467,7 @@ func (v *memoValueValidator) Applies(source any, _ reflect.Kind) bool {
 
 func (v *memoValueValidator) Validate(data any) *validate.Result {
 	validator := func() *validate.Result {
-		return validate.NewSchemaValidator(v.schema, v.root, v.path, v.formats, v.m.option).Validate(data)
+		return v.m.schemaValidator(v.schema, v.root, v.path, v.formats).Validate(data)
 	}
 	node := schemaIdentity(v.schema)
 	if node == nil {
@@ -457,6 +506,20 @@ func schemaIdentity(s *spec.Schema) any {
 		return reflect.ValueOf(s.Properties).UnsafePointer()
 	case s.Items != nil:
 		return s.Items
+	}
+	return nil
+}
+
+// validatorIdentity is schemaIdentity, and for a scalar the first element
+// of its type list: the apiextensions-apiserver converts each node of a
+// CRD's schema with a type list of its own, which the copies kube-openapi
+// hands to sub-validators share. A schema with neither returns nil.
+func validatorIdentity(s *spec.Schema) any {
+	if id := schemaIdentity(s); id != nil {
+		return id
+	}
+	if s != nil && len(s.Type) > 0 {
+		return &s.Type[0]
 	}
 	return nil
 }
