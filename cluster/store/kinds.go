@@ -84,7 +84,12 @@ func (k *kindInfo) serves(version string) bool {
 // versionSchema holds the compiled schema of one CRD version: what the API
 // server builds once per CRD and then uses for every request.
 type versionSchema struct {
-	structural      *structuralschema.Structural
+	structural *structuralschema.Structural
+	// embedded is structural trimmed to the embedded resources
+	// (x-kubernetes-embedded-resource) and the paths to them, nil when it
+	// has none (the Gateway API CRDs): the metadata coercion and checks
+	// of embedded objects act only there.
+	embedded        *structuralschema.Structural
 	validator       apiextensionsvalidation.SchemaValidator
 	statusValidator apiextensionsvalidation.SchemaValidator // nil without status subresource
 	cel             *cel.Validator                          // nil without x-kubernetes-validations
@@ -151,9 +156,11 @@ func trimSchema(s *structuralschema.Structural, keep func(*structuralschema.Stru
 	return &out
 }
 
-// hasDefault and hasListType are trimSchema's keep for defaulting and for
-// the list-type checks (which check only sets and maps).
-func hasDefault(s *structuralschema.Structural) bool { return s.Default.Object != nil }
+// hasDefault, hasListType and isEmbeddedResource are trimSchema's keep
+// for defaulting, for the list-type checks (which check only sets and
+// maps) and for the metadata coercion and checks of embedded objects.
+func hasDefault(s *structuralschema.Structural) bool         { return s.Default.Object != nil }
+func isEmbeddedResource(s *structuralschema.Structural) bool { return s.XEmbeddedResource }
 func hasListType(s *structuralschema.Structural) bool {
 	return s.XListType != nil && (*s.XListType == "set" || *s.XListType == "map")
 }
@@ -334,7 +341,8 @@ func compileVersion(crd *apiextensionsv1.CustomResourceDefinition, v apiextensio
 		return nil, fmt.Errorf("pruning defaults: %w", err)
 	}
 	vs := &versionSchema{structural: s, preserveUnknown: crd.Spec.PreserveUnknownFields,
-		defaults: trimSchema(s, hasDefault), listTypes: trimSchema(s, hasListType)}
+		defaults: trimSchema(s, hasDefault), listTypes: trimSchema(s, hasListType),
+		embedded: trimSchema(s, isEmbeddedResource)}
 	var openAPI *spec.Schema
 	vs.validator, openAPI, err = apiextensionsvalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
 	if err != nil {

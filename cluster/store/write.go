@@ -178,7 +178,10 @@ func (s *Store) prepare(info *kindInfo, u *unstructured.Unstructured, old *unstr
 			structuralpruning.PruneWithOptions(u.Object, vs.structural, true, structuralschema.UnknownFieldPathOptions{})
 			structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, vs.structural)
 		}
-		if ferr := schemaobjectmeta.Coerce(nil, u.Object, vs.structural, false, false); ferr != nil {
+		// The object's own metadata is decoded above and set below; Coerce
+		// (not at a resource root) acts only on embedded resources, which
+		// vs.embedded leads to.
+		if ferr := coerceEmbedded(u.Object, vs.embedded); ferr != nil {
 			return apierrors.NewBadRequest(fmt.Sprintf("store: %s: %v", info.gk.Kind, ferr))
 		}
 		u.SetAPIVersion(apiVersion)
@@ -260,7 +263,7 @@ func (s *Store) validateCreate(ctx context.Context, info *kindInfo, gvk schema.G
 		vs := info.schemas[gvk.Version]
 		errs = append(errs, validation.ValidateObjectMetaAccessor(u, info.namespaced, validation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
 		errs = append(errs, apiextensionsvalidation.ValidateCustomResource(nil, u.Object, vs.openAPI)...)
-		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
+		errs = append(errs, validateObjectMeta(ctx, u.Object, vs.embedded)...)
 		errs = append(errs, vs.listErrors(u.Object)...)
 		if vs.celCreate != nil && !celBlocked(errs) {
 			celErrs, _ := vs.celCreate.validate(ctx, u.Object, celconfig.RuntimeCELCostBudget)
@@ -559,7 +562,7 @@ func (s *Store) validateUpdate(ctx context.Context, info *kindInfo, gvk schema.G
 				errs = append(errs, apiextensionsvalidation.ValidateCustomResourceUpdate(nil, u.Object, old.Object, vs.validator,
 					apiextensionsvalidation.WithRatcheting(correlated))...)
 			}
-			errs = append(errs, validateObjectMeta(ctx, u.Object, vs.structural)...)
+			errs = append(errs, validateObjectMeta(ctx, u.Object, vs.embedded)...)
 			if oldErrs := vs.listErrors(old.Object); len(oldErrs) == 0 {
 				errs = append(errs, vs.listErrors(u.Object)...)
 			}
