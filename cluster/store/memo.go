@@ -376,14 +376,18 @@ type openAPIMemo struct {
 	// are validated at the same paths in every object of a kind. A
 	// SchemaValidator is not changed by validating (only SetPath changes
 	// it, which nothing here calls), so one serves concurrent writes.
-	validators  sync.Map
-	nValidators atomic.Int64
-	root        atomic.Pointer[validate.SchemaValidator] // for the root, at path ""
+	validators sync.Map
+	root       atomic.Pointer[validate.SchemaValidator] // for the root, at path ""
 }
 
-// maxValidators bounds the SchemaValidators an openAPIMemo keeps (lists
-// with many items have one per index); beyond it they are built afresh.
-const maxValidators = 1 << 16
+// maxValidators bounds the SchemaValidators all openAPIMemos keep
+// together (a node in lists has one per index path, and one validator with
+// its schema copy takes a kilobyte or two): beyond it they are built
+// afresh. Upstream's conformance manifests, every kind, need about 1,400.
+const maxValidators = 1 << 14
+
+// validatorsKept counts the SchemaValidators kept by all openAPIMemos.
+var validatorsKept atomic.Int64
 
 // validatorKey names a SchemaValidator: the node's validatorIdentity and
 // the path of the value. The root, the formats and the options of every
@@ -406,9 +410,9 @@ func (m *openAPIMemo) schemaValidator(schema *spec.Schema, root any, path string
 		return v.(*validate.SchemaValidator)
 	}
 	v := validate.NewSchemaValidator(schema, root, path, formats, m.option)
-	if m.nValidators.Load() < maxValidators {
+	if validatorsKept.Load() < maxValidators {
 		if _, loaded := m.validators.LoadOrStore(k, v); !loaded {
-			m.nValidators.Add(1)
+			validatorsKept.Add(1)
 		}
 	}
 	return v
