@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -218,7 +219,7 @@ func skipReason(p plannedTest, runTest string, testLog func(string) string) (str
 	msg := "the test skipped itself; its log says why"
 	if testLog != nil {
 		if log := testLog(p.test.ShortName); log != "" {
-			if last := lastLine(log); last != "" {
+			if last := lastReasonLine(log); last != "" {
 				msg = "the test skipped itself: " + last
 			}
 		}
@@ -226,16 +227,27 @@ func skipReason(p plannedTest, runTest string, testLog func(string) string) (str
 	return msg, nil
 }
 
-func lastLine(s string) string {
+// lastReasonLine returns the last line of a test's log that can say why
+// it skipped itself: not go test's own "=== " and "--- " lines, and not
+// the lines upstream's Applier logs as it deletes the test's manifests
+// (see cleanupLine), which come after the skip because t.Cleanup
+// functions run once the test has stopped.
+func lastReasonLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
-		if l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") {
+		if l != "" && !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") && !cleanupLine.MatchString(l) {
 			return l
 		}
 	}
 	return ""
 }
+
+// cleanupLine matches what upstream's Applier logs when its cleanup
+// deletes an object a test applied (utils/kubernetes/apply.go, through
+// tlog: the file and line, a timestamp, "Deleting", the name and kind),
+// e.g. "apply.go:279: 2026-11-28T08:48:38.6Z: Deleting mesh-probe-http HTTPRoute".
+var cleanupLine = regexp.MustCompile(`^apply\.go:\d+: \S+: Deleting \S+ \S+$`)
 
 // writeHeader writes the lines a run starts with: what is tested, with
 // which claims, profiles and tests.

@@ -436,6 +436,19 @@ func TestSkipReasons(t *testing.T) {
 	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", log); got != "the test skipped itself: x.go:3: needs two backends" {
 		t.Errorf("self-skip: %q", got)
 	}
+	// The Applier's cleanup deletes the test's objects after the skip and
+	// logs each deletion; the reason is the line before them.
+	withCleanup := func(string) string {
+		return "=== RUN   gatecheck/X\n" +
+			"    apply.go:216: 2026-11-28T08:48:18.1Z: Creating mesh-probe-http HTTPRoute\n" +
+			"    probe_helpers.go:267: no mesh intercepts the readiness probes\n" +
+			"    apply.go:279: 2026-11-28T08:48:38.2Z: Deleting mesh-probe-http-proxied Deployment\n" +
+			"    apply.go:279: 2026-11-28T08:48:38.6Z: Deleting mesh-probe-http HTTPRoute\n" +
+			"--- SKIP: gatecheck/X (20.67s)\n"
+	}
+	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", withCleanup); got != "the test skipped itself: probe_helpers.go:267: no mesh intercepts the readiness probes" {
+		t.Errorf("self-skip with the Applier's cleanup after it: %q", got)
+	}
 }
 
 // errNoAPIServer is what a request to the fake cluster's REST API gets:
