@@ -3,8 +3,9 @@
 // controller, the in-process pod runner): one pass after every burst of
 // changes, a retry with a doubling delay after a pass that failed, and,
 // when asked, a pause after each pass so that a stream of changes does
-// not keep a core busy (ended early once the stream stops). Package watchloop is the other half: it keeps the
-// watches open that pull the Trigger.
+// not keep a core busy (ended early once the stream stops). Package
+// watchloop is the other half: it keeps the watches open that pull the
+// Trigger.
 package reconcile
 
 import (
@@ -147,21 +148,19 @@ func pause(ctx context.Context, t Trigger, d, quiet time.Duration) bool {
 	calm := time.NewTimer(quiet)
 	calm.Stop()
 	defer calm.Stop()
-	var calmed <-chan time.Time // calm's channel once a pull has come
-	pulled := false
+	var calmed <-chan time.Time // calm's channel once a pull has come, nil before
 	for {
 		select {
 		case <-ctx.Done():
 			return false
 		case <-t:
-			pulled = true
 			calm.Reset(quiet)
 			calmed = calm.C
 			continue
 		case <-end.C:
 		case <-calmed:
 		}
-		if pulled {
+		if calmed != nil {
 			t.Pull()
 		}
 		return true
