@@ -20,15 +20,8 @@ import (
 // that every route still gets its status, and that a failed write is
 // reported, in route order, without stopping the others.
 func TestRouteStatusesWrittenConcurrently(t *testing.T) {
-	objs := []client.Object{
-		testClass(), namespace(ns, nil),
-		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")),
-		service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080}),
-	}
 	const n = 40
-	for i := range n {
-		objs = append(objs, httpRoute(ns, fmt.Sprintf("route-%02d", i), t0, []gwv1.ParentReference{parentRef("gw")}, fmt.Sprintf("h%02d.example.com", i)))
-	}
+	objs := routesOnOneGateway(n)
 	failing := map[string]bool{"route-07": true, "route-31": true}
 
 	// The first route write waits until a second one is in flight: with
@@ -94,15 +87,8 @@ func TestRouteStatusesWrittenConcurrently(t *testing.T) {
 // keep coming (other clients creating routes), a recompute writes route
 // statuses from one goroutine and leaves the other cores to the writers.
 func TestRouteStatusesWrittenAloneWhileOthersWrite(t *testing.T) {
-	objs := []client.Object{
-		testClass(), namespace(ns, nil),
-		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")),
-		service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080}),
-	}
 	const n = 40
-	for i := range n {
-		objs = append(objs, httpRoute(ns, fmt.Sprintf("route-%02d", i), t0, []gwv1.ParentReference{parentRef("gw")}, fmt.Sprintf("h%02d.example.com", i)))
-	}
+	objs := routesOnOneGateway(n)
 	var (
 		mu             sync.Mutex
 		inFlight, most int
@@ -135,4 +121,18 @@ func TestRouteStatusesWrittenAloneWhileOthersWrite(t *testing.T) {
 	if writes != n || most != 1 {
 		t.Errorf("%d route status writes, at most %d at once; want %d, one at a time", writes, most, n)
 	}
+}
+
+// routesOnOneGateway returns a class, a Gateway with one HTTP listener, a
+// Service and n HTTPRoutes attached to the Gateway, route-00 and on.
+func routesOnOneGateway(n int) []client.Object {
+	objs := []client.Object{
+		testClass(), namespace(ns, nil),
+		gateway("gw", listener("http", 80, gwv1.HTTPProtocolType, "")),
+		service(ns, "svc", corev1.ServicePort{Name: "http", Port: 8080}),
+	}
+	for i := range n {
+		objs = append(objs, httpRoute(ns, fmt.Sprintf("route-%02d", i), t0, []gwv1.ParentReference{parentRef("gw")}, fmt.Sprintf("h%02d.example.com", i)))
+	}
+	return objs
 }
