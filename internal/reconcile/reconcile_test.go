@@ -256,12 +256,19 @@ func pullEvery(tr Trigger, p *passes, interval, until time.Duration) {
 	}
 }
 
+// runQuiet runs passes that each take took, paced with MaxPause 1s and
+// Quiet 10ms, until the test ends.
+func runQuiet(t *testing.T, took time.Duration) (*passes, Trigger) {
+	p := newPasses()
+	p.took = took
+	tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
+	t.Cleanup(stop)
+	return p, tr
+}
+
 func TestQuietEndsThePauseWhenChangesStoppedDuringThePass(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newPasses()
-		p.took = 3 * time.Second
-		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
-		defer stop()
+		p, tr := runQuiet(t, 3*time.Second)
 		synctest.Wait()
 		tr.Pull() // the last change, during the first pass
 		time.Sleep(time.Hour)
@@ -273,10 +280,7 @@ func TestQuietEndsThePauseWhenChangesStoppedDuringThePass(t *testing.T) {
 
 func TestQuietEndsThePauseWhenChangesStopDuringIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newPasses()
-		p.took = 3 * time.Second
-		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
-		defer stop()
+		p, tr := runQuiet(t, 3*time.Second)
 		synctest.Wait()
 		// A pull every 4ms from 4ms to 3.5s: through the first pass and
 		// half of the pause after it.
@@ -289,10 +293,7 @@ func TestQuietEndsThePauseWhenChangesStopDuringIt(t *testing.T) {
 
 func TestQuietKeepsPacingAStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newPasses()
-		p.took = 300 * time.Millisecond
-		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
-		defer stop()
+		p, tr := runQuiet(t, 300*time.Millisecond)
 		synctest.Wait()
 		// A pull every 4ms for 1.1s: no 10ms of quiet until the end, so
 		// the first pause is as long as the pass before it (300ms); the
@@ -305,10 +306,7 @@ func TestQuietKeepsPacingAStream(t *testing.T) {
 
 func TestQuietWithoutAPullWaitsForOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := newPasses()
-		p.took = 300 * time.Millisecond
-		tr, stop := run(t, Options{Pass: p.pass, MaxPause: time.Second, Quiet: 10 * time.Millisecond})
-		defer stop()
+		p, tr := runQuiet(t, 300*time.Millisecond)
 		time.Sleep(time.Hour)
 		wantTimes(t, "no pull", p.times(), ms(0))
 		tr.Pull()
