@@ -1,5 +1,5 @@
 # The echo-backend image used in clusters: a static binary on distroless.
-#   docker build -t gatecheck/echo-backend:dev .
+#   docker build -t gatewitness/echo-backend:dev .
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

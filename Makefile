@@ -1,4 +1,4 @@
-# gatecheck. The two set-up commands on a fresh machine are `make run` and
+# gatewitness. The two set-up commands on a fresh machine are `make run` and
 # `make test`; everything they need comes from the Go module proxy.
 GO ?= go
 export GOTOOLCHAIN := local
@@ -18,14 +18,14 @@ include Makefile.localcp
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
-	$(GO) run $(BUILDVCS) ./cmd/gatecheck run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
+	$(GO) run $(BUILDVCS) ./cmd/gatewitness run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
 ## test: vet, gofmt and every Go test with the race detector, each package under an explicit
 ## time limit (TEST_TIMEOUT, default 8m; see hack/test.sh)
 test: vet
 	GO=$(GO) hack/test.sh
 
-## test-gwapi-v1.7: build and run gatecheck against Gateway API v1.7.0 in a module made outside
+## test-gwapi-v1.7: build and run gatewitness against Gateway API v1.7.0 in a module made outside
 ## go.mod (fetches the go1.27.3 toolchain for it; see hack/test-gwapi-v1.7.sh)
 test-gwapi-v1.7:
 	hack/test-gwapi-v1.7.sh
@@ -39,7 +39,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # nightly: see hack/nightly.sh. NIGHTLY_RUN_FLAGS are more flags of
-# gatecheck run for both suites; NIGHTLY_LOCALCP is auto, yes or no.
+# gatewitness run for both suites; NIGHTLY_LOCALCP is auto, yes or no.
 NIGHTLY_DIR ?= out/nightly
 NIGHTLY_SITE ?= $(NIGHTLY_DIR)/site
 NIGHTLY_HISTORY ?= $(NIGHTLY_SITE)/history

@@ -1,4 +1,4 @@
-module github.com/gatecheck/gatecheck
+module github.com/gatewitness/gatewitness
 
 go 1.26.0
 

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/pods"
 )
 
 // logPath is the one REST path the cluster's API server answers.

@@ -1,4 +1,4 @@
-// Package cluster is gatecheck's embedded cluster: the in-memory object
+// Package cluster is gatewitness's embedded cluster: the in-memory object
 // store, the pod runner, the reference gateway's controller and data plane,
 // and a dialer that reaches the Gateways' published addresses, all in one
 // process, with no cluster, no Docker, no root and no fixed ports.
@@ -28,17 +28,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/gateway/controller"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/gateway/controller"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 // Defaults for Options fields left empty.
 const (
-	DefaultGatewayClassName                        = "gatecheck"
-	DefaultControllerName   gwv1.GatewayController = "gatecheck.dev/reference-gateway"
+	DefaultGatewayClassName                        = "gatewitness"
+	DefaultControllerName   gwv1.GatewayController = "gatewitness.dev/reference-gateway"
 )
 
 // Options configure an embedded cluster.

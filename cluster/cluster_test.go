@@ -36,11 +36,11 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
 
-	"github.com/gatecheck/gatecheck/cluster"
-	"github.com/gatecheck/gatecheck/cluster/pods"
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/cluster"
+	"github.com/gatewitness/gatewitness/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 const (
@@ -225,7 +225,7 @@ func TestScaleFollowsEndpointSlices(t *testing.T) {
 	c := startCluster(t, cluster.Options{})
 	ctx := context.Background()
 	ns := "scale"
-	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 1, "ghcr.io/gatecheck/echo-backend:dev"), echoService(ns, "web"))
+	create(t, c.Client(), namespace(ns), echoDeployment(ns, "web", 1, "ghcr.io/gatewitness/echo-backend:dev"), echoService(ns, "web"))
 	for _, n := range []int32{3, 1, 2} {
 		var d appsv1.Deployment
 		// The pod runner writes the Deployment's status meanwhile, which

@@ -16,7 +16,7 @@ import (
 	grpcutil "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 	"sigs.k8s.io/gateway-api/conformance/utils/tlog"
 
-	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 )
 
 // maxGRPCConns bounds the connections a GRPCClient keeps open; past it the

@@ -24,7 +24,7 @@ import (
 	httputil "sigs.k8s.io/gateway-api/conformance/utils/http"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 
-	"github.com/gatecheck/gatecheck/cluster"
+	"github.com/gatewitness/gatewitness/cluster"
 )
 
 // TestMirrorFoundInPodLogs applies upstream's mirror route, sends a request

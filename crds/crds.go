@@ -44,11 +44,11 @@ var (
 // DirEnv names the environment variable that, when set, makes Load read
 // the CRDs from that directory instead of the embedded ones. The directory
 // is laid out as this package's: a Gateway API release's experimental CRDs
-// at its root (as hack/sync-crds.sh copies them) and gatecheck's overlays
+// at its root (as hack/sync-crds.sh copies them) and gatewitness's overlays
 // of them in overlays/ (as hack/gen-crd-overlays writes them). It is how a
 // program linked against another Gateway API release than go.mod's (make
 // test-gwapi-v1.7) serves that release's CRDs in-process.
-const DirEnv = "GATECHECK_CRD_DIR"
+const DirEnv = "GATEWITNESS_CRD_DIR"
 
 // Load returns the embedded CRDs (or those of DirEnv), sorted by name, with
 // the embedded overlays applied. The files are decoded once per process;
@@ -111,7 +111,7 @@ func checkBundleVersion(list []*apiextensionsv1.CustomResourceDefinition, want s
 		}
 		return fmt.Errorf("crds: %s Gateway API %s (%s), but the linked sigs.k8s.io/gateway-api is %s; "+
 			"set %s to a directory holding that release's experimental CRDs "+
-			"($(go env GOMODCACHE)/sigs.k8s.io/gateway-api@%s/config/crd/experimental) and gatecheck's overlays of them in overlays/ "+
+			"($(go env GOMODCACHE)/sigs.k8s.io/gateway-api@%s/config/crd/experimental) and gatewitness's overlays of them in overlays/ "+
 			"(go run ./hack/gen-crd-overlays -crds DIR), as make test-gwapi-v1.7 does",
 			src, got, c.Name, want, DirEnv, want)
 	}

@@ -23,7 +23,7 @@ spec:
 // config/crd/experimental files at its root: the CRDs are read,
 // kustomization.yaml and the ValidatingAdmissionPolicy file are not (they
 // are not CRDs). A directory without overlays/ is an error, so that
-// gatecheck's GRPCRoute fields are not lost unnoticed.
+// gatewitness's GRPCRoute fields are not lost unnoticed.
 func TestLoadReleaseDir(t *testing.T) {
 	dir := fstest.MapFS{
 		"widgets.yaml":       {Data: []byte(testCRD)},

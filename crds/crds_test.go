@@ -5,7 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 func TestLoadEmbedded(t *testing.T) {

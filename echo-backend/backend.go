@@ -20,14 +20,14 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
-	"github.com/gatecheck/gatecheck/echo-backend/tcpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/tcpecho"
 )
 
 // Mode selects what the process serves, as echo-basic's environment does.
@@ -101,16 +101,16 @@ const (
 	EnvKey           = "TLS_SERVER_PRIVKEY"  // echo-basic's HTTP mode
 	EnvKeyAlt        = "TLS_SERVER_PRIV_KEY" // echo-basic's gRPC and TCP modes
 	EnvClientCAs     = "TLS_CLIENT_CACERTS"
-	EnvLineTCPPort   = "GATECHECK_TCP_PORT"
-	EnvMaxDelay      = "GATECHECK_MAX_DELAY"
-	EnvLedgerTTL     = "GATECHECK_LEDGER_TTL"
-	EnvLedgerIDs     = "GATECHECK_LEDGER_MAX_IDS"
-	EnvLedgerEntries = "GATECHECK_LEDGER_MAX_ATTEMPTS"
-	EnvLedgerBytes   = "GATECHECK_LEDGER_MAX_BYTES"
-	EnvReadHeader    = "GATECHECK_READ_HEADER_TIMEOUT"
-	EnvRead          = "GATECHECK_READ_TIMEOUT"
-	EnvWrite         = "GATECHECK_WRITE_TIMEOUT"
-	EnvIdle          = "GATECHECK_IDLE_TIMEOUT"
+	EnvLineTCPPort   = "GATEWITNESS_TCP_PORT"
+	EnvMaxDelay      = "GATEWITNESS_MAX_DELAY"
+	EnvLedgerTTL     = "GATEWITNESS_LEDGER_TTL"
+	EnvLedgerIDs     = "GATEWITNESS_LEDGER_MAX_IDS"
+	EnvLedgerEntries = "GATEWITNESS_LEDGER_MAX_ATTEMPTS"
+	EnvLedgerBytes   = "GATEWITNESS_LEDGER_MAX_BYTES"
+	EnvReadHeader    = "GATEWITNESS_READ_HEADER_TIMEOUT"
+	EnvRead          = "GATEWITNESS_READ_TIMEOUT"
+	EnvWrite         = "GATEWITNESS_WRITE_TIMEOUT"
+	EnvIdle          = "GATEWITNESS_IDLE_TIMEOUT"
 )
 
 // ConfigFromEnv reads the configuration the way echo-basic does, plus our

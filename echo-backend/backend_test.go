@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 // writeCert writes a self-signed certificate for 127.0.0.1 and returns the
@@ -83,7 +83,7 @@ func getEcho(t *testing.T, c *http.Client, url string, hdr map[string]string) (i
 func TestHTTPModeServesEveryPort(t *testing.T) {
 	certFile, keyFile, pool := writeCert(t)
 	b := start(t, map[string]string{
-		"HTTP_PORT": "0", "H2C_PORT": "0", "HTTPS_PORT": "0", "GATECHECK_TCP_PORT": "0",
+		"HTTP_PORT": "0", "H2C_PORT": "0", "HTTPS_PORT": "0", "GATEWITNESS_TCP_PORT": "0",
 		"TLS_SERVER_CERT": certFile, "TLS_SERVER_PRIVKEY": keyFile, "POD_NAME": "pod-a",
 	})
 	for _, n := range []string{"http", "h2c", "https", "tcp"} {
@@ -93,7 +93,7 @@ func TestHTTPModeServesEveryPort(t *testing.T) {
 	}
 
 	// HTTP/1.1, with a fault that fails the first attempt of an id.
-	hdr := map[string]string{"X-Gatecheck-Id": "compose-1", "X-Gatecheck-Fault": "fail=1;status=503"}
+	hdr := map[string]string{"X-Gatewitness-Id": "compose-1", "X-Gatewitness-Fault": "fail=1;status=503"}
 	if code, _ := getEcho(t, http.DefaultClient, "http://"+b.Addr("http")+"/x", hdr); code != http.StatusServiceUnavailable {
 		t.Fatalf("first attempt: status %d, want 503", code)
 	}
@@ -125,12 +125,12 @@ func TestHTTPModeServesEveryPort(t *testing.T) {
 
 	// The TCP line echo, closed and reopened through the admin endpoint.
 	tcpEcho(t, b.Addr("tcp"))
-	post(t, "http://"+b.Addr("http")+"/_gatecheck/admin/tcp?open=false")
+	post(t, "http://"+b.Addr("http")+"/_gatewitness/admin/tcp?open=false")
 	if c, err := net.DialTimeout("tcp", b.Addr("tcp"), time.Second); err == nil {
 		c.Close()
 		t.Fatal("TCP listener still accepts after open=false")
 	}
-	post(t, "http://"+b.Addr("http")+"/_gatecheck/admin/tcp?open=true")
+	post(t, "http://"+b.Addr("http")+"/_gatewitness/admin/tcp?open=true")
 	tcpEcho(t, b.Addr("tcp"))
 }
 
@@ -157,7 +157,7 @@ func tcpEcho(t *testing.T, addr string) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReader(c)
-	if _, err := io.WriteString(c, "hello gatecheck\n"); err != nil {
+	if _, err := io.WriteString(c, "hello gatewitness\n"); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -165,7 +165,7 @@ func tcpEcho(t *testing.T, addr string) {
 		if err != nil {
 			t.Fatalf("tcp echo: no echo of the line: %v", err)
 		}
-		if strings.Contains(line, "hello gatecheck") {
+		if strings.Contains(line, "hello gatewitness") {
 			return
 		}
 	}
@@ -223,8 +223,8 @@ func TestConfigFromEnvNamesTheBadVariable(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"HTTP_PORT": "http"}, `HTTP_PORT="http": accepted: a port number`},
-		{map[string]string{"GATECHECK_MAX_DELAY": "5"}, `GATECHECK_MAX_DELAY="5": accepted: a positive Go duration`},
-		{map[string]string{"GATECHECK_LEDGER_MAX_IDS": "-1"}, `GATECHECK_LEDGER_MAX_IDS="-1": accepted: a positive whole number`},
+		{map[string]string{"GATEWITNESS_MAX_DELAY": "5"}, `GATEWITNESS_MAX_DELAY="5": accepted: a positive Go duration`},
+		{map[string]string{"GATEWITNESS_LEDGER_MAX_IDS": "-1"}, `GATEWITNESS_LEDGER_MAX_IDS="-1": accepted: a positive whole number`},
 		{map[string]string{"TLS_SERVER_CERT": "/x.crt"}, "TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: accepted: both set"},
 	} {
 		_, err := echobackend.ConfigFromEnv(env(tc.vars))
@@ -241,7 +241,7 @@ func TestStartFailsCleanlyOnATakenPort(t *testing.T) {
 	}
 	defer ln.Close()
 	_, taken, _ := net.SplitHostPort(ln.Addr().String())
-	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": taken, "GATECHECK_TCP_PORT": "0"}))
+	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": taken, "GATEWITNESS_TCP_PORT": "0"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func (b *lockedBuffer) String() string {
 }
 
 func TestLogGetsALinePerEchoFromEveryHTTPPort(t *testing.T) {
-	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": "0", "GATECHECK_TCP_PORT": "0"}))
+	cfg, err := echobackend.ConfigFromEnv(env(map[string]string{"HTTP_PORT": "0", "H2C_PORT": "0", "GATEWITNESS_TCP_PORT": "0"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 )
 
 // TestReflectionDescribesUpstreamGrpcEcho checks that server reflection, as

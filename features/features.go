@@ -1,21 +1,21 @@
-// Package features is gatecheck's feature registry: every feature of the
-// upstream Gateway API conformance suite (v1.6.3) plus gatecheck's own, with
+// Package features is gatewitness's feature registry: every feature of the
+// upstream Gateway API conformance suite (v1.6.3) plus gatewitness's own, with
 // their channel, support level, GEP, dependencies and conformance profiles.
 //
 // Tests name the features they need with upstream's feature names where the
-// meaning matches, so a gatecheck test and an upstream test gate on the same
-// switches; every gatecheck test also names at least one of gatecheck's own
+// meaning matches, so a gatewitness test and an upstream test gate on the same
+// switches; every gatewitness test also names at least one of gatewitness's own
 // features, so that it is never counted in an upstream profile.
-// gatecheck's own profiles are registered with the upstream suite, so an
-// upstream ConformanceReport counts gatecheck's extended features like any
+// gatewitness's own profiles are registered with the upstream suite, so an
+// upstream ConformanceReport counts gatewitness's extended features like any
 // other.
 //
-// gatecheck's features and profiles are package-level data (gatecheck.go
-// and gatecheck_*.go), as upstream's pkg/features declares its own. The
+// gatewitness's features and profiles are package-level data (gatewitness.go
+// and gatewitness_*.go), as upstream's pkg/features declares its own. The
 // registry is built from that data and from upstream's sets once, in this
 // package's init; nothing registers itself, so no result depends on the
 // order in which files or packages initialise. Feature.Upstream and
-// Profile.Upstream tell upstream's from gatecheck's.
+// Profile.Upstream tell upstream's from gatewitness's.
 package features
 
 import (
@@ -54,7 +54,7 @@ const (
 	LevelCore Level = "core"
 	// LevelExtended features are optional, portable, and tested.
 	LevelExtended Level = "extended"
-	// LevelImplementationSpecific features are not portable; gatecheck tests
+	// LevelImplementationSpecific features are not portable; gatewitness tests
 	// them for implementations that opt in.
 	LevelImplementationSpecific Level = "implementation-specific"
 )
@@ -74,15 +74,15 @@ type Feature struct {
 	// DependsOn lists features an implementation must also support for this
 	// one to make sense.
 	DependsOn []FeatureName
-	// Profiles names conformance profiles. In gatecheck's data it is left
+	// Profiles names conformance profiles. In gatewitness's data it is left
 	// empty (the feature's list names its profile); the features returned
-	// by Lookup and All list every profile (upstream or gatecheck) that
+	// by Lookup and All list every profile (upstream or gatewitness) that
 	// contains the feature.
 	Profiles []string
 	// Description says what the feature covers, in one sentence.
 	Description string
 	// Upstream reports whether the feature is defined by the upstream
-	// Gateway API conformance suite rather than by gatecheck.
+	// Gateway API conformance suite rather than by gatewitness.
 	Upstream bool
 }
 
@@ -108,7 +108,7 @@ type registry struct {
 }
 
 // profileSets is a profile as the upstream suite sees it. The sets are
-// shared with the upstream profile registration for gatecheck's profiles.
+// shared with the upstream profile registration for gatewitness's profiles.
 type profileSets struct {
 	name     string
 	core     sets.Set[FeatureName]
@@ -126,7 +126,7 @@ func newRegistry() *registry {
 var defaultRegistry = newRegistry()
 
 // init builds the default registry: upstream's features and profiles,
-// then gatecheck's profiles (also registered with the upstream suite, whose
+// then gatewitness's profiles (also registered with the upstream suite, whose
 // reports count them) and features. It reads only package-level data, so it
 // does not depend on the order of any other initialisation. A bad entry in
 // the data is a programming error, found by any test of any package.
@@ -134,10 +134,10 @@ func init() {
 	if err := registerUpstream(defaultRegistry); err != nil {
 		panic(fmt.Sprintf("features: deriving the upstream features: %v", err))
 	}
-	if err := registerGatecheck(defaultRegistry); err != nil {
-		panic(fmt.Sprintf("features: gatecheck's features: %v", err))
+	if err := registerGatewitness(defaultRegistry); err != nil {
+		panic(fmt.Sprintf("features: gatewitness's features: %v", err))
 	}
-	for _, p := range gatecheckProfiles {
+	for _, p := range gatewitnessProfiles {
 		ps := defaultRegistry.profiles[p.Name]
 		suite.RegisterConformanceProfile(suite.ConformanceProfile{
 			Name:             suite.ConformanceProfileName(ps.name),
@@ -147,9 +147,9 @@ func init() {
 	}
 }
 
-// gatecheckAreas ties each list of gatecheck's features to the profile its
+// gatewitnessAreas ties each list of gatewitness's features to the profile its
 // features join.
-var gatecheckAreas = []struct {
+var gatewitnessAreas = []struct {
 	profile  string
 	features []Feature
 }{
@@ -160,14 +160,14 @@ var gatecheckAreas = []struct {
 	{ProfileRetryBudgets, retryBudgetFeatures},
 }
 
-// ownFeatures returns gatecheck's features as the linked release has them:
-// every entry of gatecheckAreas with its profile set, less the
+// ownFeatures returns gatewitness's features as the linked release has them:
+// every entry of gatewitnessAreas with its profile set, less the
 // release-dependent ones the linked release defines itself (releases.go). A
-// feature with no Channel is experimental: none of gatecheck's features has
+// feature with no Channel is experimental: none of gatewitness's features has
 // an API field in a standard release.
 func ownFeatures() []Feature {
 	var out []Feature
-	for _, area := range gatecheckAreas {
+	for _, area := range gatewitnessAreas {
 		for _, f := range area.features {
 			if releaseDependent[f.Name] && upstreamHas(f.Name) {
 				continue
@@ -182,9 +182,9 @@ func ownFeatures() []Feature {
 	return out
 }
 
-// registerGatecheck adds gatecheck's profiles and features to r.
-func registerGatecheck(r *registry) error {
-	for _, p := range gatecheckProfiles {
+// registerGatewitness adds gatewitness's profiles and features to r.
+func registerGatewitness(r *registry) error {
+	for _, p := range gatewitnessProfiles {
 		if _, err := r.addProfile(p.Name, p.Core, p.Extended, false); err != nil {
 			return err
 		}
@@ -213,9 +213,9 @@ func LookupProfile(name string) (Profile, bool) { return defaultRegistry.lookupP
 // Profiles returns every known profile, sorted by name.
 func Profiles() []Profile { return defaultRegistry.allProfiles() }
 
-// GatecheckProfiles returns gatecheck's own profiles (the GATECHECK-* ones),
+// GatewitnessProfiles returns gatewitness's own profiles (the GATEWITNESS-* ones),
 // sorted by name.
-func GatecheckProfiles() []Profile {
+func GatewitnessProfiles() []Profile {
 	var out []Profile
 	for _, p := range Profiles() {
 		if !p.Upstream {
@@ -225,9 +225,9 @@ func GatecheckProfiles() []Profile {
 	return out
 }
 
-// IsGatecheck reports whether name is one of gatecheck's own features
+// IsGatewitness reports whether name is one of gatewitness's own features
 // rather than upstream's (false for unknown names too).
-func IsGatecheck(name FeatureName) bool {
+func IsGatewitness(name FeatureName) bool {
 	f, ok := Lookup(name)
 	return ok && !f.Upstream
 }
@@ -257,7 +257,7 @@ func validName(kind, name string) error {
 
 func exampleName(kind string) string {
 	if kind == "profile" {
-		return "GATECHECK-HTTP-RESILIENCE (upper-case letters, digits, '-')"
+		return "GATEWITNESS-HTTP-RESILIENCE (upper-case letters, digits, '-')"
 	}
 	return "HTTPRouteRetryCodes (letters and digits, starting upper-case)"
 }
@@ -293,10 +293,10 @@ func (r *registry) register(f Feature) error {
 	for _, p := range f.Profiles {
 		ps, ok := r.profiles[p]
 		if !ok {
-			return fmt.Errorf("feature %s: Profiles: no profile %q; add it to gatecheckProfiles", f.Name, p)
+			return fmt.Errorf("feature %s: Profiles: no profile %q; add it to gatewitnessProfiles", f.Name, p)
 		}
 		if ps.upstream {
-			return fmt.Errorf("feature %s: Profiles: %q is an upstream profile; a feature can only join gatecheck profiles", f.Name, p)
+			return fmt.Errorf("feature %s: Profiles: %q is an upstream profile; a feature can only join gatewitness profiles", f.Name, p)
 		}
 	}
 	for _, p := range f.Profiles {

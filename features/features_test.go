@@ -33,7 +33,7 @@ func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
 	}
 	own := len(ownFeatures())
 	if got, want := len(All()), gwfeatures.AllFeatures.Len()+own; got != want {
-		t.Errorf("len(All()) = %d, want %d (upstream features plus gatecheck's %d)", got, want, own)
+		t.Errorf("len(All()) = %d, want %d (upstream features plus gatewitness's %d)", got, want, own)
 	}
 }
 
@@ -72,7 +72,7 @@ func TestUpstreamLevelsAndDependencies(t *testing.T) {
 	}
 }
 
-func TestGatecheckFeatures(t *testing.T) {
+func TestGatewitnessFeatures(t *testing.T) {
 	var names []FeatureName
 	for _, f := range ownFeatures() {
 		names = append(names, f.Name)
@@ -87,16 +87,16 @@ func TestGatecheckFeatures(t *testing.T) {
 			t.Errorf("%s: Upstream = true, want false", name)
 		}
 		if gwfeatures.GetFeature(name).Name != "" {
-			t.Errorf("%s is also an upstream feature; gatecheck must reuse upstream's name instead", name)
+			t.Errorf("%s is also an upstream feature; gatewitness must reuse upstream's name instead", name)
 		}
 		if f.Description == "" {
 			t.Errorf("%s: no Description", name)
 		}
 		if len(f.Profiles) != 1 {
-			t.Errorf("%s: Profiles = %v, want exactly one gatecheck profile", name, f.Profiles)
+			t.Errorf("%s: Profiles = %v, want exactly one gatewitness profile", name, f.Profiles)
 		}
 	}
-	// Upstream features that gatecheck's profile adds list it too.
+	// Upstream features that gatewitness's profile adds list it too.
 	f, _ := Lookup(SupportHTTPRouteRetry)
 	if want := []string{ProfileHTTPResilience, ProfileRetryBudgets, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
 		t.Errorf("HTTPRouteRetry: Profiles = %v, want %v", f.Profiles, want)
@@ -173,31 +173,31 @@ func TestRegisterRejectsBadFeatures(t *testing.T) {
 	}
 }
 
-// TestRegisterGatecheckOnce checks that gatecheck's data registers cleanly
+// TestRegisterGatewitnessOnce checks that gatewitness's data registers cleanly
 // once on top of upstream's, and that registering it again is refused
 // (profiles and features are unique).
-func TestRegisterGatecheckOnce(t *testing.T) {
+func TestRegisterGatewitnessOnce(t *testing.T) {
 	r := newRegistry()
 	if err := registerUpstream(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := registerGatecheck(r); err != nil {
-		t.Fatalf("registerGatecheck: %v", err)
+	if err := registerGatewitness(r); err != nil {
+		t.Fatalf("registerGatewitness: %v", err)
 	}
 	if err := r.validate(); err != nil {
 		t.Fatalf("validate: %v", err)
 	}
-	if err := registerGatecheck(r); err == nil || !strings.Contains(err.Error(), "already registered") {
-		t.Errorf("registerGatecheck a second time = %v, want an already-registered error", err)
+	if err := registerGatewitness(r); err == nil || !strings.Contains(err.Error(), "already registered") {
+		t.Errorf("registerGatewitness a second time = %v, want an already-registered error", err)
 	}
 }
 
-// TestGatecheckProfilesHoldWhatTheirFeaturesNeed checks that every
-// gatecheck profile holds the dependencies of its features (so a test that
+// TestGatewitnessProfilesHoldWhatTheirFeaturesNeed checks that every
+// gatewitness profile holds the dependencies of its features (so a test that
 // lists a feature and what it depends on is counted in the profile), and
-// that gatecheck's features join no upstream profile.
-func TestGatecheckProfilesHoldWhatTheirFeaturesNeed(t *testing.T) {
-	for _, p := range GatecheckProfiles() {
+// that gatewitness's features join no upstream profile.
+func TestGatewitnessProfilesHoldWhatTheirFeaturesNeed(t *testing.T) {
+	for _, p := range GatewitnessProfiles() {
 		have := map[FeatureName]bool{}
 		for _, n := range append(slices.Clone(p.Core), p.Extended...) {
 			have[n] = true
@@ -209,7 +209,7 @@ func TestGatecheckProfilesHoldWhatTheirFeaturesNeed(t *testing.T) {
 			}
 			for _, d := range f.DependsOn {
 				df, _ := Lookup(d)
-				// A gatecheck feature's dependency on another gatecheck
+				// A gatewitness feature's dependency on another gatewitness
 				// feature, or on a feature of the profile, is held;
 				// upstream refinements of a held feature (for example
 				// HTTPRouteRetryConnectionError of HTTPRouteRetry) must be
@@ -226,15 +226,15 @@ func TestGatecheckProfilesHoldWhatTheirFeaturesNeed(t *testing.T) {
 		}
 		for _, p := range f.Profiles {
 			if pp, _ := LookupProfile(p); pp.Upstream {
-				t.Errorf("gatecheck feature %s is in the upstream profile %s", f.Name, p)
+				t.Errorf("gatewitness feature %s is in the upstream profile %s", f.Name, p)
 			}
 		}
-		if !IsGatecheck(f.Name) {
-			t.Errorf("IsGatecheck(%s) = false", f.Name)
+		if !IsGatewitness(f.Name) {
+			t.Errorf("IsGatewitness(%s) = false", f.Name)
 		}
 	}
-	if IsGatecheck(SupportHTTPRouteRetry) || IsGatecheck("NoSuchFeature") {
-		t.Error("IsGatecheck is true for an upstream or unknown feature")
+	if IsGatewitness(SupportHTTPRouteRetry) || IsGatewitness("NoSuchFeature") {
+		t.Error("IsGatewitness is true for an upstream or unknown feature")
 	}
 }
 
@@ -295,19 +295,19 @@ func TestProfilesAndByProfile(t *testing.T) {
 func TestTable(t *testing.T) {
 	r := newRegistry()
 	mustRegister(t, r, Feature{Name: "HTTPRoute", Channel: ChannelStandard, Level: LevelCore})
-	if _, err := r.addProfile("GATECHECK-X", []FeatureName{"HTTPRoute"}, nil, false); err != nil {
+	if _, err := r.addProfile("GATEWITNESS-X", []FeatureName{"HTTPRoute"}, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	mustRegister(t, r, Feature{Name: "HTTPRouteRetryCodes", Channel: ChannelExperimental, Level: LevelExtended, GEP: 1731,
-		DependsOn: []FeatureName{"HTTPRoute", "HTTPRouteRetry"}, Profiles: []string{"GATECHECK-X"}})
+		DependsOn: []FeatureName{"HTTPRoute", "HTTPRouteRetry"}, Profiles: []string{"GATEWITNESS-X"}})
 	var buf bytes.Buffer
 	if err := writeTable(&buf, r.all()); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
 		"NAME                 CHANNEL       LEVEL     GEP   PROFILES     DEPENDS ON\n" +
-		"HTTPRoute            standard      core      -     GATECHECK-X  -\n" +
-		"HTTPRouteRetryCodes  experimental  extended  1731  GATECHECK-X  HTTPRoute,HTTPRouteRetry\n"
+		"HTTPRoute            standard      core      -     GATEWITNESS-X  -\n" +
+		"HTTPRouteRetryCodes  experimental  extended  1731  GATEWITNESS-X  HTTPRoute,HTTPRouteRetry\n"
 	if got := buf.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
@@ -325,10 +325,10 @@ func TestTable(t *testing.T) {
 	}
 }
 
-// TestUpstreamSuiteCountsGatecheckProfile runs the upstream suite (with a
+// TestUpstreamSuiteCountsGatewitnessProfile runs the upstream suite (with a
 // fake API server and tests that need no cluster) and checks that its
-// report counts gatecheck's features in gatecheck's profile.
-func TestUpstreamSuiteCountsGatecheckProfile(t *testing.T) {
+// report counts gatewitness's features in gatewitness's profile.
+func TestUpstreamSuiteCountsGatewitnessProfile(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -379,7 +379,7 @@ func TestUpstreamSuiteCountsGatecheckProfile(t *testing.T) {
 		t.Errorf("profile %s core = %+v, want 1 passed", pr.Name, pr.Core)
 	}
 	if pr.Extended == nil {
-		t.Fatal("no extended status: gatecheck's features were not counted as extended")
+		t.Fatal("no extended status: gatewitness's features were not counted as extended")
 	}
 	// Backoff is not supported, so it is not run: upstream records it as
 	// not supported and leaves it out of the statistics.
@@ -415,7 +415,7 @@ func TestDefaultProfiles(t *testing.T) {
 	}
 	up, _ := LookupProfile("GATEWAY-HTTP")
 	if !up.Upstream || !slices.Contains(up.Extended, SupportHTTPRouteRetry) || slices.Contains(up.Extended, SupportHTTPRouteRetryCodes) {
-		t.Errorf("GATEWAY-HTTP = %+v, want upstream's profile, without gatecheck's features", up)
+		t.Errorf("GATEWAY-HTTP = %+v, want upstream's profile, without gatewitness's features", up)
 	}
 	grpc, _ := LookupProfile(ProfileGRPCDeadlines)
 	if grpc.Upstream ||
@@ -434,7 +434,7 @@ func TestDefaultProfiles(t *testing.T) {
 
 // TestGEP3139Features checks the GRPCRoute timeout features against
 // GEP-3139: its two names at support level Extended, StrictEnforcement
-// resting on MaxStreamDuration, and gatecheck's finer features resting on
+// resting on MaxStreamDuration, and gatewitness's finer features resting on
 // MaxStreamDuration too.
 func TestGEP3139Features(t *testing.T) {
 	tests := []struct {

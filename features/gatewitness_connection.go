@@ -39,7 +39,7 @@ const (
 	SupportConnectionTLSInspectDelay FeatureName = "ConnectionTLSInspectDelay"
 )
 
-// connectionFeatures are the features of GATECHECK-CONNECTION-TIMEOUTS.
+// connectionFeatures are the features of GATEWITNESS-CONNECTION-TIMEOUTS.
 var connectionFeatures = []Feature{
 	{Name: SupportConnectionServerTimeout, Level: LevelImplementationSpecific,
 		Description: "A backend silent for longer than the gateway's server timeout gets the client 504 Gateway Timeout, no earlier than the timeout and within the tolerance after it."},

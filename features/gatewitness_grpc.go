@@ -2,7 +2,7 @@ package features
 
 import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-// Features of the GATECHECK-GRPC-DEADLINES profile: GRPCRoute timeouts
+// Features of the GATEWITNESS-GRPC-DEADLINES profile: GRPCRoute timeouts
 // (GEP-3139).
 const (
 	// SupportGRPCRouteMaxStreamDuration (GEP-3139's name): a GRPCRoute
@@ -35,11 +35,11 @@ const (
 // strictEnforcement to GRPCRoute and names the features
 // GRPCRouteMaxStreamDuration and GRPCRouteStrictEnforcement, at support
 // level Extended. No gateway-api release (v1.6.3 included) has the fields
-// or the features yet, so gatecheck defines them under the GEP's names.
+// or the features yet, so gatewitness defines them under the GEP's names.
 const grpcStreamDurationGEP = 3139
 
-// grpcDeadlineFeatures are the features of GATECHECK-GRPC-DEADLINES. The
-// last three are gatecheck's finer features: the stricter parts of the
+// grpcDeadlineFeatures are the features of GATEWITNESS-GRPC-DEADLINES. The
+// last three are gatewitness's finer features: the stricter parts of the
 // behaviour, so that a data plane that ends calls in time but in another
 // way gets a separate verdict for each part.
 var grpcDeadlineFeatures = []Feature{

@@ -2,13 +2,13 @@ package features
 
 import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-// Features of the GATECHECK-HTTP-RESILIENCE profile: HTTPRoute retries
+// Features of the GATEWITNESS-HTTP-RESILIENCE profile: HTTPRoute retries
 // (GEP-1731) and timeouts (GEP-1742). Where the GEPs leave a choice, the
 // portable feature accepts every answer the text allows, and a finer
 // feature pins the stricter one.
 const (
 	// SupportHTTPRouteRetryCodes: a rule's retry.codes is honoured exactly;
-	// listed codes are retried and other codes are not. gatecheck's own
+	// listed codes are retried and other codes are not. gatewitness's own
 	// feature in v1.6; from v1.7 upstream's, which names retries on status
 	// codes so (releases.go).
 	SupportHTTPRouteRetryCodes FeatureName = "HTTPRouteRetryCodes"
@@ -43,7 +43,7 @@ const (
 	SupportHTTPRouteTimeout504 FeatureName = "HTTPRouteTimeout504"
 )
 
-// httpResilienceFeatures are the features of GATECHECK-HTTP-RESILIENCE.
+// httpResilienceFeatures are the features of GATEWITNESS-HTTP-RESILIENCE.
 var httpResilienceFeatures = []Feature{
 	// Registered only when the linked release does not define it (v1.6).
 	{

@@ -27,7 +27,7 @@ const (
 	SupportMeshProbeRewrite FeatureName = "MeshProbeRewrite"
 )
 
-// meshProbeFeatures are the features of GATECHECK-MESH-PROBES.
+// meshProbeFeatures are the features of GATEWITNESS-MESH-PROBES.
 var meshProbeFeatures = []Feature{
 	{Name: SupportMeshProbeHTTP, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "In a Pod whose probes a mesh intercepts, an httpGet readiness probe fails when the app answers with an error status, so the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold, and returns when the app recovers."},

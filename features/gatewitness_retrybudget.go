@@ -1,6 +1,6 @@
 package features
 
-// Features of the GATECHECK-RETRY-BUDGETS profile: retry budgets
+// Features of the GATEWITNESS-RETRY-BUDGETS profile: retry budgets
 // (GEP-3388), XBackendTrafficPolicy.spec.retryConstraint on a backend
 // Service, which bounds the retries that HTTPRoute retry stanzas
 // (GEP-1731) may send it. Upstream v1.6.3 names no feature for them. See
@@ -21,7 +21,7 @@ const (
 	SupportBackendRetryBudgetPerBackend FeatureName = "BackendRetryBudgetPerBackend"
 )
 
-// retryBudgetFeatures are the features of GATECHECK-RETRY-BUDGETS.
+// retryBudgetFeatures are the features of GATEWITNESS-RETRY-BUDGETS.
 var retryBudgetFeatures = []Feature{
 	{
 		Name: SupportBackendRetryBudget, Level: LevelExtended, GEP: 3388,

@@ -2,7 +2,7 @@ package features
 
 import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-// gatecheck builds against both supported Gateway API releases, v1.6.3 (its
+// gatewitness builds against both supported Gateway API releases, v1.6.3 (its
 // go.mod) and v1.7.0 (an implementer's go.mod; make test-gwapi-v1.7). Their
 // retry features differ: v1.7.0 renamed HTTPRouteRetry to
 // HTTPRouteRetryCodes (and moved it to the Standard channel) and dropped
@@ -16,7 +16,7 @@ const upstreamHTTPRouteRetryV16 FeatureName = "HTTPRouteRetry"
 
 // SupportHTTPRouteRetryBackendTimeout: an attempt cut by
 // timeouts.backendRequest is retried like a failed one. It is an upstream
-// feature in v1.6 and gatecheck's own from v1.7, which dropped it.
+// feature in v1.6 and gatewitness's own from v1.7, which dropped it.
 const SupportHTTPRouteRetryBackendTimeout FeatureName = "HTTPRouteRetryBackendTimeout"
 
 // SupportHTTPRouteRetry is the upstream feature for HTTPRoute retries in the
@@ -43,17 +43,17 @@ func upstreamHas(name FeatureName) bool {
 }
 
 // releaseDependent are the features that are upstream's in one supported
-// release and gatecheck's own in the other. gatecheck's data lists them as
-// its own; registerGatecheck skips such an entry when the linked release
+// release and gatewitness's own in the other. gatewitness's data lists them as
+// its own; registerGatewitness skips such an entry when the linked release
 // defines the feature, and linkedUpstream drops it from a profile's
 // upstream list when the linked release does not.
 var releaseDependent = map[FeatureName]bool{
-	SupportHTTPRouteRetryCodes:          true, // gatecheck's in v1.6, upstream's from v1.7
-	SupportHTTPRouteRetryBackendTimeout: true, // upstream's in v1.6, gatecheck's from v1.7
+	SupportHTTPRouteRetryCodes:          true, // gatewitness's in v1.6, upstream's from v1.7
+	SupportHTTPRouteRetryBackendTimeout: true, // upstream's in v1.6, gatewitness's from v1.7
 }
 
 // linkedUpstream returns names without the release-dependent features the
-// linked release does not define: the upstream features of a gatecheck
+// linked release does not define: the upstream features of a gatewitness
 // profile as the linked release has them.
 func linkedUpstream(names ...FeatureName) []FeatureName {
 	out := make([]FeatureName, 0, len(names))

@@ -10,7 +10,7 @@ import (
 
 // Table writes every registered feature to w as an aligned text table, one
 // feature a row, sorted by name: name, channel, level, GEP, profiles and
-// dependencies. It is what `gatecheck features` prints.
+// dependencies. It is what `gatewitness features` prints.
 func Table(w io.Writer) error { return writeTable(w, All()) }
 
 func writeTable(w io.Writer, fs []Feature) error {

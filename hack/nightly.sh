@@ -8,7 +8,7 @@
 #      binaries are built and we are root (NIGHTLY_LOCALCP=auto), always
 #      (yes: missing binaries or root is an error) or never (no);
 #   3. adds the runs' records to the history folder and builds the site
-#      (gatecheck publish), keeping each series' newest NIGHTLY_KEEP runs.
+#      (gatewitness publish), keeping each series' newest NIGHTLY_KEEP runs.
 #
 # Failing tests do not stop it: they are what the site shows. It exits 1
 # when a suite ended without a run record (it could not run), after
@@ -16,7 +16,7 @@
 #
 # Settings (environment): NIGHTLY_DIR (out/nightly), NIGHTLY_HISTORY
 # ($NIGHTLY_DIR/site/history), NIGHTLY_SITE ($NIGHTLY_DIR/site),
-# NIGHTLY_RUN_FLAGS (more flags of gatecheck run, for both suites),
+# NIGHTLY_RUN_FLAGS (more flags of gatewitness run, for both suites),
 # NIGHTLY_LOCALCP (auto), NIGHTLY_KEEP (90), NIGHTLY_NIGHTS (14),
 # LOCALCP_BIN (.cache/localcp/bin), GO (go).
 set -euo pipefail
@@ -48,10 +48,10 @@ mkdir -p "$runs" "$bin"
 # the reports give the reference gateway.
 vcs=()
 if git rev-parse --git-dir >/dev/null 2>&1; then vcs=(-buildvcs=true); fi
-"$GO" build "${vcs[@]}" -o "$bin/gatecheck" ./cmd/gatecheck
+"$GO" build "${vcs[@]}" -o "$bin/gatewitness" ./cmd/gatewitness
 
 echo "nightly: the in-process suite -> $runs/in-process"
-"$bin/gatecheck" run --in-process --report-dir "$runs/in-process" "${run_flags[@]}" ||
+"$bin/gatewitness" run --in-process --report-dir "$runs/in-process" "${run_flags[@]}" ||
 	echo "nightly: the in-process run exited $?"
 
 echo "nightly: the local control plane suite -> $runs/localcp"
@@ -91,6 +91,6 @@ for d in "$runs"/*/; do
 		broken=1
 	fi
 done
-"$bin/gatecheck" publish --history "$NIGHTLY_HISTORY" --out "$NIGHTLY_SITE" \
+"$bin/gatewitness" publish --history "$NIGHTLY_HISTORY" --out "$NIGHTLY_SITE" \
 	--keep "$NIGHTLY_KEEP" --nights "$NIGHTLY_NIGHTS" "${adds[@]}"
 exit "$broken"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# make test-gwapi-v1.7: gatecheck against Gateway API v1.7.0, the release
+# make test-gwapi-v1.7: gatewitness against Gateway API v1.7.0, the release
 # after the one in go.mod, as an implementer on v1.7.0 would use it.
 #
 # It writes a module under $GWAPI17_OUT (default out/gwapi-v1.7/module),
-# outside gatecheck's go.mod, that requires sigs.k8s.io/gateway-api and
-# /conformance v1.7.0 and gatecheck (replaced by this checkout), holds a
+# outside gatewitness's go.mod, that requires sigs.k8s.io/gateway-api and
+# /conformance v1.7.0 and gatewitness (replaced by this checkout), holds a
 # test with the plug-in's two lines, and then
-#   1. compiles every gatecheck package and test file against v1.7.0 (go vet),
+#   1. compiles every gatewitness package and test file against v1.7.0 (go vet),
 #      runs the plug-in's tests there (among them the check that it links no
 #      server code) and prints the consumer's go line and package count;
-#   2. runs the in-process suite, upstream v1.7.0's tests and gatecheck's,
+#   2. runs the in-process suite, upstream v1.7.0's tests and gatewitness's,
 #      against the reference gateway with v1.7.0's CRDs, writes the reports
 #      to $GWAPI17_REPORT_DIR (default out/gwapi-v1.7/reports) and prints
 #      the upstream profiles' results.
@@ -18,10 +18,10 @@
 # (go1.27.3) from the module proxy, for this check only. The proxy reachable
 # here refuses sigs.k8s.io/gateway-api-conformance-images (which v1.7.0's
 # conformance module imports); when the folder
-# $GATECHECK_CONFORMANCE_IMAGES (default
+# $GATEWITNESS_CONFORMANCE_IMAGES (default
 # ../shared/third_party/gateway-api-conformance-images, next to this
 # checkout) exists, the generated module replaces it with that copy.
-# Elsewhere the module comes from the proxy. gatecheck's go.mod never
+# Elsewhere the module comes from the proxy. gatewitness's go.mod never
 # changes.
 set -euo pipefail
 
@@ -30,7 +30,7 @@ version=v1.7.0
 export GOTOOLCHAIN="${GWAPI17_TOOLCHAIN:-go1.27.3}"
 out="${GWAPI17_OUT:-$root/out/gwapi-v1.7}"
 report_dir="${GWAPI17_REPORT_DIR:-$out/reports}"
-images="${GATECHECK_CONFORMANCE_IMAGES:-$root/../shared/third_party/gateway-api-conformance-images}"
+images="${GATEWITNESS_CONFORMANCE_IMAGES:-$root/../shared/third_party/gateway-api-conformance-images}"
 mod="$out/module"
 crd_dir="$out/crds"
 say() { echo "gwapi-v1.7: $*"; }
@@ -39,17 +39,17 @@ rm -rf "$mod" "$crd_dir" "$report_dir"
 mkdir -p "$mod" "$crd_dir/overlays"
 
 cat >"$mod/go.mod" <<EOF
-module gatecheck.local/gwapi-v1.7
+module gatewitness.local/gwapi-v1.7
 
 go 1.27.0
 
 require (
-	github.com/gatecheck/gatecheck v0.0.0-00010101000000-000000000000
+	github.com/gatewitness/gatewitness v0.0.0-00010101000000-000000000000
 	sigs.k8s.io/gateway-api $version
 	sigs.k8s.io/gateway-api/conformance $version
 )
 
-replace github.com/gatecheck/gatecheck => $root
+replace github.com/gatewitness/gatewitness => $root
 EOF
 if [ -d "$images" ]; then
 	images="$(cd "$images" && pwd)"
@@ -68,7 +68,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance"
 	"sigs.k8s.io/gateway-api/conformance/tests"
 
-	"github.com/gatecheck/gatecheck/conformance/plugin"
+	"github.com/gatewitness/gatewitness/conformance/plugin"
 )
 
 func TestConformance(t *testing.T) {
@@ -86,10 +86,10 @@ cd "$mod"
 go mod tidy
 say "$(go version); $(go list -m sigs.k8s.io/gateway-api sigs.k8s.io/gateway-api/conformance | tr '\n' ' ')"
 
-say "1. compiling gatecheck and its tests against $version"
+say "1. compiling gatewitness and its tests against $version"
 go vet ./...
-go vet -mod=mod github.com/gatecheck/gatecheck/...
-GATECHECK_GOLIST_DIR="$mod" go test -mod=mod -count=1 github.com/gatecheck/gatecheck/conformance/plugin
+go vet -mod=mod github.com/gatewitness/gatewitness/...
+GATEWITNESS_GOLIST_DIR="$mod" go test -mod=mod -count=1 github.com/gatewitness/gatewitness/conformance/plugin
 say "the consumer after go mod tidy: $(grep '^go ' go.mod); its test binary links $(go list -deps -test . | wc -l) packages"
 
 say "2. the in-process suite with $version's tests and CRDs"
@@ -100,9 +100,9 @@ for f in "$src"/*.yaml; do
 	*) install -m 0644 "$f" "$crd_dir/" ;;
 	esac
 done
-go run -mod=mod github.com/gatecheck/gatecheck/hack/gen-crd-overlays -crds "$crd_dir"
+go run -mod=mod github.com/gatewitness/gatewitness/hack/gen-crd-overlays -crds "$crd_dir"
 rc=0
-GATECHECK_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatecheck/gatecheck/cmd/gatecheck run --in-process --report-dir "$report_dir" || rc=$?
+GATEWITNESS_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatewitness/gatewitness/cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 say "upstream profiles on $version:"
-go run -mod=mod github.com/gatecheck/gatecheck/hack/gwapi-profiles "$report_dir"
+go run -mod=mod github.com/gatewitness/gatewitness/hack/gwapi-profiles "$report_dir"
 exit "$rc"

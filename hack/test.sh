@@ -12,7 +12,7 @@
 # -parallel sizes each test binary's parallel tests to the suites it runs,
 # not to the cores: those tests, and the in-process conformance suites
 # some of them start, spend nearly all their time waiting on timers and
-# the network. GATECHECK_NEGATIVE_PARALLEL bounds the child processes that
+# the network. GATEWITNESS_NEGATIVE_PARALLEL bounds the child processes that
 # run the suite against broken reference gateways (conformance/negative).
 #
 # Where the CPU goes (docs/performance.md, "make test"): the suite's runs
@@ -20,7 +20,7 @@
 # packages that start the in-process cluster. So:
 #
 # - The children that run the suite against a BROKEN reference gateway run
-#   from test binaries built without -race (GATECHECK_NEGATIVE_BINARIES,
+#   from test binaries built without -race (GATEWITNESS_NEGATIVE_BINARIES,
 #   built here with go test -c); the healthy children, and every test in
 #   the race-enabled binaries, still run under -race. A race in the suite,
 #   the reference gateway or the cluster is caught by the healthy runs of
@@ -46,7 +46,7 @@ GO=${GO:-go}
 TEST_TIMEOUT=${TEST_TIMEOUT:-8m}
 TEST_PARALLEL=${TEST_PARALLEL:-32}
 TEST_P=${TEST_P:-4}
-export GATECHECK_NEGATIVE_PARALLEL=${GATECHECK_NEGATIVE_PARALLEL:-8}
+export GATEWITNESS_NEGATIVE_PARALLEL=${GATEWITNESS_NEGATIVE_PARALLEL:-8}
 
 log=$(mktemp)
 bindir=$(mktemp -d)
@@ -68,7 +68,7 @@ if [ -n "$negative_pkgs" ]; then
 		echo "make test: building the negative checks' test binaries (without -race) failed" >&2
 		exit 1
 	fi
-	export GATECHECK_NEGATIVE_BINARIES=$bindir
+	export GATEWITNESS_NEGATIVE_BINARIES=$bindir
 fi
 
 "$GO" test -race -count=1 -vet=off -ldflags='-s -w' -p "$TEST_P" -parallel "$TEST_PARALLEL" -timeout "$TEST_TIMEOUT" "${args[@]}" 2>&1 | tee "$log"

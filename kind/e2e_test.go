@@ -2,7 +2,7 @@
 
 // The kind e2e test: it creates a kind cluster, installs the CRDs, the
 // echo-backend image and the implementation under test, runs the whole
-// suite (upstream's tests and gatecheck's) against it and writes the
+// suite (upstream's tests and gatewitness's) against it and writes the
 // reports. It needs kind and docker; run it with
 //
 //	make kind-e2e GATEWAY_CLASS=... KIND_INSTALL='helm install ...'
@@ -17,11 +17,11 @@
 //	REPORT_DIR          where the reports go (default ../out/reports/kind)
 //	REPORT_ORGANIZATION, REPORT_PROJECT, REPORT_URL, REPORT_VERSION,
 //	REPORT_CONTACT      who the implementation is, for the report
-//	GATECHECK_OPTIONS_FILE  a `gatecheck run` options file for the rest
-//	KIND_CLUSTER        the cluster's name (default gatecheck-e2e)
+//	GATEWITNESS_OPTIONS_FILE  a `gatewitness run` options file for the rest
+//	KIND_CLUSTER        the cluster's name (default gatewitness-e2e)
 //	KIND_CONFIG         the kind configuration (default cluster.yaml)
 //	KIND_KEEP           when set, the cluster is left running
-//	ECHO_IMAGE          the echo-backend image (default gatecheck/echo-backend:dev)
+//	ECHO_IMAGE          the echo-backend image (default gatewitness/echo-backend:dev)
 
 package kind_test
 
@@ -50,13 +50,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 var (
 	testenv     env.Environment
-	clusterName = getenv("KIND_CLUSTER", "gatecheck-e2e")
+	clusterName = getenv("KIND_CLUSTER", "gatewitness-e2e")
 )
 
 func getenv(key, def string) string {
@@ -67,7 +67,7 @@ func getenv(key, def string) string {
 }
 
 func TestMain(m *testing.M) {
-	image := getenv("ECHO_IMAGE", "gatecheck/echo-backend:dev")
+	image := getenv("ECHO_IMAGE", "gatewitness/echo-backend:dev")
 	testenv = env.New()
 	testenv.Setup(
 		envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName, getenv("KIND_CONFIG", "cluster.yaml")),
@@ -83,7 +83,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m))
 }
 
-// installCRDs creates (or updates) the Gateway API CRDs with gatecheck's
+// installCRDs creates (or updates) the Gateway API CRDs with gatewitness's
 // overlays, as crds.Load gives them, and waits for them to be served.
 func installCRDs(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", cfg.KubeconfigFile())
@@ -214,9 +214,9 @@ func TestConformance(t *testing.T) {
 		t.Fatal("GATEWAY_CLASS is empty: set it to the GatewayClass of the implementation under test (e.g. eg for Envoy Gateway)")
 	}
 	opts := runner.DefaultOptions()
-	if path := os.Getenv("GATECHECK_OPTIONS_FILE"); path != "" {
+	if path := os.Getenv("GATEWITNESS_OPTIONS_FILE"); path != "" {
 		if err := runner.LoadOptionsFile(path, &opts); err != nil {
-			t.Fatalf("GATECHECK_OPTIONS_FILE: %v", err)
+			t.Fatalf("GATEWITNESS_OPTIONS_FILE: %v", err)
 		}
 	}
 	opts.Kubeconfig = testenv.EnvConf().KubeconfigFile()

@@ -43,7 +43,7 @@ func writePKI(dir string, serviceIP net.IP) (*pki, error) {
 		return nil, err
 	}
 	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "gatecheck-localcp-ca"},
+		Subject:               pkix.Name{CommonName: "gatewitness-localcp-ca"},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
@@ -90,7 +90,7 @@ func writePKI(dir string, serviceIP net.IP) (*pki, error) {
 		return nil, err
 	}
 	if err := leaf(p.AdminCert, p.AdminKey, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "gatecheck-admin", Organization: []string{"system:masters"}},
+		Subject:     pkix.Name{CommonName: "gatewitness-admin", Organization: []string{"system:masters"}},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}); err != nil {
 		return nil, err

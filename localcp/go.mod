@@ -1,9 +1,9 @@
-module github.com/gatecheck/gatecheck/localcp
+module github.com/gatewitness/gatewitness/localcp
 
 go 1.26.8
 
 require (
-	github.com/gatecheck/gatecheck v0.0.0
+	github.com/gatewitness/gatewitness v0.0.0
 	k8s.io/api v0.36.1
 	k8s.io/apiextensions-apiserver v0.36.1
 	k8s.io/apimachinery v0.36.1
@@ -102,7 +102,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The harness drives the gatecheck packages of this checkout. This module is
+// The harness drives the gatewitness packages of this checkout. This module is
 // nested so that neither this replace nor the build modules' Kubernetes
-// replaces (localcp/build/*) reach gatecheck's own go.mod.
-replace github.com/gatecheck/gatecheck => ../
+// replaces (localcp/build/*) reach gatewitness's own go.mod.
+replace github.com/gatewitness/gatewitness => ../

@@ -24,7 +24,7 @@ import (
 // implementation run on the host (StartImplementation) gives its Gateways
 // addresses from, unless ImplementationOptions.Addresses says otherwise.
 // Every address of 127.0.0.0/8 is local on Linux, so binding one needs no
-// set-up. It is clear of the ranges gatecheck itself uses: 127.1.0.0/16
+// set-up. It is clear of the ranges gatewitness itself uses: 127.1.0.0/16
 // (the reference gateway's Gateways) and 127.2.0.0/16 (in-process
 // backends).
 const DefaultImplementationAddresses = "127.20.0.0/16"

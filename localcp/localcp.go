@@ -1,5 +1,5 @@
 // Package localcp runs a local Kubernetes control plane for tests of
-// gatecheck's cluster path without Docker: etcd, kube-apiserver,
+// gatewitness's cluster path without Docker: etcd, kube-apiserver,
 // kube-controller-manager and kwok, built from the Go module proxy (see
 // hack/build.sh), started on loopback with generated certificates.
 //
@@ -40,7 +40,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 // Binaries are the files Options.BinDir must hold; hack/build.sh builds
@@ -54,7 +54,7 @@ var ErrNeedsRoot = errors.New("localcp: needs root to add Pod IPs to the loopbac
 // Defaults for Options fields left empty.
 const (
 	DefaultPodCIDR   = "10.244.0.0/24"
-	DefaultNodeName  = "gatecheck-kwok-node"
+	DefaultNodeName  = "gatewitness-kwok-node"
 	serviceCIDR      = "10.96.0.0/16"
 	startTimeout     = 2 * time.Minute
 	kwokNodeSelector = "kwok.x-k8s.io/node"
@@ -112,7 +112,7 @@ func MissingBinaries(dir string) []string {
 }
 
 // Start starts etcd, kube-apiserver, kube-controller-manager and kwok,
-// installs gatecheck's CRDs, creates the kwok Node and starts the binder
+// installs gatewitness's CRDs, creates the kwok Node and starts the binder
 // and the Pod runner. It returns once the API server is ready and the CRDs
 // are established. ctx bounds only the start.
 func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
@@ -148,7 +148,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 
 	cp := &ControlPlane{dir: opts.Dir, log: log}
 	if cp.dir == "" {
-		if cp.dir, err = os.MkdirTemp("", "gatecheck-localcp-"); err != nil {
+		if cp.dir, err = os.MkdirTemp("", "gatewitness-localcp-"); err != nil {
 			return nil, fmt.Errorf("localcp: %w", err)
 		}
 		cp.removeDir = true
@@ -430,7 +430,7 @@ func waitReady(ctx context.Context, cfg *rest.Config, cp *ControlPlane) error {
 	}
 }
 
-// installCRDs creates gatecheck's CRDs (crds.Load) and those of the
+// installCRDs creates gatewitness's CRDs (crds.Load) and those of the
 // extra files, and waits until each is established.
 func installCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
 	list, err := crds.Load()

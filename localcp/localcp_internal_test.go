@@ -87,11 +87,11 @@ func TestMissingBinaries(t *testing.T) {
 func TestEchoContainer(t *testing.T) {
 	for image, want := range map[string]bool{
 		"gcr.io/k8s-staging-gateway-api/echo-basic:v20240412-v1.0.0-394-g40c666fd": true,
-		"gatecheck/echo-backend:dev":                   true,
-		"echo-backend@sha256:0123":                     true,
-		"registry.k8s.io/e2e-test-images/agnhost:2.39": false,
-		"example.com/echo-basic-fork:v1":               false,
-		"localhost:5000/echo-basic":                    true,
+		"gatewitness/echo-backend:dev":                                             true,
+		"echo-backend@sha256:0123":                                                 true,
+		"registry.k8s.io/e2e-test-images/agnhost:2.39":                             false,
+		"example.com/echo-basic-fork:v1":                                           false,
+		"localhost:5000/echo-basic":                                                true,
 	} {
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "sidecar", Image: "istio/proxyv2"}, {Name: "echo", Image: image}}}}
 		ct := echoContainer(pod)

@@ -29,13 +29,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/localcp"
+	"github.com/gatewitness/gatewitness/localcp"
 )
 
 // binDir is where make localcp-build puts the binaries, or
-// $GATECHECK_LOCALCP_BIN.
+// $GATEWITNESS_LOCALCP_BIN.
 func binDir(t *testing.T) string {
-	if d := os.Getenv("GATECHECK_LOCALCP_BIN"); d != "" {
+	if d := os.Getenv("GATEWITNESS_LOCALCP_BIN"); d != "" {
 		return d
 	}
 	d, err := filepath.Abs("../.cache/localcp/bin")

@@ -12,19 +12,19 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatewitness/gatewitness/conformance/observe"
 )
 
-// GatecheckReportFileName is the name of the gatecheck report in a report
+// GatewitnessReportFileName is the name of the gatewitness report in a report
 // directory.
-const GatecheckReportFileName = "gatecheck-report.yaml"
+const GatewitnessReportFileName = "gatewitness-report.yaml"
 
-// GatecheckReport is gatecheck's counterpart of upstream's
-// ConformanceReport: the results of gatecheck's profiles, counted from
-// gatecheck's tests only, with what each test observed and what the
+// GatewitnessReport is gatewitness's counterpart of upstream's
+// ConformanceReport: the results of gatewitness's profiles, counted from
+// gatewitness's tests only, with what each test observed and what the
 // verdicts depend on (the environment and the timing tolerance). It never
 // holds an upstream test.
-type GatecheckReport struct {
+type GatewitnessReport struct {
 	metav1.TypeMeta `json:",inline"`
 	// Date is when the run started, RFC 3339.
 	Date string `json:"date"`
@@ -42,15 +42,15 @@ type GatecheckReport struct {
 	RetryBudgetLoad *RetryBudgetLoad `json:"retryBudgetLoad,omitempty"`
 	// ClaimedFeatures are the features the run tested.
 	ClaimedFeatures []string `json:"claimedFeatures,omitempty"`
-	// ProfileReports are the gatecheck profiles' results, in upstream's
+	// ProfileReports are the gatewitness profiles' results, in upstream's
 	// shape.
 	ProfileReports []confv1.ProfileReport `json:"profiles"`
-	// Tests are gatecheck's tests.
-	Tests []GatecheckTest `json:"tests"`
+	// Tests are gatewitness's tests.
+	Tests []GatewitnessTest `json:"tests"`
 }
 
-// GatecheckTest is one of gatecheck's tests in the gatecheck report.
-type GatecheckTest struct {
+// GatewitnessTest is one of gatewitness's tests in the gatewitness report.
+type GatewitnessTest struct {
 	Name         string                `json:"name"`
 	Result       Result                `json:"result"`
 	Duration     string                `json:"duration"`
@@ -60,28 +60,28 @@ type GatecheckTest struct {
 	Observations []observe.Observation `json:"observations,omitempty"`
 }
 
-// GatecheckReportAPIVersion and GatecheckReportKind are the gatecheck
+// GatewitnessReportAPIVersion and GatewitnessReportKind are the gatewitness
 // report's apiVersion and kind.
 const (
-	GatecheckReportAPIVersion = "gatecheck.github.io/v1alpha1"
-	GatecheckReportKind       = "GatecheckReport"
+	GatewitnessReportAPIVersion = "gatewitness.github.io/v1alpha1"
+	GatewitnessReportKind       = "GatewitnessReport"
 )
 
-// NewGatecheckReport builds the gatecheck report of run.
-func NewGatecheckReport(run *Run) (*GatecheckReport, error) {
+// NewGatewitnessReport builds the gatewitness report of run.
+func NewGatewitnessReport(run *Run) (*GatewitnessReport, error) {
 	if err := run.Validate(); err != nil {
 		return nil, err
 	}
-	r := &GatecheckReport{
-		TypeMeta:        metav1.TypeMeta{APIVersion: GatecheckReportAPIVersion, Kind: GatecheckReportKind},
+	r := &GatewitnessReport{
+		TypeMeta:        metav1.TypeMeta{APIVersion: GatewitnessReportAPIVersion, Kind: GatewitnessReportKind},
 		Implementation:  run.Implementation,
 		Mode:            run.Mode,
 		Target:          run.Target,
 		Environment:     run.Environment,
 		TimingTolerance: run.TimingTolerance.String(),
 		RetryBudgetLoad: run.RetryBudgetLoad,
-		ProfileReports:  slices.Clone(run.GatecheckProfiles),
-		Tests:           []GatecheckTest{},
+		ProfileReports:  slices.Clone(run.GatewitnessProfiles),
+		Tests:           []GatewitnessTest{},
 	}
 	if !run.Started.IsZero() {
 		r.Date = run.Started.UTC().Format(time.RFC3339)
@@ -90,8 +90,8 @@ func NewGatecheckReport(run *Run) (*GatecheckReport, error) {
 		r.ClaimedFeatures = append(r.ClaimedFeatures, string(f))
 	}
 	slices.SortStableFunc(r.ProfileReports, func(a, b confv1.ProfileReport) int { return cmp.Compare(a.Name, b.Name) })
-	for _, t := range run.bySource(Gatecheck) {
-		gt := GatecheckTest{
+	for _, t := range run.bySource(Gatewitness) {
+		gt := GatewitnessTest{
 			Name:     t.ShortName,
 			Result:   t.Result,
 			Duration: duration(t.Duration),
@@ -107,25 +107,25 @@ func NewGatecheckReport(run *Run) (*GatecheckReport, error) {
 	return r, nil
 }
 
-// WriteGatecheckYAML writes the gatecheck report of run as YAML.
-func WriteGatecheckYAML(w io.Writer, run *Run) error {
-	r, err := NewGatecheckReport(run)
+// WriteGatewitnessYAML writes the gatewitness report of run as YAML.
+func WriteGatewitnessYAML(w io.Writer, run *Run) error {
+	r, err := NewGatewitnessReport(run)
 	if err != nil {
 		return err
 	}
 	raw, err := yaml.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("reports: encoding the gatecheck report: %w", err)
+		return fmt.Errorf("reports: encoding the gatewitness report: %w", err)
 	}
 	if _, err := w.Write(raw); err != nil {
-		return fmt.Errorf("reports: writing the gatecheck report: %w", err)
+		return fmt.Errorf("reports: writing the gatewitness report: %w", err)
 	}
 	return nil
 }
 
-// hasGatecheck reports whether run has anything for the gatecheck report.
-func (r *Run) hasGatecheck() bool {
-	return len(r.GatecheckProfiles) > 0 || len(r.bySource(Gatecheck)) > 0
+// hasGatewitness reports whether run has anything for the gatewitness report.
+func (r *Run) hasGatewitness() bool {
+	return len(r.GatewitnessProfiles) > 0 || len(r.bySource(Gatewitness)) > 0
 }
 
 var errNoUpstream = errors.New("reports: the run has no upstream ConformanceReport")

@@ -60,7 +60,7 @@ type junitText struct {
 }
 
 // WriteJUnit writes run as JUnit XML: one testsuite per source
-// ("upstream" and "gatecheck", the class name of their cases), with the
+// ("upstream" and "gatewitness", the class name of their cases), with the
 // implementation, target, environment and profiles as properties, and one
 // testcase per test. A failed test's failure element has the failing
 // assertions as its text and the first of them as its message; its
@@ -71,9 +71,9 @@ func WriteJUnit(w io.Writer, run *Run) error {
 	if err := run.Validate(); err != nil {
 		return err
 	}
-	doc := junitSuites{Name: "gatecheck", Time: seconds(run.Duration)}
+	doc := junitSuites{Name: "gatewitness", Time: seconds(run.Duration)}
 	props := junitProperties(run)
-	for _, src := range []Source{Upstream, Gatecheck} {
+	for _, src := range []Source{Upstream, Gatewitness} {
 		tests := run.bySource(src)
 		if src == Upstream {
 			// Records without a source count as upstream's.
@@ -104,7 +104,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		doc.Suites = append(doc.Suites, s)
 	}
 	if len(doc.Suites) == 0 {
-		doc.Suites = []junitSuite{{Name: "gatecheck", Time: seconds(0), Properties: props}}
+		doc.Suites = []junitSuite{{Name: "gatewitness", Time: seconds(0), Properties: props}}
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("reports: writing JUnit XML: %w", err)
@@ -135,7 +135,7 @@ func junitProperties(run *Run) []junitProperty {
 		{"gatewayAPIVersion", env.GatewayAPIVersion},
 		{"gatewayAPIChannel", env.GatewayAPIChannel},
 		{"kubernetesVersion", env.KubernetesVersion},
-		{"gatecheckVersion", env.GatecheckVersion},
+		{"gatewitnessVersion", env.GatewitnessVersion},
 		{"timingTolerance", run.TimingTolerance.String()},
 		{"retryBudgetLoad", run.RetryBudgetLoad.String()},
 	}

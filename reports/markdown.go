@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/internal/textcut"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/internal/textcut"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
 
@@ -75,8 +75,8 @@ func writeMarkdown(w *bufio.Writer, run *Run) {
 	if env.KubernetesVersion != "" {
 		fmt.Fprintf(w, "| Kubernetes | %s |\n", cell(env.KubernetesVersion))
 	}
-	if env.GatecheckVersion != "" {
-		fmt.Fprintf(w, "| gatecheck | %s (upstream suite %s) |\n", cell(env.GatecheckVersion), cell(orUnknown(env.SuiteVersion)))
+	if env.GatewitnessVersion != "" {
+		fmt.Fprintf(w, "| gatewitness | %s (upstream suite %s) |\n", cell(env.GatewitnessVersion), cell(orUnknown(env.SuiteVersion)))
 	}
 	if run.TimingTolerance > 0 {
 		fmt.Fprintf(w, "| Timing tolerance | %s |\n", duration(run.TimingTolerance))
@@ -120,8 +120,8 @@ func profileRows(run *Run) []profileRow {
 			rows = append(rows, profileRow{"upstream", p})
 		}
 	}
-	for _, p := range run.GatecheckProfiles {
-		rows = append(rows, profileRow{"gatecheck", p})
+	for _, p := range run.GatewitnessProfiles {
+		rows = append(rows, profileRow{"gatewitness", p})
 	}
 	slices.SortStableFunc(rows, func(a, b profileRow) int {
 		return cmp.Or(cmp.Compare(b.report, a.report), cmp.Compare(a.p.Name, b.p.Name))
@@ -135,7 +135,7 @@ func writeProfiles(w *bufio.Writer, run *Run) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Profiles\n\n")
-	fmt.Fprintf(w, "Upstream profiles count upstream's tests only (the upstream report); gatecheck's profiles count gatecheck's tests only (the gatecheck report).\n\n")
+	fmt.Fprintf(w, "Upstream profiles count upstream's tests only (the upstream report); gatewitness's profiles count gatewitness's tests only (the gatewitness report).\n\n")
 	fmt.Fprintf(w, "| Profile | Report | Core | Extended | Failed tests |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		p := r.p
@@ -360,7 +360,7 @@ func WriteMarkdownShort(w io.Writer, run *Run) error {
 	}
 	bw := bufio.NewWriter(w)
 	impl, env := run.Implementation, run.Environment
-	fmt.Fprintf(bw, "### gatecheck: %s %s\n\n", text(title(impl)), text(impl.Version))
+	fmt.Fprintf(bw, "### gatewitness: %s %s\n\n", text(title(impl)), text(impl.Version))
 	fmt.Fprintf(bw, "%s, in %s. Target: %s", countsLine(run), duration(run.Duration), text(run.Target.String()))
 	if env.GatewayAPIVersion != "" {
 		fmt.Fprintf(bw, "; Gateway API %s (%s)", text(env.GatewayAPIVersion), text(orUnknown(env.GatewayAPIChannel)))

@@ -37,7 +37,7 @@ func WriteRunJSON(w io.Writer, run *Run) error {
 
 // ReadRunJSON reads a run record written by WriteRunJSON. It accepts
 // records of schema RunSchema and fields it does not know (a newer
-// gatecheck may add some); it refuses a record of another schema, one
+// gatewitness may add some); it refuses a record of another schema, one
 // larger than MaxRunJSON, and one that does not validate.
 func ReadRunJSON(r io.Reader) (*Run, error) {
 	data, err := io.ReadAll(io.LimitReader(r, int64(runJSONLimit)+1))
@@ -53,7 +53,7 @@ func ReadRunJSON(r io.Reader) (*Run, error) {
 		return nil, fmt.Errorf("reports: decoding the run record: %w", err)
 	}
 	if run.Schema != RunSchema {
-		return nil, fmt.Errorf("reports: the run record's schema is %q; this gatecheck reads %q", run.Schema, RunSchema)
+		return nil, fmt.Errorf("reports: the run record's schema is %q; this gatewitness reads %q", run.Schema, RunSchema)
 	}
 	if err := run.Validate(); err != nil {
 		return nil, err

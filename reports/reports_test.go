@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,11 +29,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var testImplementation = confv1.Implementation{
-	Organization: "gatecheck",
+	Organization: "gatewitness",
 	Project:      "reference-gateway",
-	URL:          "https://github.com/gatecheck/gatecheck",
+	URL:          "https://github.com/gatewitness/gatewitness",
 	Version:      "v0.1.0",
-	Contact:      []string{"@gatecheck/maintainers"},
+	Contact:      []string{"@gatewitness/maintainers"},
 }
 
 // goldenRun is a run with every kind of result, from both sources,
@@ -47,15 +47,15 @@ func goldenRun() *Run {
 		Profiles:       []string{"GATEWAY-HTTP", features.ProfileHTTPResilience},
 		Started:        time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		Duration:       42*time.Second + 517*time.Millisecond,
-		Target:         Target{Server: "https://127.0.0.1:6443", Context: "kind-gatecheck", GatewayClass: "acme", Controller: "acme.example/gateway"},
+		Target:         Target{Server: "https://127.0.0.1:6443", Context: "kind-gatewitness", GatewayClass: "acme", Controller: "acme.example/gateway"},
 		Environment: Environment{
 			KubernetesVersion: "v1.36.3", GatewayAPIVersion: "v1.6.3", GatewayAPIChannel: "experimental",
-			SuiteVersion: "v1.6.3", GatecheckVersion: "v0.1.0", GoVersion: "go1.26.8",
+			SuiteVersion: "v1.6.3", GatewitnessVersion: "v0.1.0", GoVersion: "go1.26.8",
 		},
 		Claims:          Claims{Features: append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes), Source: "--supported-features"},
 		TimingTolerance: 500 * time.Millisecond,
 		RetryBudgetLoad: &RetryBudgetLoad{QPS: 40, Requests: 240, ShareSlack: 0.05},
-		CommandLine:     []string{"gatecheck", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
+		CommandLine:     []string{"gatewitness", "run", "--kubeconfig", "/home/me/kind config", "--report-dir", "out"},
 		Phases: []Phase{
 			{Name: "start", Duration: 1234 * time.Millisecond}, {Name: "set-up", Duration: 310 * time.Millisecond},
 			{Name: "serial tests", Duration: 14*time.Second + 149*time.Millisecond}, {Name: "parallel tests", Duration: 26 * time.Second},
@@ -82,7 +82,7 @@ func goldenRun() *Run {
 			},
 			{
 				ShortName:   "HTTPRouteRetryCodes",
-				Source:      Gatecheck,
+				Source:      Gatewitness,
 				Description: "Retries exactly the codes in retry.codes",
 				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryCodes),
 				Result:      Pass,
@@ -96,7 +96,7 @@ func goldenRun() *Run {
 			},
 			{
 				ShortName:   "HTTPRouteRetryBackoff",
-				Source:      Gatecheck,
+				Source:      Gatewitness,
 				Description: "Waits at least retry.backoff between attempts",
 				Features:    append(http[:2:2], features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetryBackoff),
 				Result:      Fail,
@@ -104,8 +104,8 @@ func goldenRun() *Run {
 				Profiles:    []string{features.ProfileHTTPResilience},
 				Message: "gap between attempts 1 and 2 is 12ms; want at least 100ms\n" +
 					"ledger: attempt|time\n\x1b[31m<raw>\x1b[0m & ```fenced``` \"quoted\"\n",
-				Log: "=== RUN   gatecheck/HTTPRouteRetryBackoff\n    backoff.go:40: observe: gap[1] = 12ms\n" +
-					"    backoff.go:41: gap between attempts 1 and 2 is 12ms; want at least 100ms\n--- FAIL: gatecheck/HTTPRouteRetryBackoff (2.50s)\n",
+				Log: "=== RUN   gatewitness/HTTPRouteRetryBackoff\n    backoff.go:40: observe: gap[1] = 12ms\n" +
+					"    backoff.go:41: gap between attempts 1 and 2 is 12ms; want at least 100ms\n--- FAIL: gatewitness/HTTPRouteRetryBackoff (2.50s)\n",
 				Observations: []observe.Observation{
 					{Key: "gap[1]", Value: "12ms"},
 					{Key: "header", Value: "x-a|b `tick`"},
@@ -114,7 +114,7 @@ func goldenRun() *Run {
 			},
 			{
 				ShortName:   "GRPCRouteStrictEnforcement",
-				Source:      Gatecheck,
+				Source:      Gatewitness,
 				Description: "DEADLINE_EXCEEDED as a trailers-only response",
 				Features:    []gwfeatures.FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute, features.SupportGRPCRouteStrictEnforcement},
 				Result:      Skip,
@@ -153,7 +153,7 @@ func goldenRun() *Run {
 				},
 			},
 		},
-		GatecheckProfiles: []confv1.ProfileReport{
+		GatewitnessProfiles: []confv1.ProfileReport{
 			{
 				Name:    features.ProfileHTTPResilience,
 				Summary: "Core tests succeeded. Extended tests failed with 1 test failures.",
@@ -177,7 +177,7 @@ func TestGoldenFiles(t *testing.T) {
 		write func(*bytes.Buffer, *Run) error
 	}{
 		{"golden-report.yaml", func(b *bytes.Buffer, r *Run) error { return WriteConformanceYAML(b, r.Conformance) }},
-		{"golden-gatecheck-report.yaml", func(b *bytes.Buffer, r *Run) error { return WriteGatecheckYAML(b, r) }},
+		{"golden-gatewitness-report.yaml", func(b *bytes.Buffer, r *Run) error { return WriteGatewitnessYAML(b, r) }},
 		{"golden-README.md", func(b *bytes.Buffer, r *Run) error { return WriteSubmissionReadme(b, r) }},
 		{"golden-junit.xml", func(b *bytes.Buffer, r *Run) error { return WriteJUnit(b, r) }},
 		{"golden-summary.md", func(b *bytes.Buffer, r *Run) error { return WriteMarkdown(b, r) }},
@@ -282,8 +282,8 @@ func upstreamReport(t *testing.T) *confv1.ConformanceReport {
 		t.Fatal(err)
 	}
 	// The report is what the fixture intends: core and extended results,
-	// with skips, in both profiles, and gatecheck's feature only in
-	// gatecheck's profile.
+	// with skips, in both profiles, and gatewitness's feature only in
+	// gatewitness's profile.
 	want := map[string][2]confv1.Statistics{
 		"GATEWAY-HTTP":                 {{Passed: 1, Skipped: 1}, {Passed: 1, Skipped: 1}},
 		features.ProfileHTTPResilience: {{Passed: 1, Skipped: 1}, {Passed: 2, Skipped: 1}},
@@ -311,15 +311,15 @@ func TestJUnitIsWellFormed(t *testing.T) {
 	// Counts and per-case elements follow the run.
 	doc := buf.String()
 	for _, want := range []string{
-		`<testsuites name="gatecheck" tests="6" failures="1" errors="0" time="42.517">`,
+		`<testsuites name="gatewitness" tests="6" failures="1" errors="0" time="42.517">`,
 		`<testsuite name="upstream" tests="3" failures="0" errors="0" skipped="1" time="2.084" timestamp="2026-03-01T12:00:00">`,
-		`<testsuite name="gatecheck" tests="3" failures="1" errors="0" skipped="1" time="5.504" timestamp="2026-03-01T12:00:00">`,
-		`<testcase name="HTTPRouteRetryBackoff" classname="gatecheck" time="2.500">`,
+		`<testsuite name="gatewitness" tests="3" failures="1" errors="0" skipped="1" time="5.504" timestamp="2026-03-01T12:00:00">`,
+		`<testcase name="HTTPRouteRetryBackoff" classname="gatewitness" time="2.500">`,
 		// The failure's message is the failing assertion; the log is in
 		// system-out, with the observations after it.
 		`<failure message="gap between attempts 1 and 2 is 12ms; want at least 100ms" type="failure">`,
-		"<system-out><![CDATA[=== RUN   gatecheck/HTTPRouteRetryBackoff\n",
-		"--- FAIL: gatecheck/HTTPRouteRetryBackoff (2.50s)\nobservations:\ngap[1] = 12ms\n",
+		"<system-out><![CDATA[=== RUN   gatewitness/HTTPRouteRetryBackoff\n",
+		"--- FAIL: gatewitness/HTTPRouteRetryBackoff (2.50s)\nobservations:\ngap[1] = 12ms\n",
 		`<skipped message="the run does not claim GRPCRoute, GRPCRouteStrictEnforcement"></skipped>`,
 		"code_500_is_retried: attempts = 3\n",
 		"(2 more observations not shown)",

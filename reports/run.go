@@ -6,8 +6,8 @@
 //   - the upstream ConformanceReport YAML with the README.md the Gateway
 //     API project asks for beside it, laid out as upstream's
 //     conformance/reports folder is, so an implementer can submit it;
-//   - the gatecheck report (YAML): gatecheck's profiles, what each of
-//     gatecheck's tests observed, the timing tolerance and the environment;
+//   - the gatewitness report (YAML): gatewitness's profiles, what each of
+//     gatewitness's tests observed, the timing tolerance and the environment;
 //   - JUnit XML for CI systems, and Markdown summaries for people (a full
 //     one and a short one for a pull-request comment).
 //
@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatewitness/gatewitness/conformance/observe"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 )
@@ -41,19 +41,19 @@ const (
 )
 
 // Source says whose suite a test belongs to. Upstream tests count only in
-// the upstream report, gatecheck's only in the gatecheck report.
+// the upstream report, gatewitness's only in the gatewitness report.
 type Source string
 
 const (
 	// Upstream marks a test of the Gateway API project's suite.
 	Upstream Source = "upstream"
-	// Gatecheck marks one of gatecheck's own tests.
-	Gatecheck Source = "gatecheck"
+	// Gatewitness marks one of gatewitness's own tests.
+	Gatewitness Source = "gatewitness"
 )
 
 // RunSchema names the shape of the run record's JSON form; it changes
 // when a field changes meaning or goes away.
-const RunSchema = "gatecheck.github.io/run/v1alpha1"
+const RunSchema = "gatewitness.github.io/run/v1alpha1"
 
 // MaxTests is the most tests a Run may hold.
 const MaxTests = 10000
@@ -71,7 +71,7 @@ type Run struct {
 	// implementation was set up specially.
 	Mode string `json:"mode"`
 	// Profiles lists the conformance profiles the run was asked to check,
-	// upstream's and gatecheck's.
+	// upstream's and gatewitness's.
 	Profiles []string `json:"profiles,omitempty"`
 	// Started is when the run began.
 	Started time.Time `json:"started"`
@@ -84,7 +84,7 @@ type Run struct {
 	// Claims is what the implementation was taken to support.
 	Claims Claims `json:"claims"`
 	// TimingTolerance is how late a timed behaviour could be and still
-	// pass in gatecheck's tests.
+	// pass in gatewitness's tests.
 	TimingTolerance time.Duration `json:"timingTolerance,omitempty"`
 	// RetryBudgetLoad is the load of the retry-budget load tests; nil
 	// when the run did not say.
@@ -104,9 +104,9 @@ type Run struct {
 	// report of upstream's tests in the upstream profiles requested. Nil
 	// when no upstream test was part of the run.
 	Conformance *confv1.ConformanceReport `json:"conformance,omitempty"`
-	// GatecheckProfiles are the gatecheck profiles' results, counted by
-	// the same rules as upstream's but from gatecheck's tests only.
-	GatecheckProfiles []confv1.ProfileReport `json:"gatecheckProfiles,omitempty"`
+	// GatewitnessProfiles are the gatewitness profiles' results, counted by
+	// the same rules as upstream's but from gatewitness's tests only.
+	GatewitnessProfiles []confv1.ProfileReport `json:"gatewitnessProfiles,omitempty"`
 }
 
 // Target says what a run tested.
@@ -157,9 +157,9 @@ type Environment struct {
 	GatewayAPIChannel string `json:"gatewayAPIChannel,omitempty"`
 	// SuiteVersion is the version of upstream's conformance suite.
 	SuiteVersion string `json:"suiteVersion,omitempty"`
-	// GatecheckVersion is the version of gatecheck that ran the tests.
-	GatecheckVersion string `json:"gatecheckVersion,omitempty"`
-	// GoVersion is the Go release gatecheck was built with.
+	// GatewitnessVersion is the version of gatewitness that ran the tests.
+	GatewitnessVersion string `json:"gatewitnessVersion,omitempty"`
+	// GoVersion is the Go release gatewitness was built with.
 	GoVersion string `json:"goVersion,omitempty"`
 }
 
@@ -251,9 +251,9 @@ func (r *Run) Validate() error {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip))
 		}
 		switch t.Source {
-		case "", Upstream, Gatecheck:
+		case "", Upstream, Gatewitness:
 		default:
-			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Source is %q; want %q or %q", i, t.ShortName, t.Source, Upstream, Gatecheck))
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Source is %q; want %q or %q", i, t.ShortName, t.Source, Upstream, Gatewitness))
 		}
 		if t.Duration < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Duration is %v; want a duration of zero or more", i, t.ShortName, t.Duration))

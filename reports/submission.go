@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gatewitness/gatewitness/internal/project"
+
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
 
@@ -78,7 +80,7 @@ func WriteSubmissionReadme(w io.Writer, run *Run) error {
 	impl := report.Implementation
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", text(strings.TrimSpace(impl.Organization+" "+impl.Project)))
-	fmt.Fprintf(&b, "Gateway API conformance reports of %s (%s), written by gatecheck.\n\n", text(impl.Project), impl.URL)
+	fmt.Fprintf(&b, "Gateway API conformance reports of %s (%s), written by gatewitness.\n\n", text(impl.Project), impl.URL)
 	b.WriteString("## Table of contents\n\n")
 	b.WriteString("| API channel | Implementation version | Mode | Report |\n")
 	b.WriteString("|-------------|------------------------|------|--------|\n")
@@ -91,11 +93,11 @@ func WriteSubmissionReadme(w io.Writer, run *Run) error {
 		target += " (kubeconfig context " + run.Target.Context + ")"
 	}
 	if run.Target.InProcess {
-		target = "gatecheck's reference gateway, in-process (an embedded API store, no cluster)"
+		target = "gatewitness's reference gateway, in-process (an embedded API store, no cluster)"
 	}
-	fmt.Fprintf(&b, "The report was written by gatecheck %s, which runs upstream's conformance suite %s, "+
+	fmt.Fprintf(&b, "The report was written by gatewitness %s, which runs upstream's conformance suite %s, "+
 		"against %s, with the Gateway API %s CRDs of the %s channel installed",
-		text(orUnknown(env.GatecheckVersion)), text(orUnknown(env.SuiteVersion)), text(target),
+		text(orUnknown(env.GatewitnessVersion)), text(orUnknown(env.SuiteVersion)), text(target),
 		text(orUnknown(report.GatewayAPIVersion)), text(orUnknown(report.GatewayAPIChannel)))
 	if run.Target.GatewayClass != "" {
 		fmt.Fprintf(&b, " and the GatewayClass %s", text(run.Target.GatewayClass))
@@ -108,9 +110,9 @@ func WriteSubmissionReadme(w io.Writer, run *Run) error {
 		b.WriteString("The command was:\n\n")
 		fmt.Fprintf(&b, "```sh\n%s\n```\n\n", ShellQuote(run.CommandLine))
 	} else {
-		b.WriteString("A Go program ran it through gatecheck's runner package, not the command line.\n\n")
+		b.WriteString("A Go program ran it through gatewitness's runner package, not the command line.\n\n")
 	}
-	b.WriteString("gatecheck is at https://github.com/gatecheck/gatecheck; `go run ./cmd/gatecheck` in a checkout of the version above runs it.")
+	b.WriteString(project.Name + " is at " + project.RepositoryURL + "; `go run ./cmd/" + project.Name + "` in a checkout of the version above runs it.")
 	if report.Mode != "" && report.Mode != "default" {
 		fmt.Fprintf(&b, " The mode %s is a setup of the implementation that this section must describe before the report is submitted.", text(report.Mode))
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/internal/version"
+	"github.com/gatewitness/gatewitness/internal/version"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -284,7 +284,7 @@ func FindReports(paths []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), "-report.yaml") && d.Name() != GatecheckReportFileName {
+			if !d.IsDir() && strings.HasSuffix(d.Name(), "-report.yaml") && d.Name() != GatewitnessReportFileName {
 				out = append(out, path)
 			}
 			return nil

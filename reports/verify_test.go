@@ -33,7 +33,7 @@ func writeSubmission(t *testing.T, run *Run) string {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if strings.HasSuffix(f, "-report.yaml") && !strings.HasSuffix(f, GatecheckReportFileName) {
+		if strings.HasSuffix(f, "-report.yaml") && !strings.HasSuffix(f, GatewitnessReportFileName) {
 			return f
 		}
 	}
@@ -47,8 +47,8 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := filepath.Join(dir, "upstream", "v1.6.3", "gatecheck-reference-gateway")
-	want := []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatecheck-report.yaml",
+	sub := filepath.Join(dir, "upstream", "v1.6.3", "gatewitness-reference-gateway")
+	want := []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatewitness-report.yaml",
 		filepath.Join(sub, "experimental-v0.1.0-default-report.yaml"), filepath.Join(sub, "README.md")}
 	for i := range want {
 		if !filepath.IsAbs(want[i]) {
@@ -100,7 +100,7 @@ func TestRunJSONRoundTrip(t *testing.T) {
 	defer func(n int) { runJSONLimit = n }(runJSONLimit)
 	runJSONLimit = 4 << 10
 	for _, bad := range []struct{ in, want string }{
-		{`{"schema":"gatecheck.github.io/run/v9"}`, `schema is "gatecheck.github.io/run/v9"`},
+		{`{"schema":"gatewitness.github.io/run/v9"}`, `schema is "gatewitness.github.io/run/v9"`},
 		{`{"schema":"` + RunSchema + `","tests":[{"shortName":"A","result":"maybe"}]}`, `Result is "maybe"`},
 		{`[1,2]`, "decoding the run record"},
 		{`{"schema":"` + RunSchema + `","x":"` + strings.Repeat("a", 4<<10) + `"}`, "larger than 4096 bytes"},
@@ -144,14 +144,14 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 		{"no profiles", func(run *Run) {
 			run.Conformance.ProfileReports = nil
 		}, nil, "results", "no profiles"},
-		{"a gatecheck profile", func(run *Run) {
-			run.Conformance.ProfileReports[0].Name = "GATECHECK-HTTP-RESILIENCE"
-		}, nil, "profiles", "GATECHECK-HTTP-RESILIENCE is not an upstream profile"},
-		{"a gatecheck test", func(run *Run) {
+		{"a gatewitness profile", func(run *Run) {
+			run.Conformance.ProfileReports[0].Name = "GATEWITNESS-HTTP-RESILIENCE"
+		}, nil, "profiles", "GATEWITNESS-HTTP-RESILIENCE is not an upstream profile"},
+		{"a gatewitness test", func(run *Run) {
 			run.Conformance.ProfileReports[0].Extended.SkippedTests = []string{"HTTPRouteRetryCodes"}
 			run.Conformance.ProfileReports[0].Extended.Result = confv1.Partial
 		}, nil, "tests", "HTTPRouteRetryCodes, which is not an upstream test"},
-		{"a gatecheck feature", func(run *Run) {
+		{"a gatewitness feature", func(run *Run) {
 			run.Conformance.ProfileReports[0].Extended.SupportedFeatures = []string{"HTTPRouteRetryCodes"}
 		}, nil, "features", "HTTPRouteRetryCodes, which is not an upstream feature"},
 		{"a channel of its own", func(run *Run) {
@@ -165,7 +165,7 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 		}, nil, "implementation", `url "github.com/acme" is not an http(s) URL`},
 		{"a field upstream's report does not have", nil, func(t *testing.T, p string) string {
 			data, _ := os.ReadFile(p)
-			mustWrite(t, p, append(data, []byte("gatecheckProfiles: []\n")...))
+			mustWrite(t, p, append(data, []byte("gatewitnessProfiles: []\n")...))
 			return p
 		}, "format", "not a ConformanceReport as upstream's suite writes it"},
 		{"no README", nil, func(t *testing.T, p string) string {
@@ -232,12 +232,12 @@ func mustWrite(t *testing.T, path string, data []byte) {
 func TestFindReports(t *testing.T) {
 	dir := t.TempDir()
 	report := writeSubmission(t, goldenRun())
-	mustWrite(t, filepath.Join(dir, GatecheckReportFileName), []byte("x"))
+	mustWrite(t, filepath.Join(dir, GatewitnessReportFileName), []byte("x"))
 	got, err := FindReports([]string{filepath.Dir(filepath.Dir(filepath.Dir(report))), report})
 	if err != nil || len(got) != 2 || got[0] != report || got[1] != report {
 		t.Errorf("FindReports = %v, %v; want the report found in its folder and named", got, err)
 	}
 	if _, err := FindReports([]string{dir}); err == nil || !strings.Contains(err.Error(), "no file named *-report.yaml") {
-		t.Errorf("a folder with only the gatecheck report: %v", err)
+		t.Errorf("a folder with only the gatewitness report: %v", err)
 	}
 }

@@ -23,7 +23,7 @@ const (
 //	junit.xml                JUnit XML
 //	summary.md               the Markdown summary
 //	summary-short.md         the short summary, for a pull-request comment
-//	gatecheck-report.yaml    the gatecheck report, when the run had gatecheck's tests or profiles
+//	gatewitness-report.yaml    the gatewitness report, when the run had gatewitness's tests or profiles
 //	upstream/<version>/<implementation>/<channel>-<version>-<mode>-report.yaml
 //	upstream/<version>/<implementation>/README.md
 //	                         the upstream submission, when the run had upstream's tests
@@ -48,8 +48,8 @@ func WriteAll(dir string, run *Run) ([]string, error) {
 		{MarkdownFileName, func(w io.Writer) error { return WriteMarkdown(w, run) }},
 		{MarkdownShortName, func(w io.Writer) error { return WriteMarkdownShort(w, run) }},
 	}
-	if run.hasGatecheck() {
-		files = append(files, file{GatecheckReportFileName, func(w io.Writer) error { return WriteGatecheckYAML(w, run) }})
+	if run.hasGatewitness() {
+		files = append(files, file{GatewitnessReportFileName, func(w io.Writer) error { return WriteGatewitnessYAML(w, run) }})
 	}
 	var errs []error
 	if run.Conformance != nil {

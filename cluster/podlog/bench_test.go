@@ -3,7 +3,7 @@ package podlog_test
 import (
 	"testing"
 
-	"github.com/gatecheck/gatecheck/cluster/podlog"
+	"github.com/gatewitness/gatewitness/cluster/podlog"
 )
 
 // BenchmarkWrite is the cost a pod's log adds to an echoed request: one

@@ -13,7 +13,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/pods"
 )
 
 // TestLog checks that a replica's echo container logs the echo-basic line

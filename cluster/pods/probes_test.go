@@ -18,13 +18,13 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 // probeTolerance is how late, beyond periodSeconds × failureThreshold, a
@@ -64,7 +64,7 @@ func startRunnerWith(t *testing.T, opts pods.Options) (*store.Store, *pods.Runne
 // probe (period 1s, failure threshold 2), optionally behind the probe
 // proxy.
 func probed(name string, p corev1.ProbeHandler, proxy bool, env ...corev1.EnvVar) *appsv1.Deployment {
-	d := deployment("default", name, 1, "gatecheck/echo-backend:dev", env...)
+	d := deployment("default", name, 1, "gatewitness/echo-backend:dev", env...)
 	d.Spec.Template.Spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: p, PeriodSeconds: 1, FailureThreshold: 2}
 	if proxy {
 		d.Spec.Template.Annotations = map[string]string{probeproxy.AnnotationInject: "enabled"}
@@ -335,7 +335,7 @@ func TestUnsupportedProbes(t *testing.T) {
 	create(t, s, exec, badAnn, badName)
 	want := map[string]string{
 		"exec-probe":     "spec.template.spec.containers[0] (exec-probe).readinessProbe.exec: accepted in-process: httpGet, tcpSocket or grpc",
-		"bad-annotation": `metadata.annotations: annotation gatecheck.dev/probe-proxy: "yes": accepted: enabled or disabled`,
+		"bad-annotation": `metadata.annotations: annotation gatewitness.dev/probe-proxy: "yes": accepted: enabled or disabled`,
 		"bad-port-name":  `readinessProbe.tcpSocket.port: "nope": accepted`,
 	}
 	for name, msg := range want {

@@ -13,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gatecheck/gatecheck/cluster/podlog"
-	"github.com/gatecheck/gatecheck/cluster/probe"
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/cluster/podlog"
+	"github.com/gatewitness/gatewitness/cluster/probe"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
 
 // replica is one Pod the runner created and, once started, its backend.

@@ -1,4 +1,4 @@
-// Package pods is the pod runner of gatecheck's embedded cluster: it plays
+// Package pods is the pod runner of gatewitness's embedded cluster: it plays
 // the parts of the Deployment controller, the kubelet and the EndpointSlice
 // controller for Deployments of the echo-backend (or upstream echo-basic)
 // image, so that the upstream conformance suite's base manifests come up
@@ -27,7 +27,7 @@
 //     by container port name, and each endpoint ready when its Pod is
 //     Ready (or always, for a Service with publishNotReadyAddresses).
 //
-// A Deployment annotated gatecheck.dev/probe-proxy: enabled (on itself or
+// A Deployment annotated gatewitness.dev/probe-proxy: enabled (on itself or
 // on its pod template) gets the reference probe proxy of package
 // probeproxy, as a mesh injector would add one: the Pod is written with its
 // probes rewritten to the proxy's port and paths, and each replica runs the
@@ -76,12 +76,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/cluster/podlog"
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
-	"github.com/gatecheck/gatecheck/internal/reconcile"
-	"github.com/gatecheck/gatecheck/internal/watchloop"
+	"github.com/gatewitness/gatewitness/cluster/podlog"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/internal/reconcile"
+	"github.com/gatewitness/gatewitness/internal/watchloop"
 )
 
 // Defaults for Options fields left zero.
@@ -94,11 +94,11 @@ const (
 const (
 	// ManagedBy is the endpointslice.kubernetes.io/managed-by label of the
 	// EndpointSlices the runner writes; it leaves other slices alone.
-	ManagedBy = "pod-runner.gatecheck.dev"
+	ManagedBy = "pod-runner.gatewitness.dev"
 	// AnnotationRunner marks the Pods the runner created.
-	AnnotationRunner = "gatecheck.dev/pod-runner"
+	AnnotationRunner = "gatewitness.dev/pod-runner"
 	// NodeName is the spec.nodeName of every in-process Pod.
-	NodeName = "gatecheck-inprocess"
+	NodeName = "gatewitness-inprocess"
 	// ReasonUnsupported is the reason of Available=False on a Deployment
 	// the runner cannot run.
 	ReasonUnsupported = "UnsupportedPodTemplate"
@@ -260,7 +260,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if broken.ListenProbeProxy != nil {
 		r.listenProxy = broken.ListenProbeProxy
 	}
-	dir, err := os.MkdirTemp(r.parentDir, "gatecheck-pods-")
+	dir, err := os.MkdirTemp(r.parentDir, "gatewitness-pods-")
 	if err != nil {
 		return fmt.Errorf("pods: making the volume directory: %w", err)
 	}

@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 
-	"github.com/gatecheck/gatecheck/cluster/pods"
-	"github.com/gatecheck/gatecheck/cluster/store"
+	"github.com/gatewitness/gatewitness/cluster/pods"
+	"github.com/gatewitness/gatewitness/cluster/store"
 )
 
 // waitTimeout is generous: the test machine is shared and loaded.
@@ -239,7 +239,7 @@ func TestScaleUpdateDelete(t *testing.T) {
 	ctx := context.Background()
 	create(t, s,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scale"}},
-		deployment("scale", "web", 1, "ghcr.io/gatecheck/echo-backend:dev"),
+		deployment("scale", "web", 1, "ghcr.io/gatewitness/echo-backend:dev"),
 		service("scale", "web", intstr.FromInt32(3000)),
 	)
 	countEndpoints := func(n int) func() error {

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/cluster/podlog"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/cluster/podlog"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
 
 // sync runs one pass over every Deployment, then the EndpointSlices. retry

@@ -10,8 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/probe"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/cluster/probe"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
 
 // acceptedImages are the image repositories (the last path element, any

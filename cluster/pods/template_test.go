@@ -12,23 +12,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
+	"github.com/gatewitness/gatewitness/cluster/store"
 )
 
 func TestImageAccepted(t *testing.T) {
 	for image, want := range map[string]bool{
-		"registry.k8s.io/gateway-api/echo-basic:v1.5.1":           true,
-		"registry.k8s.io/gateway-api/echo-basic":                  true,
-		"echo-basic":                                              true,
-		"ghcr.io/gatecheck/echo-backend@sha256:0123456789abcdef":  true,
-		"localhost:5000/echo-backend:dev":                         true,
-		"localhost:5000/echo-backend":                             true,
-		"registry.k8s.io/gateway-api/echo-basic-v2:v1":            false,
-		"registry.k8s.io/echo-basic/nginx:1":                      false,
-		"nginx:1.27":                                              false,
-		"registry.k8s.io/coredns/coredns:v1.12.2":                 false,
-		"docker.io/istio/proxyv2:1.22.0":                          false,
-		"example.com:5000/team/echo-backend:v1@sha256:0123456789": true,
+		"registry.k8s.io/gateway-api/echo-basic:v1.5.1":            true,
+		"registry.k8s.io/gateway-api/echo-basic":                   true,
+		"echo-basic":                                               true,
+		"ghcr.io/gatewitness/echo-backend@sha256:0123456789abcdef": true,
+		"localhost:5000/echo-backend:dev":                          true,
+		"localhost:5000/echo-backend":                              true,
+		"registry.k8s.io/gateway-api/echo-basic-v2:v1":             false,
+		"registry.k8s.io/echo-basic/nginx:1":                       false,
+		"nginx:1.27":                                               false,
+		"registry.k8s.io/coredns/coredns:v1.12.2":                  false,
+		"docker.io/istio/proxyv2:1.22.0":                           false,
+		"example.com:5000/team/echo-backend:v1@sha256:0123456789":  true,
 	} {
 		if got := imageAccepted(image); got != want {
 			t.Errorf("imageAccepted(%q) = %v, want %v (repository %q)", image, got, want, repository(image))

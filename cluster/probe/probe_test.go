@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatecheck/gatecheck/cluster/probe"
+	"github.com/gatewitness/gatewitness/cluster/probe"
 )
 
 // tolerance is how late a bounded check may end on a loaded machine.

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatecheck/gatecheck/cluster/probe"
+	"github.com/gatewitness/gatewitness/cluster/probe"
 )
 
 // scripted is an HTTP server whose n-th request (from 1) is answered with

@@ -41,8 +41,8 @@ func TestConformanceManifestsApply(t *testing.T) {
 	fsys := os.DirFS(conformanceDir(t))
 	s := newStore(t)
 	applier := kubernetes.Applier{
-		GatewayClass:             "gatecheck",
-		ControllerName:           "gatecheck.dev/gateway-controller",
+		GatewayClass:             "gatewitness",
+		ControllerName:           "gatewitness.dev/gateway-controller",
 		ManifestFS:               []fs.FS{fsys},
 		UsableNetworkAddresses:   []gatewayv1.GatewaySpecAddress{{Value: "192.0.2.1"}},
 		UnusableNetworkAddresses: []gatewayv1.GatewaySpecAddress{{Value: "198.51.100.1"}},
@@ -88,8 +88,8 @@ func TestConformanceManifestsApply(t *testing.T) {
 		if err := s.Get(context.Background(), client.ObjectKey{Namespace: "gateway-conformance-infra", Name: "same-namespace"}, gw); err != nil {
 			t.Fatal(err)
 		}
-		if gw.Spec.GatewayClassName != "gatecheck" {
-			t.Fatalf("gatewayClassName = %q, want the Applier's gatecheck", gw.Spec.GatewayClassName)
+		if gw.Spec.GatewayClassName != "gatewitness" {
+			t.Fatalf("gatewayClassName = %q, want the Applier's gatewitness", gw.Spec.GatewayClassName)
 		}
 	})
 

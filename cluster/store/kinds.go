@@ -29,7 +29,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayxv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 // NewScheme returns a scheme with the Kubernetes built-in types of client-go

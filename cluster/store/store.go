@@ -1,4 +1,4 @@
-// Package store is the object store of gatecheck's embedded cluster: an
+// Package store is the object store of gatewitness's embedded cluster: an
 // in-memory stand-in for a Kubernetes API server that implements the
 // controller-runtime client.WithWatch interface.
 //

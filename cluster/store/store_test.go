@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
+	"github.com/gatewitness/gatewitness/cluster/store"
 )
 
 func newStore(t testing.TB) *store.Store {

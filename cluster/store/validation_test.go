@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 // The expected messages below are what a cluster with the v1.6.3 CRDs

@@ -1,12 +1,12 @@
-// Command echo-backend is gatecheck's fault-injecting echo server. It reads
+// Command echo-backend is gatewitness's fault-injecting echo server. It reads
 // the same environment as upstream echo-basic (HTTP_PORT, H2C_PORT,
 // HTTPS_PORT, TLS_SERVER_CERT, GRPC_ECHO_SERVER, TCP_ECHO_SERVER, POD_NAME,
-// NAMESPACE, ...) plus its own GATECHECK_* variables; flags given on the
+// NAMESPACE, ...) plus its own GATEWITNESS_* variables; flags given on the
 // command line override them. See echo-backend/README.md for every control.
 //
 // Like echo-basic it prints "Echoing back request made to <path> to client
 // (<address>)" for every echoed HTTP request, which upstream's mirror tests
-// read from the pod's log; -quiet or GATECHECK_QUIET=true turns that off.
+// read from the pod's log; -quiet or GATEWITNESS_QUIET=true turns that off.
 package main
 
 import (
@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"syscall"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func main() {
 }
 
 // envQuiet turns off the request log, as -quiet does.
-const envQuiet = "GATECHECK_QUIET"
+const envQuiet = "GATEWITNESS_QUIET"
 
 // config reads the environment, with -mode deciding the mode (and so the
 // ports' defaults) before anything else, and then applies the flags that

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -54,7 +54,7 @@ func TestLimitsFromFlags(t *testing.T) {
 
 func TestTimeoutsAndLedgerBytes(t *testing.T) {
 	got, err := config([]string{"-read-timeout=2s", "-idle-timeout=3m", "-ledger-max-bytes=1000"},
-		envOf(map[string]string{"GATECHECK_WRITE_TIMEOUT": "7m", "GATECHECK_READ_HEADER_TIMEOUT": "4s", "GATECHECK_READ_TIMEOUT": "9s"}))
+		envOf(map[string]string{"GATEWITNESS_WRITE_TIMEOUT": "7m", "GATEWITNESS_READ_HEADER_TIMEOUT": "4s", "GATEWITNESS_READ_TIMEOUT": "9s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +62,9 @@ func TestTimeoutsAndLedgerBytes(t *testing.T) {
 	if got.Timeouts != want || got.Ledger.MaxBytes != 1000 {
 		t.Fatalf("timeouts %+v, ledger %+v; want %+v and MaxBytes 1000", got.Timeouts, got.Ledger, want)
 	}
-	if _, err := config(nil, envOf(map[string]string{"GATECHECK_IDLE_TIMEOUT": "never"})); err == nil ||
-		!strings.Contains(err.Error(), `GATECHECK_IDLE_TIMEOUT="never": accepted: a positive Go duration`) {
-		t.Errorf("GATECHECK_IDLE_TIMEOUT=never: %v, want an error naming the variable", err)
+	if _, err := config(nil, envOf(map[string]string{"GATEWITNESS_IDLE_TIMEOUT": "never"})); err == nil ||
+		!strings.Contains(err.Error(), `GATEWITNESS_IDLE_TIMEOUT="never": accepted: a positive Go duration`) {
+		t.Errorf("GATEWITNESS_IDLE_TIMEOUT=never: %v, want an error naming the variable", err)
 	}
 }
 
@@ -94,8 +94,8 @@ func TestRequestLogIsOnUnlessQuiet(t *testing.T) {
 	}{
 		{nil, nil, true},
 		{[]string{"-quiet"}, nil, false},
-		{nil, map[string]string{"GATECHECK_QUIET": "true"}, false},
-		{[]string{"-quiet=false"}, map[string]string{"GATECHECK_QUIET": "1"}, true},
+		{nil, map[string]string{"GATEWITNESS_QUIET": "true"}, false},
+		{[]string{"-quiet=false"}, map[string]string{"GATEWITNESS_QUIET": "1"}, true},
 	} {
 		cfg, err := config(tc.args, envOf(tc.env))
 		if err != nil {
@@ -109,7 +109,7 @@ func TestRequestLogIsOnUnlessQuiet(t *testing.T) {
 			t.Errorf("config(%q, %v): error log silenced %v, want %v", tc.args, tc.env, quietErrors, !tc.log)
 		}
 	}
-	if _, err := config(nil, envOf(map[string]string{"GATECHECK_QUIET": "maybe"})); err == nil || !strings.Contains(err.Error(), `GATECHECK_QUIET="maybe": accepted: true or false`) {
-		t.Errorf("GATECHECK_QUIET=maybe: %v, want an error naming the variable", err)
+	if _, err := config(nil, envOf(map[string]string{"GATEWITNESS_QUIET": "maybe"})); err == nil || !strings.Contains(err.Error(), `GATEWITNESS_QUIET="maybe": accepted: true or false`) {
+		t.Errorf("GATEWITNESS_QUIET=maybe: %v, want an error naming the variable", err)
 	}
 }

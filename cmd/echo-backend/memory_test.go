@@ -16,7 +16,7 @@ import (
 
 // envRunMain makes the test binary run main instead of the tests, so that
 // a test can start the echo-backend as a process of its own and measure it.
-const envRunMain = "GATECHECK_ECHO_BACKEND_TEST_MAIN"
+const envRunMain = "GATEWITNESS_ECHO_BACKEND_TEST_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envRunMain) == "1" {
@@ -69,7 +69,7 @@ func TestBigHeadersStayBounded(t *testing.T) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	send := func(id string, header string) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
-		req.Header.Set("X-Gatecheck-Id", id)
+		req.Header.Set("X-Gatewitness-Id", id)
 		if header != "" {
 			req.Header.Set("X-Big", header)
 		}
@@ -98,7 +98,7 @@ func TestBigHeadersStayBounded(t *testing.T) {
 	}
 
 	// The ledger kept each attempt, its header cut and the cut said.
-	resp, err := client.Get("http://" + addr + "/_gatecheck/ledger/big-299")
+	resp, err := client.Get("http://" + addr + "/_gatewitness/ledger/big-299")
 	if err != nil {
 		t.Fatal(err)
 	}

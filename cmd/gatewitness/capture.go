@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // capture reads what the hosted tests print (testing's -test.v=test2json
@@ -48,7 +48,7 @@ const (
 
 const (
 	framing    = '\x16'
-	syncPrefix = "\x16=== GATECHECK-SYNC "
+	syncPrefix = "\x16=== GATEWITNESS-SYNC "
 )
 
 func newCapture(forward io.Writer) (*capture, error) {

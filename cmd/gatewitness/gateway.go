@@ -20,11 +20,11 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/gateway/standalone"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
-const gatewayUsage = `Usage: gatecheck gateway --kubeconfig PATH [flags]
+const gatewayUsage = `Usage: gatewitness gateway --kubeconfig PATH [flags]
 
 Runs the reference gateway against the API server a kubeconfig names: the
 controller watches the cluster and writes status there, and the data plane
@@ -33,7 +33,7 @@ empty) if it does not exist, and publishes its supported features there.
 
 Each Gateway gets an address of --listen-host, published in its status, and
 every listener is served on that address and on the listener's own port, so
-clients (such as gatecheck run --kubeconfig) dial the published address as
+clients (such as gatewitness run --kubeconfig) dial the published address as
 is. On Linux every address of 127.0.0.0/8 is local: the default needs no
 set-up. Ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower
 net.ipv4.ip_unprivileged_port_start. Backends are dialled at their
@@ -45,17 +45,17 @@ status written to the cluster stays.
 Flags:
 `
 
-// gatewayOptions are the parsed flags of gatecheck gateway.
+// gatewayOptions are the parsed flags of gatewitness gateway.
 type gatewayOptions struct {
 	kubeconfig string
 	opts       standalone.Options
 	verbose    bool
 }
 
-// parseGatewayFlags parses the flags of gatecheck gateway. It returns
+// parseGatewayFlags parses the flags of gatewitness gateway. It returns
 // flag.ErrHelp for -help, and an error naming the flag for bad values.
 func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error) {
-	fs := flag.NewFlagSet("gatecheck gateway", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gatewitness gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), gatewayUsage)
@@ -69,7 +69,7 @@ func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error)
 	listenHost := fs.String("listen-host", standalone.DefaultAddresses,
 		"where Gateway addresses come from: a prefix, each Gateway getting an address of its own, or one address that every Gateway shares (then two Gateways cannot use one port)")
 	controllerName := fs.String("controller-name", string(standalone.DefaultControllerName), "the GatewayClass spec.controllerName the gateway owns")
-	class := fs.String("gateway-class", "gatecheck", "the GatewayClass to create if missing and wait for; empty: serve any class of --controller-name")
+	class := fs.String("gateway-class", "gatewitness", "the GatewayClass to create if missing and wait for; empty: serve any class of --controller-name")
 	supported := fs.String("supported-features", strings.Join(featureNames, ","),
 		"comma-separated features published in the GatewayClass status (default: those the reference gateway implements)")
 	verbose := fs.Bool("v", false, "log per-request details and watch retries")
@@ -77,7 +77,7 @@ func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error)
 		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q; it takes flags only (gatecheck gateway -help)", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q; it takes flags only (gatewitness gateway -help)", fs.Arg(0))
 	}
 	if *kubeconfig == "" {
 		return nil, errors.New("--kubeconfig is required: the path of the cluster's kubeconfig (or set $KUBECONFIG)")
@@ -117,24 +117,24 @@ func parseListenHost(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
-// gatewayCommand is `gatecheck gateway`.
+// gatewayCommand is `gatewitness gateway`.
 func gatewayCommand(args []string, stdout, stderr io.Writer) int {
 	g, err := parseGatewayFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness gateway: %v\n", err)
 		return 2
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", g.kubeconfig)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck gateway: --kubeconfig %s: %v\n", g.kubeconfig, err)
+		fmt.Fprintf(stderr, "gatewitness gateway: --kubeconfig %s: %v\n", g.kubeconfig, err)
 		return 2
 	}
 	c, err := standalone.NewClient(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness gateway: %v\n", err)
 		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -162,20 +162,20 @@ func serveGateway(ctx context.Context, c client.WithWatch, g *gatewayOptions, st
 	gw, err := standalone.Start(startCtx, g.opts)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck gateway: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness gateway: %v\n", err)
 		return 1
 	}
 	class := g.opts.GatewayClassName
 	if class == "" {
 		class = "(any)"
 	}
-	fmt.Fprintf(stdout, "gatecheck gateway: serving GatewayClass %s (controller %s); Gateway addresses from %s; stop with Ctrl-C\n",
+	fmt.Fprintf(stdout, "gatewitness gateway: serving GatewayClass %s (controller %s); Gateway addresses from %s; stop with Ctrl-C\n",
 		class, g.opts.ControllerName, g.opts.Addresses)
 	<-ctx.Done()
 	if err := gw.Close(); err != nil {
-		fmt.Fprintf(stderr, "gatecheck gateway: stopping: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness gateway: stopping: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, "gatecheck gateway: stopped")
+	fmt.Fprintln(stdout, "gatewitness gateway: stopped")
 	return 0
 }

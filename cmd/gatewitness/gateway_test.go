@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/gateway/standalone"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
 func TestGatewayFlagErrors(t *testing.T) {
@@ -39,7 +39,7 @@ func TestGatewayFlagErrors(t *testing.T) {
 	} {
 		code, _, errs := run(append([]string{"gateway"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
-			t.Errorf("gatecheck gateway %q: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
+			t.Errorf("gatewitness gateway %q: exit %d, stderr %q; want 2 and %q", tc.args, code, errs, tc.want)
 		}
 	}
 }
@@ -47,11 +47,11 @@ func TestGatewayFlagErrors(t *testing.T) {
 func TestGatewayHelp(t *testing.T) {
 	code, _, errs := run("gateway", "-help")
 	if code != 0 {
-		t.Fatalf("gatecheck gateway -help: exit %d", code)
+		t.Fatalf("gatewitness gateway -help: exit %d", code)
 	}
-	for _, want := range []string{"Usage: gatecheck gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "SIGINT"} {
+	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "SIGINT"} {
 		if !strings.Contains(errs, want) {
-			t.Errorf("gatecheck gateway -help does not mention %q:\n%s", want, errs)
+			t.Errorf("gatewitness gateway -help does not mention %q:\n%s", want, errs)
 		}
 	}
 }
@@ -65,7 +65,7 @@ func TestGatewayFlagDefaults(t *testing.T) {
 	if g.kubeconfig != "/from/env" {
 		t.Errorf("kubeconfig %q; want $KUBECONFIG", g.kubeconfig)
 	}
-	if g.opts.Addresses != netip.MustParsePrefix(standalone.DefaultAddresses) || g.opts.GatewayClassName != "gatecheck" ||
+	if g.opts.Addresses != netip.MustParsePrefix(standalone.DefaultAddresses) || g.opts.GatewayClassName != "gatewitness" ||
 		g.opts.ControllerName != standalone.DefaultControllerName {
 		t.Errorf("defaults %+v", g.opts)
 	}
@@ -129,7 +129,7 @@ func TestServeGatewayUntilCancelled(t *testing.T) {
 	code := make(chan int, 1)
 	go func() { code <- serveGateway(ctx, s, g, &stdout, &stderr) }()
 
-	const serving = "gatecheck gateway: serving GatewayClass cmd-test (controller gatecheck.dev/reference-gateway); Gateway addresses from 127.73.9.0/24"
+	const serving = "gatewitness gateway: serving GatewayClass cmd-test (controller gatewitness.dev/reference-gateway); Gateway addresses from 127.73.9.0/24"
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -160,7 +160,7 @@ func TestServeGatewayUntilCancelled(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serveGateway did not return within 30s of its context ending")
 	}
-	if !strings.HasSuffix(stdout.String(), "gatecheck gateway: stopped\n") {
+	if !strings.HasSuffix(stdout.String(), "gatewitness gateway: stopped\n") {
 		t.Errorf("stdout %q; want it to end with the stopped line", stdout.String())
 	}
 }

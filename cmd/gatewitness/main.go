@@ -1,17 +1,17 @@
-// Command gatecheck runs the Gateway API conformance suite, upstream's
-// tests and gatecheck's, against the in-process reference gateway or a
+// Command gatewitness runs the Gateway API conformance suite, upstream's
+// tests and gatewitness's, against the in-process reference gateway or a
 // cluster, and writes the reports.
 //
 // Usage:
 //
-//	gatecheck run [flags]              run the suite (see gatecheck run -help)
-//	gatecheck verify-report PATH...    check reports against upstream's submission rules
-//	gatecheck report PATH              write every output of a run again from its run.json
-//	gatecheck publish [flags]          build the report site from a history of runs
-//	gatecheck gateway [flags]          run the reference gateway against a cluster (see gatecheck gateway -help)
-//	gatecheck features                 list the features tests can depend on
-//	gatecheck tests                    list the tests, with the features each needs
-//	gatecheck version                  print the versions of gatecheck and the Gateway API suite
+//	gatewitness run [flags]              run the suite (see gatewitness run -help)
+//	gatewitness verify-report PATH...    check reports against upstream's submission rules
+//	gatewitness report PATH              write every output of a run again from its run.json
+//	gatewitness publish [flags]          build the report site from a history of runs
+//	gatewitness gateway [flags]          run the reference gateway against a cluster (see gatewitness gateway -help)
+//	gatewitness features                 list the features tests can depend on
+//	gatewitness tests                    list the tests, with the features each needs
+//	gatewitness version                  print the versions of gatewitness and the Gateway API suite
 package main
 
 import (
@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/internal/gcpace"
-	"github.com/gatecheck/gatecheck/internal/version"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/internal/gcpace"
+	"github.com/gatewitness/gatewitness/internal/version"
 )
 
 func main() {
@@ -39,30 +39,30 @@ func main() {
 		// default pace was a quarter of its CPU at scale.
 		gcpace.Run()
 	}
-	os.Exit(gatecheck(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(gatewitness(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `gatecheck runs the Gateway API conformance suite (upstream's tests and
-gatecheck's) against the in-process reference gateway or a cluster.
+const usage = `gatewitness runs the Gateway API conformance suite (upstream's tests and
+gatewitness's) against the in-process reference gateway or a cluster.
 
 Usage:
-  gatecheck run [flags]             run the suite and write the reports (gatecheck run -help)
-  gatecheck verify-report PATH...   check ConformanceReports (files, or folders holding
+  gatewitness run [flags]             run the suite and write the reports (gatewitness run -help)
+  gatewitness verify-report PATH...   check ConformanceReports (files, or folders holding
                                     *-report.yaml) against upstream's submission rules
-  gatecheck report PATH             write every output of a run (reports, HTML) again from
-                                    its run.json (gatecheck report -help)
-  gatecheck publish [flags]         build the report site from a history of runs
-                                    (gatecheck publish -help)
-  gatecheck gateway ...             run the reference gateway against a cluster (gatecheck gateway -help)
-  gatecheck features                list the features tests can depend on
-  gatecheck tests                   list the tests and the features each needs
-  gatecheck version                 print gatecheck's version and the Gateway API suite's
+  gatewitness report PATH             write every output of a run (reports, HTML) again from
+                                    its run.json (gatewitness report -help)
+  gatewitness publish [flags]         build the report site from a history of runs
+                                    (gatewitness publish -help)
+  gatewitness gateway ...             run the reference gateway against a cluster (gatewitness gateway -help)
+  gatewitness features                list the features tests can depend on
+  gatewitness tests                   list the tests and the features each needs
+  gatewitness version                 print gatewitness's version and the Gateway API suite's
 `
 
-// gatecheck runs the command line args and returns the exit status: 0 on
+// gatewitness runs the command line args and returns the exit status: 0 on
 // success, 1 if tests failed or reports could not be written, 2 for a
 // usage error.
-func gatecheck(args []string, stdout, stderr io.Writer) int {
+func gatewitness(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -81,14 +81,14 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 		return publishCommand(rest, stdout, stderr)
 	case "features", "tests", "version":
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "gatecheck %s: takes no arguments, got %q\n", cmd, rest)
+			fmt.Fprintf(stderr, "gatewitness %s: takes no arguments, got %q\n", cmd, rest)
 			return 2
 		}
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "gatecheck: unknown command %q%s; want run, verify-report, report, publish, gateway, features, tests or version\n\n%s",
+		fmt.Fprintf(stderr, "gatewitness: unknown command %q%s; want run, verify-report, report, publish, gateway, features, tests or version\n\n%s",
 			cmd, didYouMean(cmd), usage)
 		return 2
 	}
@@ -99,10 +99,10 @@ func gatecheck(args []string, stdout, stderr io.Writer) int {
 	case "tests":
 		err = testTable(stdout)
 	case "version":
-		_, err = fmt.Fprintf(stdout, "gatecheck %s\nGateway API conformance suite %s\n", version.Gatecheck(), consts.BundleVersion)
+		_, err = fmt.Fprintf(stdout, "gatewitness %s\nGateway API conformance suite %s\n", version.Gatewitness(), consts.BundleVersion)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "gatewitness %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0
@@ -115,7 +115,7 @@ func testTable(w io.Writer) error {
 	for _, set := range []struct {
 		from  string
 		tests []suite.ConformanceTest
-	}{{"upstream", upstream.ConformanceTests}, {"gatecheck", gctests.ConformanceTests}} {
+	}{{"upstream", upstream.ConformanceTests}, {"gatewitness", gctests.ConformanceTests}} {
 		for _, t := range set.tests {
 			names := make([]string, len(t.Features))
 			for j, f := range t.Features {

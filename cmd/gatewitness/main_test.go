@@ -9,26 +9,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = gatecheck(args, &out, &errb)
+	code = gatewitness(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
 func TestFeaturesCommand(t *testing.T) {
 	code, out, errs := run("features")
 	if code != 0 || errs != "" {
-		t.Fatalf("gatecheck features: exit %d, stderr %q", code, errs)
+		t.Fatalf("gatewitness features: exit %d, stderr %q", code, errs)
 	}
 	var want bytes.Buffer
 	if err := features.Table(&want); err != nil {
 		t.Fatal(err)
 	}
 	if out != want.String() {
-		t.Errorf("gatecheck features printed:\n%s\nwant features.Table:\n%s", out, want.String())
+		t.Errorf("gatewitness features printed:\n%s\nwant features.Table:\n%s", out, want.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if !strings.HasPrefix(lines[0], "NAME ") || len(lines) != len(features.All())+1 {
@@ -36,7 +36,7 @@ func TestFeaturesCommand(t *testing.T) {
 	}
 	for _, name := range []string{"HTTPRouteRetryCodes", "GRPCRouteMaxStreamDuration", "HTTPRouteRequestTimeout"} {
 		if !strings.Contains(out, "\n"+name+" ") {
-			t.Errorf("gatecheck features does not list %s", name)
+			t.Errorf("gatewitness features does not list %s", name)
 		}
 	}
 }
@@ -44,11 +44,11 @@ func TestFeaturesCommand(t *testing.T) {
 func TestTestsAndVersionCommands(t *testing.T) {
 	code, out, _ := run("tests")
 	if code != 0 || !strings.Contains(out, "HTTPRouteSimpleSameNamespace ") || !strings.HasPrefix(out, "TEST ") {
-		t.Errorf("gatecheck tests: exit %d, output starts %.200q", code, out)
+		t.Errorf("gatewitness tests: exit %d, output starts %.200q", code, out)
 	}
 	code, out, _ = run("version")
 	if code != 0 || !strings.Contains(out, "Gateway API conformance suite v1.6.3") {
-		t.Errorf("gatecheck version: exit %d, output %q", code, out)
+		t.Errorf("gatewitness version: exit %d, output %q", code, out)
 	}
 }
 
@@ -60,7 +60,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"rnu"}, `unknown command "rnu" (did you mean run?)`},
-		{[]string{"verify-report"}, "Usage: gatecheck verify-report PATH..."},
+		{[]string{"verify-report"}, "Usage: gatewitness verify-report PATH..."},
 		{[]string{"verify-report", "/no/such/report.yaml"}, "no such file"},
 		{[]string{"run", "--supported-features", "HTTPRouteRetryCode"}, "did you mean HTTPRouteRetryCodes?"},
 		{[]string{"run", "--in-process", "--organization", "acme"}, "--organization: these name the implementation under test, but this run is in-process"},
@@ -75,7 +75,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		code, _, errs := run(tt.args...)
 		if code != 2 || !strings.Contains(errs, tt.want) {
-			t.Errorf("gatecheck %q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errs, tt.want)
+			t.Errorf("gatewitness %q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errs, tt.want)
 		}
 	}
 }
@@ -83,7 +83,7 @@ func TestUsageErrors(t *testing.T) {
 func TestRunHelpDescribesEveryFlag(t *testing.T) {
 	code, errs, stderr := run("run", "-help")
 	if code != 0 || stderr != "" {
-		t.Fatalf("gatecheck run -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
+		t.Fatalf("gatewitness run -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
 	}
 	for _, flag := range []string{
 		"gateway-class", "supported-features", "exempt-features", "all-features", "skip-tests", "run-test",
@@ -105,7 +105,7 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 			i = strings.Index(errs, "\n  -"+flag+"\n")
 		}
 		if i < 0 {
-			t.Errorf("gatecheck run -help does not list -%s", flag)
+			t.Errorf("gatewitness run -help does not list -%s", flag)
 			continue
 		}
 		// The help text follows on the next line, indented by a tab.
@@ -114,8 +114,8 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 			t.Errorf("-%s has no help text", flag)
 		}
 	}
-	if !strings.Contains(errs, "Usage: gatecheck run") {
-		t.Error("gatecheck run -help has no usage line")
+	if !strings.Contains(errs, "Usage: gatewitness run") {
+		t.Error("gatewitness run -help has no usage line")
 	}
 }
 
@@ -124,7 +124,7 @@ func TestMatchString(t *testing.T) {
 	for _, tt := range []struct {
 		pat, s string
 		want   bool
-	}{{"", "anything", true}, {"^gate", "gatecheck", true}, {"^x$", "gatecheck", false}} {
+	}{{"", "anything", true}, {"^gate", "gatewitness", true}, {"^x$", "gatewitness", false}} {
 		if got, err := d.MatchString(tt.pat, tt.s); err != nil || got != tt.want {
 			t.Errorf("MatchString(%q, %q) = %v, %v", tt.pat, tt.s, got, err)
 		}
@@ -145,34 +145,34 @@ func TestCaptureAttributesOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w("\x16=== RUN   gatecheck\n")
+	w("\x16=== RUN   gatewitness\n")
 	w("    suite.go:1: setting up\n")
-	w("\x16=== RUN   gatecheck/First\n")
+	w("\x16=== RUN   gatewitness/First\n")
 	w("    first.go:10: first log\n")
-	w("\x16=== RUN   gatecheck/Second\n")
-	w("\x16=== PAUSE gatecheck/Second\n")
-	w("\x16=== RUN   gatecheck/Third/sub_test\n")
+	w("\x16=== RUN   gatewitness/Second\n")
+	w("\x16=== PAUSE gatewitness/Second\n")
+	w("\x16=== RUN   gatewitness/Third/sub_test\n")
 	w("    third.go:5: from a subtest\n")
-	w("\x16=== NAME  gatecheck/First\n")
+	w("\x16=== NAME  gatewitness/First\n")
 	w("    first.go:11: Error: boom\n")
-	w("\x16--- FAIL: gatecheck/First (0.10s)\n")
+	w("\x16--- FAIL: gatewitness/First (0.10s)\n")
 	// A test's log keeps its framing lines ("=== RUN", "=== NAME", "---
 	// FAIL"), which say who wrote what and which subtest failed.
-	if got, want := c.Log("First"), "=== RUN   gatecheck/First\n    first.go:10: first log\n=== NAME  gatecheck/First\n    first.go:11: Error: boom\n--- FAIL: gatecheck/First (0.10s)\n"; got != want {
+	if got, want := c.Log("First"), "=== RUN   gatewitness/First\n    first.go:10: first log\n=== NAME  gatewitness/First\n    first.go:11: Error: boom\n--- FAIL: gatewitness/First (0.10s)\n"; got != want {
 		t.Errorf("Log(First) = %q, want %q", got, want)
 	}
-	if got := c.Log("Third"); got != "=== RUN   gatecheck/Third/sub_test\n    third.go:5: from a subtest\n" {
+	if got := c.Log("Third"); got != "=== RUN   gatewitness/Third/sub_test\n    third.go:5: from a subtest\n" {
 		t.Errorf("Log(Third) = %q: a subtest's output belongs to its conformance test", got)
 	}
-	if got := c.Log("gatecheck"); got != "=== RUN   gatecheck\n    suite.go:1: setting up\n" {
-		t.Errorf("Log(gatecheck) = %q", got)
+	if got := c.Log("gatewitness"); got != "=== RUN   gatewitness\n    suite.go:1: setting up\n" {
+		t.Errorf("Log(gatewitness) = %q", got)
 	}
-	if got := c.Log("Second"); got != "=== RUN   gatecheck/Second\n=== PAUSE gatecheck/Second\n" {
+	if got := c.Log("Second"); got != "=== RUN   gatewitness/Second\n=== PAUSE gatewitness/Second\n" {
 		t.Errorf("Log(Second) = %q, want its framing lines only", got)
 	}
 
 	// A long log keeps its tail.
-	w("\x16=== NAME  gatecheck/Third\n")
+	w("\x16=== NAME  gatewitness/Third\n")
 	for i := range 12000 {
 		w(fmt.Sprintf("line %d\n", i))
 	}
@@ -184,10 +184,10 @@ func TestCaptureAttributesOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := fwd.String()
-	if strings.Contains(out, "\x16") || strings.Contains(out, "GATECHECK-SYNC") {
+	if strings.Contains(out, "\x16") || strings.Contains(out, "GATEWITNESS-SYNC") {
 		t.Error("the forwarded output has framing bytes or sync markers")
 	}
-	if !strings.Contains(out, "=== RUN   gatecheck/First\n    first.go:10: first log\n") {
+	if !strings.Contains(out, "=== RUN   gatewitness/First\n    first.go:10: first log\n") {
 		t.Errorf("the output was not forwarded as written: %.300q", out)
 	}
 }

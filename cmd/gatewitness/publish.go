@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gatecheck/gatecheck/reports/site"
+	"github.com/gatewitness/gatewitness/reports/site"
 )
 
-const publishUsage = `Usage: gatecheck publish --history DIR --out SITE [--add RUN]... [flags]
+const publishUsage = `Usage: gatewitness publish --history DIR --out SITE [--add RUN]... [flags]
 
 Builds the report site from a history of runs. The history DIR holds a
 folder per run, named by its start time and series, with its run.json; a
@@ -43,9 +43,9 @@ type runList []string
 func (l *runList) String() string     { return fmt.Sprint(*l) }
 func (l *runList) Set(v string) error { *l = append(*l, v); return nil }
 
-// publishCommand is `gatecheck publish`.
+// publishCommand is `gatewitness publish`.
 func publishCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gatecheck publish", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gatewitness publish", flag.ContinueOnError)
 	history := fs.String("history", "", "the history folder: one folder per run, each with its run.json (required)")
 	out := fs.String("out", "", "the folder to write the site to (required)")
 	var add runList
@@ -53,7 +53,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Int("keep", 0, "after adding, keep only each series' newest N runs in the history (0 keeps all)")
 	nights := fs.Int("nights", site.DefaultNights, fmt.Sprintf("nights the history strips show, and runs per series that get pages (1 to %d)", site.MaxNights))
 	title := fs.String("title", site.DefaultTitle, "the site's title")
-	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatecheck's files are browsed, for the links to docs/semantics")
+	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatewitness's files are browsed, for the links to docs/semantics")
 	extra, code, done := parseFlags(fs, args, publishUsage, stdout, stderr)
 	if done {
 		return code
@@ -67,37 +67,37 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case len(missing) > 0:
-		fmt.Fprintf(stderr, "gatecheck publish: %v required (gatecheck publish -help)\n", missing)
+		fmt.Fprintf(stderr, "gatewitness publish: %v required (gatewitness publish -help)\n", missing)
 		return 2
 	case len(extra) > 0:
-		fmt.Fprintf(stderr, "gatecheck publish: unexpected argument %q; runs are added with --add\n", extra[0])
+		fmt.Fprintf(stderr, "gatewitness publish: unexpected argument %q; runs are added with --add\n", extra[0])
 		return 2
 	case *nights == 0:
-		fmt.Fprintf(stderr, "gatecheck publish: --nights 0: want 1 to %d\n", site.MaxNights)
+		fmt.Fprintf(stderr, "gatewitness publish: --nights 0: want 1 to %d\n", site.MaxNights)
 		return 2
 	case *keep < 0:
-		fmt.Fprintf(stderr, "gatecheck publish: --keep %d: want 0 (keep every run) or more\n", *keep)
+		fmt.Fprintf(stderr, "gatewitness publish: --keep %d: want 0 (keep every run) or more\n", *keep)
 		return 2
 	}
 	opts := site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL}
 	if err := opts.Complete(); err != nil {
-		fmt.Fprintf(stderr, "gatecheck publish: --%v\n", err)
+		fmt.Fprintf(stderr, "gatewitness publish: --%v\n", err)
 		return 2
 	}
 	if site.Replaces(*out, *history) {
-		fmt.Fprintf(stderr, "gatecheck publish: --history %s is where the site's own files go in --out %s; put the history in a folder of its own (e.g. SITE/history)\n", *history, *out)
+		fmt.Fprintf(stderr, "gatewitness publish: --history %s is where the site's own files go in --out %s; put the history in a folder of its own (e.g. SITE/history)\n", *history, *out)
 		return 2
 	}
 
 	for _, a := range add {
 		path, err := runRecordPath(a)
 		if err != nil {
-			fmt.Fprintf(stderr, "gatecheck publish: --add %s: %v\n", a, err)
+			fmt.Fprintf(stderr, "gatewitness publish: --add %s: %v\n", a, err)
 			return 1
 		}
 		id, err := site.AddRun(*history, path)
 		if err != nil {
-			fmt.Fprintf(stderr, "gatecheck publish: --add: %v\n", err)
+			fmt.Fprintf(stderr, "gatewitness publish: --add: %v\n", err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "history: %s\n", id)
@@ -105,7 +105,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	// A history no run has been added to yet is an empty one: --keep has
 	// nothing to remove, and the build says there is no run.
 	if err := os.MkdirAll(*history, 0o755); err != nil {
-		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
 		return 1
 	}
 	if *keep > 0 {
@@ -114,22 +114,22 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "history: removed %s (more than %d runs in its series)\n", id, *keep)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+			fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
 			return 1
 		}
 	}
 	h, err := site.ReadHistory(*history)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
 		return 1
 	}
 	if len(h.Entries) == 0 {
-		fmt.Fprintf(stderr, "gatecheck publish: the history %s holds no run; add one with --add RUN\n", *history)
+		fmt.Fprintf(stderr, "gatewitness publish: the history %s holds no run; add one with --add RUN\n", *history)
 		return 1
 	}
 	n, err := site.Build(*out, h, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck publish: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "site: %s (%d pages from %d runs)\n", filepath.Join(*out, "index.html"), n, len(h.Entries))

@@ -14,7 +14,7 @@ func fixture(name string) string {
 	return filepath.Join("..", "..", "reports", "site", "testdata", name)
 }
 
-// copyRun copies a recorded run to dir/run.json, as gatecheck run writes it.
+// copyRun copies a recorded run to dir/run.json, as gatewitness run writes it.
 func copyRun(t *testing.T, src, dir string) string {
 	t.Helper()
 	data, err := os.ReadFile(src)
@@ -41,22 +41,22 @@ func TestReportCommand(t *testing.T) {
 
 	code, out, errs := run("report", filepath.Dir(src))
 	if code != 0 || errs != "" {
-		t.Fatalf("gatecheck report: exit %d, stderr %q", code, errs)
+		t.Fatalf("gatewitness report: exit %d, stderr %q", code, errs)
 	}
-	for _, want := range []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatecheck-report.yaml",
+	for _, want := range []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatewitness-report.yaml",
 		"-default-report.yaml", "README.md", filepath.Join("html", "index.html")} {
 		if !strings.Contains(out, want+"\n") {
-			t.Errorf("gatecheck report did not list %s:\n%s", want, out)
+			t.Errorf("gatewitness report did not list %s:\n%s", want, out)
 		}
 	}
 	if again, _ := os.ReadFile(src); !bytes.Equal(again, recorded) {
-		t.Error("gatecheck report changed the run record it read")
+		t.Error("gatewitness report changed the run record it read")
 	}
 	other := filepath.Join(dir, "other")
 	if code, _, errs := run("report", "--out", other, src); code != 0 {
-		t.Fatalf("gatecheck report --out: exit %d, stderr %q", code, errs)
+		t.Fatalf("gatewitness report --out: exit %d, stderr %q", code, errs)
 	}
-	for _, f := range []string{"junit.xml", "summary.md", "gatecheck-report.yaml", filepath.Join("html", "index.html")} {
+	for _, f := range []string{"junit.xml", "summary.md", "gatewitness-report.yaml", filepath.Join("html", "index.html")} {
 		a, _ := os.ReadFile(filepath.Join(dir, "run", f))
 		b, err := os.ReadFile(filepath.Join(other, f))
 		if err != nil || !bytes.Equal(a, b) || len(a) == 0 {
@@ -133,13 +133,13 @@ func TestPublishAndReportUsage(t *testing.T) {
 	for _, tt := range tests {
 		code, _, errs := run(tt.args...)
 		if code != tt.code || !strings.Contains(errs, tt.want) {
-			t.Errorf("gatecheck %q: exit %d, stderr %q; want exit %d and %q", tt.args, code, errs, tt.code, tt.want)
+			t.Errorf("gatewitness %q: exit %d, stderr %q; want exit %d and %q", tt.args, code, errs, tt.code, tt.want)
 		}
 	}
 	for _, cmd := range []string{"publish", "report"} {
 		code, out, errs := run(cmd, "-help")
-		if code != 0 || errs != "" || !strings.HasPrefix(out, "Usage: gatecheck "+cmd) || !strings.Contains(out, "-out") {
-			t.Errorf("gatecheck %s -help: exit %d, stdout %.80q, stderr %q", cmd, code, out, errs)
+		if code != 0 || errs != "" || !strings.HasPrefix(out, "Usage: gatewitness "+cmd) || !strings.Contains(out, "-out") {
+			t.Errorf("gatewitness %s -help: exit %d, stdout %.80q, stderr %q", cmd, code, out, errs)
 		}
 	}
 }

@@ -8,48 +8,48 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gatecheck/gatecheck/reports"
-	"github.com/gatecheck/gatecheck/reports/site"
+	"github.com/gatewitness/gatewitness/reports"
+	"github.com/gatewitness/gatewitness/reports/site"
 )
 
-const reportUsage = `Usage: gatecheck report [flags] PATH
+const reportUsage = `Usage: gatewitness report [flags] PATH
 
 Writes every output of a run again from its run record: PATH is a run.json,
 or a report folder that holds one. It writes, into --out (by default the
 folder of the run.json): run.json, junit.xml, summary.md, summary-short.md,
-gatecheck-report.yaml, the upstream report and its README.md under upstream/,
-and the run's HTML pages under html/ (html/index.html). A newer gatecheck
-renders an older run this way; gatecheck run writes the same files.
+gatewitness-report.yaml, the upstream report and its README.md under upstream/,
+and the run's HTML pages under html/ (html/index.html). A newer gatewitness
+renders an older run this way; gatewitness run writes the same files.
 
 Flags:
 `
 
-// reportCommand is `gatecheck report`.
+// reportCommand is `gatewitness report`.
 func reportCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gatecheck report", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gatewitness report", flag.ContinueOnError)
 	out := fs.String("out", "", "folder to write the outputs to (default: the run.json's folder)")
-	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatecheck's files are browsed, for the HTML's links to docs/semantics")
+	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatewitness's files are browsed, for the HTML's links to docs/semantics")
 	paths, code, done := parseFlags(fs, args, reportUsage, stdout, stderr)
 	if done {
 		return code
 	}
 	if len(paths) != 1 {
-		fmt.Fprintf(stderr, "gatecheck report: want one PATH (a run.json or a folder holding one), got %q\n", paths)
+		fmt.Fprintf(stderr, "gatewitness report: want one PATH (a run.json or a folder holding one), got %q\n", paths)
 		return 2
 	}
 	opts := site.Options{SourceURL: *sourceURL}
 	if err := opts.Complete(); err != nil {
-		fmt.Fprintf(stderr, "gatecheck report: --%v\n", err)
+		fmt.Fprintf(stderr, "gatewitness report: --%v\n", err)
 		return 2
 	}
 	path, err := runRecordPath(paths[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness report: %v\n", err)
 		return 2
 	}
 	run, err := readRun(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness report: %v\n", err)
 		return 1
 	}
 	dir := *out
@@ -61,12 +61,12 @@ func reportCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, f)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness report: %v\n", err)
 		return 1
 	}
 	index, err := writeRunHTML(dir, run, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck report: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness report: %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, index)
@@ -100,7 +100,7 @@ func runRecordPath(path string) (string, error) {
 	if fi.IsDir() {
 		path = filepath.Join(path, reports.RunFileName)
 		if _, err := os.Stat(path); err != nil {
-			return "", fmt.Errorf("%s holds no %s; give a run record or a report folder written by gatecheck run", filepath.Dir(path), reports.RunFileName)
+			return "", fmt.Errorf("%s holds no %s; give a run record or a report folder written by gatewitness run", filepath.Dir(path), reports.RunFileName)
 		}
 	}
 	return path, nil

@@ -15,18 +15,18 @@ import (
 
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/reports"
-	"github.com/gatecheck/gatecheck/reports/site"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/reports"
+	"github.com/gatewitness/gatewitness/reports/site"
 )
 
-const runUsage = `Usage: gatecheck run [flags]
+const runUsage = `Usage: gatewitness run [flags]
 
-Runs the conformance suite, upstream's tests and gatecheck's. The target is
+Runs the conformance suite, upstream's tests and gatewitness's. The target is
 chosen as Kubernetes tools choose it: --kubeconfig, else $KUBECONFIG (with
 --context if given) selects a cluster, whose GatewayClass --gateway-class
 names the implementation under test; --in-process, or none of them, runs
-the embedded cluster and gatecheck's reference gateway, with its features
+the embedded cluster and gatewitness's reference gateway, with its features
 and profiles.
 
 The run starts with a header (target, GatewayClass and controller, claimed
@@ -37,22 +37,22 @@ profile stops the run before it starts.
 
 With --report-dir it writes: the upstream ConformanceReport (upstream's
 profiles and tests only) and its README.md under upstream/<version>/
-<implementation>/, ready to submit (check it with gatecheck verify-report);
-gatecheck-report.yaml (gatecheck's profiles, from gatecheck's tests only);
+<implementation>/, ready to submit (check it with gatewitness verify-report);
+gatewitness-report.yaml (gatewitness's profiles, from gatewitness's tests only);
 junit.xml; summary.md and summary-short.md; html/, the run's pages; and
-run.json, the run record every other file is written from (gatecheck report
+run.json, the run record every other file is written from (gatewitness report
 writes them all again from it).
 
-The flags are upstream's suite's, plus gatecheck's own. Lists are
+The flags are upstream's suite's, plus gatewitness's own. Lists are
 comma-separated; an options file (--conformance-options-file) takes the
 same options as YAML or JSON, and flags override it.
 
 Flags:
 `
 
-// runCommand is `gatecheck run`.
+// runCommand is `gatewitness run`.
 func runCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("gatecheck run", flag.ContinueOnError)
+	fs := flag.NewFlagSet("gatewitness run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	build := runner.RegisterFlags(fs)
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
@@ -79,20 +79,20 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "gatecheck run: unexpected argument %q; it takes flags only (gatecheck run -help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "gatewitness run: unexpected argument %q; it takes flags only (gatewitness run -help)\n", fs.Arg(0))
 		return 2
 	}
 	if *parallel < 1 || *parallel > maxParallel {
-		fmt.Fprintf(stderr, "gatecheck run: flag --parallel: %d is out of range; want 1 to %d\n", *parallel, maxParallel)
+		fmt.Fprintf(stderr, "gatewitness run: flag --parallel: %d is out of range; want 1 to %d\n", *parallel, maxParallel)
 		return 2
 	}
 	opts, err := build()
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 		return 2
 	}
 	opts.Progress = stdout
-	opts.CommandLine = append([]string{"gatecheck", "run"}, args...)
+	opts.CommandLine = append([]string{"gatewitness", "run"}, args...)
 	return host(opts, *verbose, *parallel, stdout, stderr)
 }
 
@@ -100,7 +100,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 // number of cores (GOMAXPROCS), which here queues the suite's parallel
 // tests behind a couple of slots, though each spends nearly all its time
 // waiting: for a timeout it provoked, a retry's backoff, a status to be
-// written. An in-process run has 34 parallel tests (25 of gatecheck's, 9
+// written. An in-process run has 34 parallel tests (25 of gatewitness's, 9
 // of upstream's), so 48 starts each at once, with room for a few more
 // tests before a slot has to wait. More only lets their parallel
 // subtests start in one burst: beside a CPU hog here, 256 took the
@@ -120,14 +120,14 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	}
 	c, err := newCapture(forward)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 		return 1
 	}
 	opts.TestLog = c.Log
 
 	var res *runner.Result
 	var runErr error
-	tests := []testing.InternalTest{{Name: "gatecheck", F: func(t *testing.T) {
+	tests := []testing.InternalTest{{Name: "gatewitness", F: func(t *testing.T) {
 		res, runErr = runner.Run(t, opts)
 		if runErr != nil {
 			t.Error(runErr)
@@ -135,7 +135,7 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	}}}
 	m := testing.MainStart(testDeps{}, tests, nil, nil, nil)
 	if err := setTestingFlags(parallel); err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 		return 1
 	}
 	savedOut, savedErr := os.Stdout, os.Stderr
@@ -144,19 +144,19 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	code := m.Run()
 	os.Stdout, os.Stderr = savedOut, savedErr
 	if err := c.Close(); err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 	}
 
 	if runErr != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", runErr)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", runErr)
 		return 2
 	}
 	if res == nil || res.Run == nil {
-		fmt.Fprintf(stderr, "gatecheck run: the suite did not start; its log:\n%s", c.Log("gatecheck"))
+		fmt.Fprintf(stderr, "gatewitness run: the suite did not start; its log:\n%s", c.Log("gatewitness"))
 		return 1
 	}
 	if opts.ReportDir != "" && len(res.Run.Tests) > 0 {
-		// The run's pages, beside the reports (gatecheck report writes
+		// The run's pages, beside the reports (gatewitness report writes
 		// them again from run.json).
 		index, err := writeRunHTML(opts.ReportDir, res.Run, site.Options{})
 		if err != nil {
@@ -167,10 +167,10 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	}
 	printSummary(stdout, res, time.Since(start))
 	if len(res.Run.Tests) == 0 && code != 0 {
-		fmt.Fprintf(stderr, "gatecheck run: the suite failed before its tests; its log:\n%s", c.Log("gatecheck"))
+		fmt.Fprintf(stderr, "gatewitness run: the suite failed before its tests; its log:\n%s", c.Log("gatewitness"))
 	}
 	if res.Err != nil {
-		fmt.Fprintf(stderr, "gatecheck run: %v\n", res.Err)
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", res.Err)
 	}
 	if code == 0 && res.Err != nil {
 		code = 1
@@ -251,6 +251,6 @@ func profileResults(run *reports.Run) []string {
 	if run.Conformance != nil {
 		add("upstream", run.Conformance.ProfileReports)
 	}
-	add("gatecheck", run.GatecheckProfiles)
+	add("gatewitness", run.GatewitnessProfiles)
 	return out
 }

@@ -8,11 +8,13 @@ import (
 	"runtime/pprof"
 	"sync"
 	"time"
+
+	"github.com/gatewitness/gatewitness/internal/project"
 )
 
 // The conformance suite is written against *testing.T: upstream's tests
 // call t.Run, t.Parallel, t.Cleanup and friends, and only the testing
-// package can make a T. `gatecheck run` therefore hosts the suite the way
+// package can make a T. `gatewitness run` therefore hosts the suite the way
 // a test binary does, with testing.MainStart, which wants a value of
 // testing's unexported testDeps interface (the go tool generates one for
 // every test binary, in testing/internal/testdeps, which other packages
@@ -31,7 +33,7 @@ type corpusEntry = struct {
 	IsSeed     bool
 }
 
-var errNoFuzzing = errors.New("gatecheck: fuzzing is not available in the gatecheck binary")
+var errNoFuzzing = errors.New("gatewitness: fuzzing is not available in the gatewitness binary")
 
 type testDeps struct{}
 
@@ -54,8 +56,8 @@ func (testDeps) MatchString(pat, str string) (bool, error) {
 	return matchRe.MatchString(str), nil
 }
 
-func (testDeps) ImportPath() string                      { return "github.com/gatecheck/gatecheck/cmd/gatecheck" }
-func (testDeps) ModulePath() string                      { return "github.com/gatecheck/gatecheck" }
+func (testDeps) ImportPath() string                      { return project.ModulePath + "/cmd/" + project.Name }
+func (testDeps) ModulePath() string                      { return project.ModulePath }
 func (testDeps) SetPanicOnExit0(bool)                    {}
 func (testDeps) StartCPUProfile(w io.Writer) error       { return pprof.StartCPUProfile(w) }
 func (testDeps) StopCPUProfile()                         { pprof.StopCPUProfile() }
@@ -68,7 +70,7 @@ func (testDeps) CheckCorpus([]any, []reflect.Type) error { return nil }
 func (testDeps) WriteProfileTo(name string, w io.Writer, debug int) error {
 	p := pprof.Lookup(name)
 	if p == nil {
-		return errors.New("gatecheck: no profile named " + name)
+		return errors.New("gatewitness: no profile named " + name)
 	}
 	return p.WriteTo(w, debug)
 }

@@ -8,11 +8,11 @@ import (
 	upstream "sigs.k8s.io/gateway-api/conformance/tests"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
-const verifyUsage = `Usage: gatecheck verify-report PATH...
+const verifyUsage = `Usage: gatewitness verify-report PATH...
 
 Checks each ConformanceReport (a file, or every *-report.yaml in a folder)
 against the rules of the Gateway API project's conformance/reports/README.md
@@ -25,7 +25,7 @@ section. It exits 0 when every report can be submitted, 1 when one breaks a
 rule, 2 when a path cannot be read.
 `
 
-// verifyReportCommand is `gatecheck verify-report`.
+// verifyReportCommand is `gatewitness verify-report`.
 func verifyReportCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, verifyUsage)
@@ -37,13 +37,13 @@ func verifyReportCommand(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		if strings.HasPrefix(a, "-") {
-			fmt.Fprintf(stderr, "gatecheck verify-report: unknown flag %s; it takes paths only\n", a)
+			fmt.Fprintf(stderr, "gatewitness verify-report: unknown flag %s; it takes paths only\n", a)
 			return 2
 		}
 	}
 	paths, err := reports.FindReports(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "gatecheck verify-report: %v\n", err)
+		fmt.Fprintf(stderr, "gatewitness verify-report: %v\n", err)
 		if len(paths) == 0 {
 			return 2
 		}

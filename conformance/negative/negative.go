@@ -46,11 +46,11 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/conformance/runner/runnertest"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // Breakage is a reference gateway broken the way a real data plane goes
@@ -81,10 +81,10 @@ type Breakage struct {
 
 // Environment of the child process.
 const (
-	envBreakage  = "GATECHECK_NEGATIVE_BREAKAGE"
-	envTests     = "GATECHECK_NEGATIVE_TESTS"
-	envResults   = "GATECHECK_NEGATIVE_RESULTS"
-	envTolerance = "GATECHECK_NEGATIVE_TOLERANCE"
+	envBreakage  = "GATEWITNESS_NEGATIVE_BREAKAGE"
+	envTests     = "GATEWITNESS_NEGATIVE_TESTS"
+	envResults   = "GATEWITNESS_NEGATIVE_RESULTS"
+	envTolerance = "GATEWITNESS_NEGATIVE_TOLERANCE"
 )
 
 // EnvRetryBudgetLoad, when set in the parent's environment (the children
@@ -92,7 +92,7 @@ const (
 // "qps,requests,shareSlack" (e.g. "20,60,0.1", the weakest load the
 // options accept): to show that the breakages fail their tests at the
 // bounds of the load options too, not only at the defaults.
-const EnvRetryBudgetLoad = "GATECHECK_NEGATIVE_RETRY_BUDGET_LOAD"
+const EnvRetryBudgetLoad = "GATEWITNESS_NEGATIVE_RETRY_BUDGET_LOAD"
 
 // Healthy names the unbroken reference gateway, for a control run.
 const Healthy = "healthy"
@@ -118,7 +118,7 @@ func childLimit(t *testing.T) (limit time.Duration, why string) {
 // (default: the number of CPUs, at least 2). Most of a child's time is spent
 // waiting on timeouts the tests provoke, so children overlap well; callers
 // run their breakages as parallel subtests and Run holds the bound.
-const EnvParallel = "GATECHECK_NEGATIVE_PARALLEL"
+const EnvParallel = "GATEWITNESS_NEGATIVE_PARALLEL"
 
 // childParallel is how many of the suite's tests a child runs at once
 // (-test.parallel). With 64, all of a pack's tests started together and
@@ -147,7 +147,7 @@ func parallelChildren() int {
 // the same code with one thing broken, and under the race detector it cost
 // three times the CPU (about 21s against 7s a child, 10 children in
 // conformance/tests) while proving nothing more.
-const EnvChildBinaries = "GATECHECK_NEGATIVE_BINARIES"
+const EnvChildBinaries = "GATEWITNESS_NEGATIVE_BINARIES"
 
 // childBinary returns the test binary a child run of breakage executes,
 // and which build it is, for the log.
@@ -295,7 +295,7 @@ const packSeparator = "+"
 
 // EnvAlone names breakages (comma-separated) that Pack leaves in a pack of
 // their own, to see what one does without the others.
-const EnvAlone = "GATECHECK_NEGATIVE_ALONE"
+const EnvAlone = "GATEWITNESS_NEGATIVE_ALONE"
 
 // Pack groups breakages into runs of one child process each: breakages
 // whose profiles are disjoint, and that leave every feature claimed, share

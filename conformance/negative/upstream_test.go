@@ -3,10 +3,10 @@ package negative_test
 import (
 	"testing"
 
-	"github.com/gatecheck/gatecheck/conformance/negative"
-	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/negative"
+	"github.com/gatewitness/gatewitness/conformance/runner/runnertest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // ignoreHostnames breaks hostname intersection: every route answers every

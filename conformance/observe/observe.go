@@ -16,7 +16,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/gatecheck/gatecheck/internal/textcut"
+	"github.com/gatewitness/gatewitness/internal/textcut"
 )
 
 // Limits on what one process keeps. A test that records more than
@@ -96,7 +96,7 @@ func Reset() { defaultCollector.Reset() }
 
 // ShortName returns the ShortName of the conformance test a test named
 // testName (as returned by t.Name()) belongs to. The upstream suite and
-// gatecheck's runner run each conformance test as t.Run(ShortName) directly
+// gatewitness's runner run each conformance test as t.Run(ShortName) directly
 // under the Go test function, so the ShortName is the second element of the
 // name: "TestConformance/HTTPRouteRetry/0_request" gives "HTTPRouteRetry".
 // A name with one element (a Go test function recording for itself) is

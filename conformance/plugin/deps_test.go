@@ -11,12 +11,12 @@ import (
 	"testing"
 )
 
-// gatecheck is the module path of this repository.
-const gatecheck = "github.com/gatecheck/gatecheck"
+// gatewitness is the module path of this repository.
+const gatewitness = "github.com/gatewitness/gatewitness"
 
-// suitePackages are the packages an implementer links to run gatecheck's
+// suitePackages are the packages an implementer links to run gatewitness's
 // tests: the plug-in and the tests themselves.
-var suitePackages = []string{gatecheck + "/conformance/plugin", gatecheck + "/conformance/tests"}
+var suitePackages = []string{gatewitness + "/conformance/plugin", gatewitness + "/conformance/tests"}
 
 // forbiddenInSuite says why a package must not be linked into the suite:
 // the suite talks to the implementation it certifies and to the
@@ -25,11 +25,11 @@ var suitePackages = []string{gatecheck + "/conformance/plugin", gatecheck + "/co
 // server share only their .proto. "" means the package may be linked.
 func forbiddenInSuite(pkg string) string {
 	switch {
-	case pkg == gatecheck+"/gateway" || strings.HasPrefix(pkg, gatecheck+"/gateway/"):
+	case pkg == gatewitness+"/gateway" || strings.HasPrefix(pkg, gatewitness+"/gateway/"):
 		return "the reference implementation, which the suite certifies"
-	case pkg == gatecheck+"/cluster" || strings.HasPrefix(pkg, gatecheck+"/cluster/"):
+	case pkg == gatewitness+"/cluster" || strings.HasPrefix(pkg, gatewitness+"/cluster/"):
 		return "the embedded cluster, which only the runner's in-process target starts"
-	case slices.Contains([]string{gatecheck + "/echo-backend/httpecho", gatecheck + "/echo-backend/grpcecho", gatecheck + "/echo-backend/h2tap"}, pkg):
+	case slices.Contains([]string{gatewitness + "/echo-backend/httpecho", gatewitness + "/echo-backend/grpcecho", gatewitness + "/echo-backend/h2tap"}, pkg):
 		return "a server of the echo-backend"
 	case isEchoBasic(pkg) && !strings.HasSuffix(pkg, "/echo-basic/grpcechoserver"):
 		return "upstream's echo-basic servers"
@@ -51,12 +51,12 @@ func isEchoBasic(pkg string) bool {
 // package forbiddenInSuite names, printing the chain of imports that
 // brings it in. Upstream's generated GrpcEcho stubs
 // (echo-basic/grpcechoserver) come in through upstream's own
-// conformance/utils/grpc, which utils/suite imports; no gatecheck package
+// conformance/utils/grpc, which utils/suite imports; no gatewitness package
 // may import any echo-basic package itself.
 //
 // The go command runs in this package's directory, so it sees this
-// repository's go.mod; GATECHECK_GOLIST_DIR makes it run in another module
-// that requires gatecheck, as make test-gwapi-v1.7 does for Gateway API
+// repository's go.mod; GATEWITNESS_GOLIST_DIR makes it run in another module
+// that requires gatewitness, as make test-gwapi-v1.7 does for Gateway API
 // v1.7.0.
 func TestSuiteLinksNoImplementation(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
@@ -64,7 +64,7 @@ func TestSuiteLinksNoImplementation(t *testing.T) {
 		t.Fatalf("the go command is not on PATH (go test puts it there): %v", err)
 	}
 	cmd := exec.Command(goCmd, append([]string{"list", "-deps", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, suitePackages...)...)
-	cmd.Dir = os.Getenv("GATECHECK_GOLIST_DIR")
+	cmd.Dir = os.Getenv("GATEWITNESS_GOLIST_DIR")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -96,7 +96,7 @@ func TestSuiteLinksNoImplementation(t *testing.T) {
 		if why := forbiddenInSuite(pkg); why != "" {
 			t.Errorf("the suite links %s, %s: %s", pkg, why, strings.Join(importChain(imports, pkg), " -> "))
 		}
-		if strings.HasPrefix(pkg, gatecheck+"/") {
+		if strings.HasPrefix(pkg, gatewitness+"/") {
 			for _, imp := range imports[pkg] {
 				if isEchoBasic(imp) {
 					t.Errorf("%s imports upstream's echo-basic package %s; use the contract packages instead", pkg, imp)
@@ -135,9 +135,9 @@ func importChain(imports map[string][]string, pkg string) []string {
 	return []string{pkg}
 }
 
-// TestGoDirectiveIsTheLowestNeeded checks that gatecheck's go.mod asks for
+// TestGoDirectiveIsTheLowestNeeded checks that gatewitness's go.mod asks for
 // no newer Go than its dependencies do: a consumer's go mod tidy raises the
-// consumer's go line to gatecheck's, so a patch release there (such as the
+// consumer's go line to gatewitness's, so a patch release there (such as the
 // one that built it) would force it on every implementer.
 func TestGoDirectiveIsTheLowestNeeded(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
@@ -156,8 +156,8 @@ func TestGoDirectiveIsTheLowestNeeded(t *testing.T) {
 		return strings.Split(strings.TrimSpace(string(out)), "\n")
 	}
 	main := strings.Fields(list()[0])
-	if len(main) != 2 || main[0] != gatecheck {
-		t.Fatalf("go list -m printed %q; want %s and its go version", main, gatecheck)
+	if len(main) != 2 || main[0] != gatewitness {
+		t.Fatalf("go list -m printed %q; want %s and its go version", main, gatewitness)
 	}
 	need, by := "go1", ""
 	for _, line := range list("all")[1:] {

@@ -10,38 +10,38 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/plugin"
+	"github.com/gatewitness/gatewitness/conformance/plugin"
 )
 
-// TestUpstreamRunnerWithGatecheck is the conformance test of an
+// TestUpstreamRunnerWithGatewitness is the conformance test of an
 // implementer who builds upstream's suite (DefaultOptions,
-// NewConformanceTestSuite, Setup, Run) with gatecheck's tests added: the
-// two lines marked below, and an optional third for gatecheck's profiles.
+// NewConformanceTestSuite, Setup, Run) with gatewitness's tests added: the
+// two lines marked below, and an optional third for gatewitness's profiles.
 // Those who call RunConformanceWithOptions instead: see
 // example_withoptions_test.go.
 //
 // It runs against the cluster of the usual kubeconfig (--kubeconfig or
 // $KUBECONFIG) and takes upstream's flags, for example, with the
-// reference gateway (gatecheck gateway --kubeconfig ...) serving the
-// class gatecheck:
+// reference gateway (gatewitness gateway --kubeconfig ...) serving the
+// class gatewitness:
 //
-//	GATECHECK_CLUSTER_TEST=1 go test ./conformance/plugin -run TestUpstreamRunnerWithGatecheck -timeout 60m \
-//	    -args --gateway-class=gatecheck --report-output=/tmp/report.yaml \
+//	GATEWITNESS_CLUSTER_TEST=1 go test ./conformance/plugin -run TestUpstreamRunnerWithGatewitness -timeout 60m \
+//	    -args --gateway-class=gatewitness --report-output=/tmp/report.yaml \
 //	    --organization=me --project=gw --url=https://example.com --version=v1.2.3 --contact=me@example.com
 //
-// Without GATECHECK_CLUSTER_TEST it skips, so `go test ./...` never
+// Without GATEWITNESS_CLUSTER_TEST it skips, so `go test ./...` never
 // touches the cluster a developer's default kubeconfig names.
-func TestUpstreamRunnerWithGatecheck(t *testing.T) {
-	if os.Getenv("GATECHECK_CLUSTER_TEST") == "" {
-		t.Skip("set GATECHECK_CLUSTER_TEST=1 to run upstream's runner with gatecheck's tests against the cluster of your kubeconfig")
+func TestUpstreamRunnerWithGatewitness(t *testing.T) {
+	if os.Getenv("GATEWITNESS_CLUSTER_TEST") == "" {
+		t.Skip("set GATEWITNESS_CLUSTER_TEST=1 to run upstream's runner with gatewitness's tests against the cluster of your kubeconfig")
 	}
 	opts := conformance.DefaultOptions(t)
 
-	// The two lines that add gatecheck:
+	// The two lines that add gatewitness:
 	opts.ManifestFS = append(opts.ManifestFS, plugin.Manifests)
 	all := append(slices.Clone(tests.ConformanceTests), plugin.ConformanceTests...)
 
-	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...) // optional: gatecheck's profiles in the report
+	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...) // optional: gatewitness's profiles in the report
 
 	s, err := suite.NewConformanceTestSuite(opts)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package plugin is what an implementation adds to the upstream Gateway
 // API conformance suite (sigs.k8s.io/gateway-api/conformance) to run
-// gatecheck's tests under its own runner: the tests, the manifests they
-// apply and gatecheck's conformance profiles.
+// gatewitness's tests under its own runner: the tests, the manifests they
+// apply and gatewitness's conformance profiles.
 //
 // Implementers run upstream's suite in one of two ways, and each takes
 // two added lines. Most call conformance.RunConformanceWithOptions, which
@@ -27,24 +27,24 @@
 //
 //	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...)
 //
-// reports results for gatecheck's profiles too. Importing the package
-// registers gatecheck's profiles and features with the upstream suite, so
+// reports results for gatewitness's profiles too. Importing the package
+// registers gatewitness's profiles and features with the upstream suite, so
 // its ConformanceReport counts them like upstream's.
 //
 // The tests need the upstream base manifests (the suite's Setup applies
 // them), an implementation that claims the tests' features (with
 // --supported-features, or in its GatewayClass status), and the
-// echo-backend image gatecheck/echo-backend:dev in the cluster (built
+// echo-backend image gatewitness/echo-backend:dev in the cluster (built
 // from the repository's Dockerfile; see docs/certify.md).
 //
 // # Gateway API releases
 //
 // The plug-in builds against both current Gateway API releases, v1.6.3
-// (gatecheck's go.mod) and v1.7.0: it imports no upstream package whose
+// (gatewitness's go.mod) and v1.7.0: it imports no upstream package whose
 // path or API differs between them, and features.SupportHTTPRouteRetry
 // names the linked release's retry feature (v1.7.0 renamed HTTPRouteRetry
 // to HTTPRouteRetryCodes). A module that requires v1.7.0 gets it by
-// minimum version selection. gatecheck before this package could link
+// minimum version selection. gatewitness before this package could link
 // against v1.6 only. The plug-in links no server code: the reference
 // gateway and the echo-backend's servers stay out of an implementer's
 // test binary (deps_test.go).
@@ -56,26 +56,26 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // ManifestPrefix is the directory of Manifests that holds every manifest
-// of gatecheck's tests. No upstream manifest lives under it, so Manifests
+// of gatewitness's tests. No upstream manifest lives under it, so Manifests
 // can sit next to upstream's own in ConformanceOptions.ManifestFS.
 const ManifestPrefix = gctests.ManifestPrefix
 
-// Manifests holds the manifests of gatecheck's tests, under
+// Manifests holds the manifests of gatewitness's tests, under
 // ManifestPrefix. Add it to ConformanceOptions.ManifestFS.
 var Manifests = gctests.Manifests
 
-// ConformanceTests are gatecheck's conformance tests, in the order they
+// ConformanceTests are gatewitness's conformance tests, in the order they
 // run. Append them to upstream's tests.ConformanceTests. The slice is the
-// package's own copy: appending to it does not change gatecheck's list.
+// package's own copy: appending to it does not change gatewitness's list.
 var ConformanceTests = slices.Clone(gctests.ConformanceTests)
 
-// Profiles names gatecheck's conformance profiles (such as
-// GATECHECK-HTTP-RESILIENCE), all registered with the upstream suite.
+// Profiles names gatewitness's conformance profiles (such as
+// GATEWITNESS-HTTP-RESILIENCE), all registered with the upstream suite.
 // Adding them to ConformanceOptions.ConformanceProfiles reports results
 // for them; like any profile, each enables its core features.
 var Profiles = ownProfiles()

@@ -14,15 +14,15 @@ import (
 	upstream "sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/plugin"
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/plugin"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 )
 
-// TestTestsAreGatechecks checks that the plug-in exports every one of
-// gatecheck's tests, in order, as a copy, and that none shares a
+// TestTestsAreGatewitnesss checks that the plug-in exports every one of
+// gatewitness's tests, in order, as a copy, and that none shares a
 // ShortName with an upstream test (the suite keys results by it).
-func TestTestsAreGatechecks(t *testing.T) {
+func TestTestsAreGatewitnesss(t *testing.T) {
 	if len(plugin.ConformanceTests) == 0 {
 		t.Fatal("plugin.ConformanceTests is empty")
 	}
@@ -34,7 +34,7 @@ func TestTestsAreGatechecks(t *testing.T) {
 		return out
 	}
 	if got, want := names(plugin.ConformanceTests), names(gctests.ConformanceTests); !slices.Equal(got, want) {
-		t.Errorf("plugin.ConformanceTests are %q; want gatecheck's %q", got, want)
+		t.Errorf("plugin.ConformanceTests are %q; want gatewitness's %q", got, want)
 	}
 	if &plugin.ConformanceTests[0] == &gctests.ConformanceTests[0] {
 		t.Error("plugin.ConformanceTests shares its array with conformance/tests; want a copy")
@@ -101,7 +101,7 @@ func newSuite(t *testing.T, opts suite.ConformanceOptions) (*suite.ConformanceTe
 }
 
 // TestProfilesKnownUpstream checks that every exported profile is
-// gatecheck's, is registered with the upstream suite (which refuses a
+// gatewitness's, is registered with the upstream suite (which refuses a
 // profile it does not know) and enables its core features there.
 func TestProfilesKnownUpstream(t *testing.T) {
 	if len(plugin.Profiles) == 0 {
@@ -110,7 +110,7 @@ func TestProfilesKnownUpstream(t *testing.T) {
 	for _, name := range plugin.Profiles {
 		p, ok := features.LookupProfile(string(name))
 		if !ok || p.Upstream {
-			t.Errorf("profile %s: found %v, upstream %v; want one of gatecheck's", name, ok, p.Upstream)
+			t.Errorf("profile %s: found %v, upstream %v; want one of gatewitness's", name, ok, p.Upstream)
 			continue
 		}
 		s, err := newSuite(t, suite.ConformanceOptions{ConfigurableOptions: suite.ConfigurableOptions{
@@ -131,7 +131,7 @@ func TestProfilesKnownUpstream(t *testing.T) {
 	// The check above can fail: the suite refuses a profile it does not know.
 	if _, err := newSuite(t, suite.ConformanceOptions{ConfigurableOptions: suite.ConfigurableOptions{
 		GatewayClassName:    "any",
-		ConformanceProfiles: []suite.ConformanceProfileName{"GATECHECK-NO-SUCH-PROFILE"},
+		ConformanceProfiles: []suite.ConformanceProfileName{"GATEWITNESS-NO-SUCH-PROFILE"},
 		SupportedFeatures:   []features.FeatureName{"Gateway"},
 	}}); err == nil {
 		t.Error("the upstream suite accepted an unknown profile; the check above proves nothing")

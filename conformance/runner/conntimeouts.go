@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 // connectionTimeoutsUsage is the help of --connection-timeouts.
-const connectionTimeoutsUsage = "the connection timeouts the connection timeout tests expect, over the defaults of gatecheck's ConfigMap, " +
+const connectionTimeoutsUsage = "the connection timeouts the connection timeout tests expect, over the defaults of gatewitness's ConfigMap, " +
 	"as comma-separated key=value pairs: clientTimeout, clientFinTimeout, serverTimeout, serverFinTimeout, tunnelTimeout, " +
 	"tlsInspectDelay (values in HAProxy's form, e.g. 3000 or 3s, or a Go duration) and gatewayClassName (the class of the tests' Gateway), " +
 	"e.g. \"serverTimeout=30s,gatewayClassName=tuned\""

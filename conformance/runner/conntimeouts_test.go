@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 func TestConnectionTimeoutsOption(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 func parseTolerance(v string) (time.Duration, error) {

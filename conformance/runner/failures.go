@@ -19,7 +19,7 @@ import (
 //     summarised to the error and message;
 //   - entries that are neither progress lines (upstream's tlog stamps
 //     those with a time) nor observations ("observe: key = value"): the
-//     t.Errorf and t.Fatalf of gatecheck's tests, which log nothing else;
+//     t.Errorf and t.Fatalf of gatewitness's tests, which log nothing else;
 //   - failing that, the subtest's last entry (before upstream's cleanup
 //     lines), which for t.Fatal and tlog.Fatalf is the assertion.
 func FailedAssertions(log string) string {
@@ -129,7 +129,7 @@ func (p *testLog) hasFailedChild(name string) bool {
 }
 
 // subtestOf returns the part of a test name below the conformance test:
-// "gatecheck/HTTPRouteRetry/codes/500" gives "codes/500".
+// "gatewitness/HTTPRouteRetry/codes/500" gives "codes/500".
 func subtestOf(name string) string {
 	parts := strings.SplitN(name, "/", 3)
 	if len(parts) < 3 {

@@ -10,15 +10,15 @@ import (
 
 	// The upstream suite's flags, registered on flag.CommandLine. The
 	// runner takes their names, defaults and help from there, so that
-	// `gatecheck run` accepts every flag upstream's suite accepts, as
+	// `gatewitness run` accepts every flag upstream's suite accepts, as
 	// upstream defines it (TestEveryUpstreamFlagIsAccepted checks it).
 	upstreamflags "sigs.k8s.io/gateway-api/conformance/utils/flags"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 // upstreamStringFlags and upstreamBoolFlags list the upstream suite's flags
-// (sigs.k8s.io/gateway-api/conformance/utils/flags) with what gatecheck
+// (sigs.k8s.io/gateway-api/conformance/utils/flags) with what gatewitness
 // adds to upstream's help. Their defaults and help come from upstream's
 // package; the runner parses their values itself, to check them and name
 // the flag in an error, into the same ConfigurableOptions field upstream's
@@ -26,14 +26,14 @@ import (
 var upstreamStringFlags = []struct{ name, note string }{
 	{"gateway-class", ""},
 	{"mesh-name", ""},
-	{"supported-features", "see gatecheck features; in-process, the reference gateway's by default; on a cluster, read from the GatewayClass's status when no feature flag is given"},
+	{"supported-features", "see gatewitness features; in-process, the reference gateway's by default; on a cluster, read from the GatewayClass's status when no feature flag is given"},
 	{"exempt-features", ""},
 	{"namespace-labels", ""},
 	{"namespace-annotations", ""},
-	{"skip-tests", "ShortNames, as gatecheck tests lists them"},
-	{"run-test", "a ShortName, as gatecheck tests lists them"},
+	{"skip-tests", "ShortNames, as gatewitness tests lists them"},
+	{"run-test", "a ShortName, as gatewitness tests lists them"},
 	{"mode", "it names the report file"},
-	{"conformance-profiles", "e.g. GATEWAY-HTTP,GATECHECK-HTTP-RESILIENCE; upstream profiles go to the upstream report, GATECHECK-* ones to the gatecheck report"},
+	{"conformance-profiles", "e.g. GATEWAY-HTTP,GATEWITNESS-HTTP-RESILIENCE; upstream profiles go to the upstream report, GATEWITNESS-* ones to the gatewitness report"},
 	{"report-output", "the upstream ConformanceReport YAML, as upstream's suite writes it"},
 	{"organization", identityNote},
 	{"project", identityNote},
@@ -64,11 +64,11 @@ const identityNote = "for the report; on a cluster only, since in-process runs r
 // identityFlags name the implementation under test.
 var identityFlags = []string{"organization", "project", "url", "version", "contact"}
 
-// gatecheckStringFlags are gatecheck's own flags.
-var gatecheckStringFlags = []struct{ name, def, usage string }{
+// gatewitnessStringFlags are gatewitness's own flags.
+var gatewitnessStringFlags = []struct{ name, def, usage string }{
 	{"kubeconfig", "", "kubeconfig of the cluster to test (without it, $KUBECONFIG; without both, or with --in-process, the in-process reference gateway)"},
 	{"context", "", "the kubeconfig context to use, instead of its current context"},
-	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatecheck-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
+	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
 	{"retry-budget-load-qps", strconv.Itoa(tests.DefaultRetryBudgetLoad().QPS),
@@ -87,7 +87,7 @@ func upstreamFlag(name string) *flag.Flag {
 }
 
 // RegisterFlags defines the runner's flags on fs: every flag of the
-// upstream suite, with upstream's defaults and help, plus gatecheck's
+// upstream suite, with upstream's defaults and help, plus gatewitness's
 // (--kubeconfig, --context, --in-process, --report-dir,
 // --timing-tolerance, --connection-timeouts, the --retry-budget-load-*
 // and --retry-budget-share-slack options, and --options-file, which
@@ -115,13 +115,13 @@ func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
 		}
 		boolean[name] = fs.Bool(name, def, usage)
 	}
-	for _, f := range gatecheckStringFlags {
+	for _, f := range gatewitnessStringFlags {
 		str[f.name] = fs.String(f.name, f.def, f.usage)
 	}
 	inProcess := fs.Bool("in-process", false, "run against the in-process reference gateway, even if $KUBECONFIG is set")
-	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatecheck's (kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
+	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatewitness's (kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
 	if uf := upstreamFlag(upstreamOptionsFileFlag); uf != nil {
-		optionsUsage = joinUsage(uf.Usage, "gatecheck's keys too: kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
+		optionsUsage = joinUsage(uf.Usage, "gatewitness's keys too: kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
 	}
 	optionsFile := fs.String(upstreamOptionsFileFlag, "", optionsUsage)
 	fs.StringVar(optionsFile, "options-file", "", "the same as --"+upstreamOptionsFileFlag)
@@ -207,7 +207,7 @@ func chooseTarget(o *Options, inProcess bool, set map[string]bool) error {
 
 // errIdentityInProcess says why an in-process run takes no identity.
 var errIdentityInProcess = errors.New("these name the implementation under test, but this run is in-process: " +
-	"it tests gatecheck's reference gateway, and its reports name the reference gateway. " +
+	"it tests gatewitness's reference gateway, and its reports name the reference gateway. " +
 	"To test and report on your implementation, name its cluster with --kubeconfig or $KUBECONFIG")
 
 func joinUsage(upstream, note string) string {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // TestInProcessRun runs a handful of upstream tests, over HTTP and gRPC,
@@ -58,8 +58,8 @@ func TestInProcessRun(t *testing.T) {
 		if len(res.Run.Tests) != len(runner.AllTests()) {
 			t.Errorf("recorded %d tests, want every test the suite knows (%d)", len(res.Run.Tests), len(runner.AllTests()))
 		}
-		upstreamDir := filepath.Join(o.ReportDir, reports.UpstreamDirName, res.Run.Environment.GatewayAPIVersion, "gatecheck-reference-gateway")
-		names := []string{reports.RunFileName, reports.JUnitFileName, reports.MarkdownFileName, reports.MarkdownShortName, reports.GatecheckReportFileName,
+		upstreamDir := filepath.Join(o.ReportDir, reports.UpstreamDirName, res.Run.Environment.GatewayAPIVersion, "gatewitness-reference-gateway")
+		names := []string{reports.RunFileName, reports.JUnitFileName, reports.MarkdownFileName, reports.MarkdownShortName, reports.GatewitnessReportFileName,
 			filepath.Join(upstreamDir, "experimental-"+res.Run.Implementation.Version+"-default-report.yaml"),
 			filepath.Join(upstreamDir, reports.SubmissionReadmeName)}
 		if len(res.Files) != len(names) {
@@ -81,15 +81,15 @@ func TestInProcessRun(t *testing.T) {
 			t.Errorf("the Markdown summary does not show HTTPRouteHeaderMatching passing:\n%s", md)
 		}
 		y, _ := os.ReadFile(res.Files[5])
-		if !bytes.Contains(y, []byte("name: GATEWAY-GRPC")) || !bytes.Contains(y, []byte("organization: gatecheck")) {
+		if !bytes.Contains(y, []byte("name: GATEWAY-GRPC")) || !bytes.Contains(y, []byte("organization: gatewitness")) {
 			t.Errorf("the ConformanceReport lacks the GATEWAY-GRPC profile or the implementation:\n%s", y)
 		}
-		if bytes.Contains(y, []byte("GATECHECK")) {
-			t.Errorf("the upstream ConformanceReport names a gatecheck profile:\n%s", y)
+		if bytes.Contains(y, []byte("GATEWITNESS")) {
+			t.Errorf("the upstream ConformanceReport names a gatewitness profile:\n%s", y)
 		}
 		g, _ := os.ReadFile(res.Files[4])
-		if !bytes.Contains(g, []byte("name: GATECHECK-HTTP-RESILIENCE")) || bytes.Contains(g, []byte("name: GATEWAY-HTTP")) {
-			t.Errorf("the gatecheck report lacks GATECHECK-HTTP-RESILIENCE or has an upstream profile:\n%s", g)
+		if !bytes.Contains(g, []byte("name: GATEWITNESS-HTTP-RESILIENCE")) || bytes.Contains(g, []byte("name: GATEWAY-HTTP")) {
+			t.Errorf("the gatewitness report lacks GATEWITNESS-HTTP-RESILIENCE or has an upstream profile:\n%s", g)
 		}
 		if !strings.HasPrefix(progress.String(), "target:       in-process") {
 			t.Errorf("the progress output does not start with the target:\n%s", progress.String())

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // TestInProcessMirrorTests runs upstream's mirror tests in-process: they

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/gateway-api/conformance"
 
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 func TestManifestNamespaces(t *testing.T) {
@@ -79,7 +79,7 @@ func TestWaitForTerminatingNamespaces(t *testing.T) {
 	// its finalizer until its content is gone.
 	terminating := func(name string) *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: name, Finalizers: []string{"test.gatecheck.dev/hold"}, DeletionTimestamp: &metav1.Time{Time: time.Now()},
+			Name: name, Finalizers: []string{"test.gatewitness.dev/hold"}, DeletionTimestamp: &metav1.Time{Time: time.Now()},
 		}}
 	}
 	active := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "active"}}

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 // Defaults, the same as the upstream suite's flags.
@@ -35,7 +35,7 @@ const (
 
 // Options configures a run. The embedded upstream ConfigurableOptions are
 // the options of the upstream suite, with the same flags and the same
-// options-file keys; the other fields are gatecheck's.
+// options-file keys; the other fields are gatewitness's.
 type Options struct {
 	suite.ConfigurableOptions
 
@@ -54,10 +54,10 @@ type Options struct {
 	// Markdown summary are written to. It is created if missing.
 	ReportDir string
 	// TimingTolerance is how late a timed behaviour may be and still pass;
-	// gatecheck's tests read it with tests.TimingTolerance.
+	// gatewitness's tests read it with tests.TimingTolerance.
 	TimingTolerance time.Duration
 	// ConnectionTimeouts are the connection-level timeouts the connection
-	// timeout tests expect (and the class of their Gateway); gatecheck's
+	// timeout tests expect (and the class of their Gateway); gatewitness's
 	// tests read them with tests.ExpectedConnectionTimeouts.
 	ConnectionTimeouts tests.ConnectionTimeouts
 	// RetryBudgetLoad is the rate, the number of requests and the share's
@@ -95,7 +95,7 @@ type Options struct {
 }
 
 // DefaultOptions returns the options a run has when nothing is set: the
-// upstream suite's defaults plus gatecheck's.
+// upstream suite's defaults plus gatewitness's.
 func DefaultOptions() Options {
 	return Options{
 		ConfigurableOptions: suite.ConfigurableOptions{

@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // parse parses args as the CLI does.
@@ -44,7 +44,7 @@ func TestFlagDefaults(t *testing.T) {
 		t.Errorf("TimeoutConfig = %+v, want upstream's defaults", o.TimeoutConfig)
 	}
 	if o.TimingTolerance != gctests.DefaultTimingTolerance || o.Kubeconfig != "" || o.ReportDir != "" {
-		t.Errorf("gatecheck defaults = %v %q %q", o.TimingTolerance, o.Kubeconfig, o.ReportDir)
+		t.Errorf("gatewitness defaults = %v %q %q", o.TimingTolerance, o.Kubeconfig, o.ReportDir)
 	}
 	if o.RetryBudgetLoad != (gctests.RetryBudgetLoad{QPS: 40, Requests: 240, ShareSlack: 0.05}) {
 		t.Errorf("RetryBudgetLoad = %+v; want 240 requests at 40/s, slack 0.05", o.RetryBudgetLoad)
@@ -57,7 +57,7 @@ func TestFlagsApply(t *testing.T) {
 		"--supported-features", "Gateway, HTTPRoute,HTTPRouteRetryCodes",
 		"--exempt-features", "HTTPRouteCORS",
 		"--all-features",
-		"--conformance-profiles", "GATEWAY-HTTP,GATECHECK-HTTP-RESILIENCE",
+		"--conformance-profiles", "GATEWAY-HTTP,GATEWITNESS-HTTP-RESILIENCE",
 		"--skip-tests", "HTTPRouteSimpleSameNamespace",
 		"--run-test", "HTTPRouteTimeoutRequest",
 		"--mode", "gateway-mode",
@@ -85,7 +85,7 @@ func TestFlagsApply(t *testing.T) {
 		{"supported-features", slices.Equal(o.SupportedFeatures, want)},
 		{"exempt-features", slices.Equal(o.ExemptFeatures, []features.FeatureName{"HTTPRouteCORS"})},
 		{"all-features", o.EnableAllSupportedFeatures},
-		{"conformance-profiles", slices.Equal(o.ConformanceProfiles, []suite.ConformanceProfileName{"GATEWAY-HTTP", "GATECHECK-HTTP-RESILIENCE"})},
+		{"conformance-profiles", slices.Equal(o.ConformanceProfiles, []suite.ConformanceProfileName{"GATEWAY-HTTP", "GATEWITNESS-HTTP-RESILIENCE"})},
 		{"skip-tests", slices.Equal(o.SkipTests, []string{"HTTPRouteSimpleSameNamespace"})},
 		{"run-test", o.RunTest == "HTTPRouteTimeoutRequest"},
 		{"mode", o.Mode == "gateway-mode"},
@@ -120,17 +120,17 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--supported-features", "Gateway,Teleport"}, []string{"flag --supported-features", `unknown feature "Teleport"`, "gatecheck features"}},
+		{[]string{"--supported-features", "Gateway,Teleport"}, []string{"flag --supported-features", `unknown feature "Teleport"`, "gatewitness features"}},
 		{[]string{"--supported-features", "HTTPRouteRetryCode"}, []string{"flag --supported-features", "did you mean HTTPRouteRetryCodes?"}},
 		{[]string{"--exempt-features", "httproutecors"}, []string{"flag --exempt-features", "did you mean HTTPRouteCORS?"}},
 		{[]string{"--conformance-profiles", "GATEWAY-HTTTP"}, []string{"flag --conformance-profiles", "did you mean GATEWAY-HTTP?"}},
-		{[]string{"--conformance-profiles", "GATECHECK-MESH-PROBE"}, []string{"did you mean GATECHECK-MESH-PROBES?"}},
+		{[]string{"--conformance-profiles", "GATEWITNESS-MESH-PROBE"}, []string{"did you mean GATEWITNESS-MESH-PROBES?"}},
 		{[]string{"--run-test", "HTTPRouteSimpleSameNamspace"}, []string{"flag --run-test", "did you mean HTTPRouteSimpleSameNamespace?"}},
 		{[]string{"--skip-tests", "ConnectionTunelTimeout"}, []string{"flag --skip-tests", "did you mean ConnectionTunnelTimeout?"}},
 		{[]string{"--supported-features", "Gateway,,HTTPRoute"}, []string{"flag --supported-features", "empty element"}},
 		{[]string{"--exempt-features", "nope"}, []string{"flag --exempt-features", `unknown feature "nope"`}},
 		{[]string{"--conformance-profiles", "GATEWAY-FTP"}, []string{"flag --conformance-profiles", `unknown conformance profile "GATEWAY-FTP"`, "GATEWAY-HTTP"}},
-		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "gatecheck tests"}},
+		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "gatewitness tests"}},
 		{[]string{"--run-test", "NoSuchTest"}, []string{"flag --run-test", `"NoSuchTest"`}},
 		{[]string{"--mode", "a/b"}, []string{"flag --mode", `has '/'`, "letters, digits"}},
 		{[]string{"--mode", ""}, []string{"flag --mode", "empty"}},
@@ -207,7 +207,7 @@ func TestReferenceFeatures(t *testing.T) {
 func TestAllTests(t *testing.T) {
 	all := runner.AllTests()
 	if want := len(upstream.ConformanceTests) + len(gctests.ConformanceTests); len(all) != want {
-		t.Fatalf("AllTests() has %d tests, want upstream's plus gatecheck's, %d", len(all), want)
+		t.Fatalf("AllTests() has %d tests, want upstream's plus gatewitness's, %d", len(all), want)
 	}
 	if all[0].ShortName != upstream.ConformanceTests[0].ShortName {
 		t.Errorf("AllTests() does not start with upstream's tests")
@@ -243,7 +243,7 @@ func TestRunRejectsBadOptionsBeforeStarting(t *testing.T) {
 }
 
 // TestEveryUpstreamFlagIsAccepted fails when upstream's suite has a flag
-// that `gatecheck run` lacks, or one whose default differs. Upstream's
+// that `gatewitness run` lacks, or one whose default differs. Upstream's
 // flags are those its conformance/utils/flags package registers on
 // flag.CommandLine, with controller-runtime's --kubeconfig, which
 // upstream's runner reads too (this test binary's other flags are
@@ -260,12 +260,12 @@ func TestEveryUpstreamFlagIsAccepted(t *testing.T) {
 		ours := fs.Lookup(f.Name)
 		switch {
 		case ours == nil:
-			t.Errorf("upstream's suite has the flag --%s (%s); gatecheck run does not accept it", f.Name, f.Usage)
+			t.Errorf("upstream's suite has the flag --%s (%s); gatewitness run does not accept it", f.Name, f.Usage)
 		case ours.DefValue != f.DefValue:
 			t.Errorf("--%s: default %q, upstream's is %q", f.Name, ours.DefValue, f.DefValue)
 		case f.Name == "kubeconfig":
 			// controller-runtime's flag, which upstream's runner reads
-			// through config.GetConfig; gatecheck's says more.
+			// through config.GetConfig; gatewitness's says more.
 		case !strings.Contains(ours.Usage, strings.TrimSuffix(f.Usage, ".")):
 			t.Errorf("--%s: help %q does not give upstream's %q", f.Name, ours.Usage, f.Usage)
 		}

@@ -1,7 +1,7 @@
 package runner
 
 // The options file (--options-file): upstream's conformance options file
-// as YAML or JSON plus gatecheck's keys, read over the options set so far,
+// as YAML or JSON plus gatewitness's keys, read over the options set so far,
 // with a warning for each key no field reads.
 
 import (
@@ -17,14 +17,14 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 // maxOptionsFileSize bounds what --options-file reads.
 const maxOptionsFileSize = 1 << 20
 
 // fileOptions is the shape of an options file: upstream's conformance
-// options file (ConfigurableOptions as YAML or JSON) plus gatecheck's keys.
+// options file (ConfigurableOptions as YAML or JSON) plus gatewitness's keys.
 type fileOptions struct {
 	suite.ConfigurableOptions
 	Kubeconfig      string `json:"kubeconfig"`
@@ -42,7 +42,7 @@ type fileOptions struct {
 // LoadOptionsFile reads an options file (YAML or JSON) over o, as
 // upstream's suite reads its --conformance-options-file: its keys are
 // those of upstream's options (gatewayClassName, supportedFeatures,
-// timeoutConfig, implementation, ...) plus gatecheck's kubeconfig,
+// timeoutConfig, implementation, ...) plus gatewitness's kubeconfig,
 // context, reportDir, timingTolerance, connectionTimeouts and
 // retryBudgetLoad (qps, requests, shareSlack). Keys that
 // are absent leave o's values. Keys no one knows are ignored, as upstream

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 func TestOptionsFile(t *testing.T) {

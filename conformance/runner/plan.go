@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // lookupProfile and allProfiles read the profiles from the features
@@ -199,8 +199,8 @@ func profileNames(src reports.Source) []string {
 	return out
 }
 
-// splitProfiles splits requested profiles into upstream's and gatecheck's.
-func splitProfiles(ps []suite.ConformanceProfileName) (upstream, gatecheck []string) {
+// splitProfiles splits requested profiles into upstream's and gatewitness's.
+func splitProfiles(ps []suite.ConformanceProfileName) (upstream, gatewitness []string) {
 	for _, p := range ps {
 		prof, ok := lookupProfile(string(p))
 		switch {
@@ -208,10 +208,10 @@ func splitProfiles(ps []suite.ConformanceProfileName) (upstream, gatecheck []str
 		case prof.Upstream:
 			upstream = append(upstream, prof.Name)
 		default:
-			gatecheck = append(gatecheck, prof.Name)
+			gatewitness = append(gatewitness, prof.Name)
 		}
 	}
-	return upstream, gatecheck
+	return upstream, gatewitness
 }
 
 // claimedProfiles returns the profiles whose core features are all in

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // recorder collects each test's result as the suites report it through
@@ -302,8 +302,8 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 	}
 	fmt.Fprintf(w, "tests:        %d of %d will run (%s); %d skipped: %s\n", runs, total, strings.Join(perSide, ", "), total-runs, why)
 	env := info.Environment
-	fmt.Fprintf(w, "versions:     gatecheck %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
-		env.GatecheckVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
+	fmt.Fprintf(w, "versions:     gatewitness %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
+		env.GatewitnessVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
 		orUnknown(env.KubernetesVersion), info.TimingTolerance)
 	for _, warn := range warnings {
 		fmt.Fprintf(w, "warning:      %s\n", warn)

@@ -6,8 +6,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 	"sigs.k8s.io/gateway-api/conformance/tests"
 )
 
@@ -111,7 +111,7 @@ func ReferenceFeatures() []features.FeatureName {
 }
 
 // AllTests returns the tests a run chooses from: upstream's conformance
-// tests followed by gatecheck's.
+// tests followed by gatewitness's.
 func AllTests() []suite.ConformanceTest {
 	out := make([]suite.ConformanceTest, 0, len(tests.ConformanceTests)+len(gctests.ConformanceTests))
 	out = append(out, tests.ConformanceTests...)

@@ -1,14 +1,14 @@
 // Package runner runs the conformance suite: the upstream Gateway API tests
-// (sigs.k8s.io/gateway-api/conformance v1.6.3) and gatecheck's own, against
+// (sigs.k8s.io/gateway-api/conformance v1.6.3) and gatewitness's own, against
 // the in-process reference gateway or a cluster named by a kubeconfig, and
 // writes the reports.
 //
-// Upstream's tests and gatecheck's run on two upstream
+// Upstream's tests and gatewitness's run on two upstream
 // ConformanceTestSuites that share one set-up: upstream's with the
-// upstream profiles requested, gatecheck's with the gatecheck profiles.
+// upstream profiles requested, gatewitness's with the gatewitness profiles.
 // The upstream report is therefore exactly what upstream's own runner
-// writes for the same claims, and gatecheck's tests never change an
-// upstream result; the gatecheck report counts gatecheck's tests only. A
+// writes for the same claims, and gatewitness's tests never change an
+// upstream result; the gatewitness report counts gatewitness's tests only. A
 // test behaves the same under this runner as under upstream's; the runner
 // adds the in-process target, options checked up front, a header saying
 // what will be tested, per-test progress, and results with what each test
@@ -27,6 +27,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewitness/gatewitness/internal/project"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,11 +40,11 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/tlog"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	gctests "github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/internal/version"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/internal/version"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // Result is what a run produced. Run returns it at once, but it is filled
@@ -57,7 +59,7 @@ type Result struct {
 	// Phases are how long each phase of the run took, from the call of
 	// Run: "start" (the target started or reached, the suites built and
 	// planned, the header printed), "set-up" (the base resources),
-	// "serial tests" (each suite's, upstream's beside gatecheck's; see
+	// "serial tests" (each suite's, upstream's beside gatewitness's; see
 	// runSides), "parallel tests" (those marked Parallel, which run
 	// after the serial ones), "clean-up" (the base resources deleted)
 	// and "reports" (built and written). The run record holds all but
@@ -199,7 +201,7 @@ func identityFields(impl confv1.Implementation) []string {
 	return out
 }
 
-// runSuites builds the two suites (upstream's tests and gatecheck's) from
+// runSuites builds the two suites (upstream's tests and gatewitness's) from
 // co, plans the run, refuses it if a test would count in no profile,
 // prints the header, sets the base resources up once, and runs both
 // suites, as Run describes.
@@ -234,7 +236,7 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	}
 	upProfiles, gcProfiles := splitProfiles(co.ConformanceProfiles)
 	up := &side{source: reports.Upstream, tests: upTests, profiles: upProfiles}
-	gc := &side{source: reports.Gatecheck, tests: gcTests, profiles: gcProfiles}
+	gc := &side{source: reports.Gatewitness, tests: gcTests, profiles: gcProfiles}
 	var err error
 	if up.suite, err = build(up.profiles, copyRest()); err != nil {
 		return nil, err
@@ -358,11 +360,11 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 
 // runSides runs each side's suite on t. The suites' serial tests run side
 // by side: upstream's one after another, as upstream's runner runs them,
-// and next to them gatecheck's one after another. A suite's tests are
+// and next to them gatewitness's one after another. A suite's tests are
 // serial for what they do to each other, or for their own load: upstream's
-// share the base Gateways and wait on one another's clean-up; gatecheck's
+// share the base Gateways and wait on one another's clean-up; gatewitness's
 // serial tests (the retry-budget load tests) are serial so that their load
-// does not delay the timers of gatecheck's parallel tests, and run on
+// does not delay the timers of gatewitness's parallel tests, and run on
 // Gateways of their own. Neither side shares a Gateway listener, a host
 // name or a backend with the other's serial tests, so the two serial
 // phases overlap and the run takes the longer of them instead of both.
@@ -469,14 +471,14 @@ func setInProcessDefaults(o *Options) {
 const InProcessPollInterval = 10 * time.Millisecond
 
 // ReferenceImplementation is how reports name the in-process reference
-// gateway: gatecheck's project, at the version of this gatecheck.
+// gateway: gatewitness's project, at the version of this gatewitness.
 func ReferenceImplementation() confv1.Implementation {
 	return confv1.Implementation{
-		Organization: "gatecheck",
+		Organization: project.Name,
 		Project:      "reference-gateway",
-		URL:          "https://github.com/gatecheck/gatecheck",
-		Version:      version.Gatecheck(),
-		Contact:      []string{"https://github.com/gatecheck/gatecheck/issues"},
+		URL:          project.RepositoryURL,
+		Version:      version.Gatewitness(),
+		Contact:      []string{project.IssuesURL},
 	}
 }
 
@@ -553,8 +555,8 @@ func finish(o *Options, rec *recorder, sides []*side, info reports.Run, start ti
 		switch s.source {
 		case reports.Upstream:
 			run.Conformance = report
-		case reports.Gatecheck:
-			run.GatecheckProfiles = report.ProfileReports
+		case reports.Gatewitness:
+			run.GatewitnessProfiles = report.ProfileReports
 		}
 		if run.Environment.GatewayAPIVersion == "" {
 			run.Environment.GatewayAPIVersion = report.GatewayAPIVersion
@@ -595,10 +597,10 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		},
 		CommandLine: o.CommandLine,
 		Environment: reports.Environment{
-			KubernetesVersion: tgt.kubernetesVersion,
-			SuiteVersion:      consts.BundleVersion,
-			GatecheckVersion:  version.Gatecheck(),
-			GoVersion:         runtime.Version(),
+			KubernetesVersion:  tgt.kubernetesVersion,
+			SuiteVersion:       consts.BundleVersion,
+			GatewitnessVersion: version.Gatewitness(),
+			GoVersion:          runtime.Version(),
 		},
 	}
 	if run.Mode == "" {

@@ -31,9 +31,9 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // fakeCluster returns a fake API server holding one Gateway API CRD with
@@ -58,12 +58,12 @@ func fakeCluster(t *testing.T) client.WithWatch {
 // one on each side, whose core is HTTPRoute alone: a profile with Gateway
 // in its core would make the suite's set-up wait for a GatewayClass.
 const (
-	testUpstreamProfile  = "RUNNER-TEST-UPSTREAM"
-	testGatecheckProfile = "RUNNER-TEST-GATECHECK"
+	testUpstreamProfile    = "RUNNER-TEST-UPSTREAM"
+	testGatewitnessProfile = "RUNNER-TEST-GATEWITNESS"
 )
 
 var registerTestProfiles = sync.OnceFunc(func() {
-	for _, name := range []string{testUpstreamProfile, testGatecheckProfile} {
+	for _, name := range []string{testUpstreamProfile, testGatewitnessProfile} {
 		suite.RegisterConformanceProfile(suite.ConformanceProfile{
 			Name:             suite.ConformanceProfileName(name),
 			CoreFeatures:     sets.New(gwfeatures.SupportHTTPRoute),
@@ -86,13 +86,13 @@ func useTestProfiles(t *testing.T) {
 		}
 	}
 	lookupProfile = func(name string) (features.Profile, bool) {
-		if name == testUpstreamProfile || name == testGatecheckProfile {
+		if name == testUpstreamProfile || name == testGatewitnessProfile {
 			return profile(name), true
 		}
 		return lookup(name)
 	}
 	allProfiles = func() []features.Profile {
-		return append(all(), profile(testUpstreamProfile), profile(testGatecheckProfile))
+		return append(all(), profile(testUpstreamProfile), profile(testGatewitnessProfile))
 	}
 }
 
@@ -102,18 +102,18 @@ func testOptions(dir string, progress *bytes.Buffer) Options {
 	o.Progress = progress
 	o.ProgressInterval = time.Hour
 	o.SupportedFeatures = []features.FeatureName{gwfeatures.SupportHTTPRoute}
-	o.ConformanceProfiles = []suite.ConformanceProfileName{testUpstreamProfile, testGatecheckProfile}
+	o.ConformanceProfiles = []suite.ConformanceProfileName{testUpstreamProfile, testGatewitnessProfile}
 	o.Implementation.Organization, o.Implementation.Project = "acme", "gw"
 	o.Implementation.URL, o.Implementation.Version = "https://acme.example", "v1.0.0"
 	o.Implementation.Contact = []string{"@acme"}
-	o.CommandLine = []string{"gatecheck", "run", "--kubeconfig", "/tmp/my cluster"}
+	o.CommandLine = []string{"gatewitness", "run", "--kubeconfig", "/tmp/my cluster"}
 	return o
 }
 
 // TestRunSuiteRecordsAndReports runs tests that need no cluster through
 // the runner's suite plumbing, as the in-process target sets it up (a
 // RestConfig that reaches nothing, and the client put back): two on
-// upstream's side, three on gatecheck's. It checks the results, the
+// upstream's side, three on gatewitness's. It checks the results, the
 // header and progress lines, and that each report holds its own side's
 // tests only. The checks run in a cleanup, since the run completes in t's
 // cleanups.
@@ -155,7 +155,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 		{ShortName: "SkipsItself", Description: "skips", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			t.Skip("not today")
 		}},
-		{ShortName: "GatecheckPasses", Description: "gatecheck", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+		{ShortName: "GatewitnessPasses", Description: "gatewitness", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			observe.Record(t, "gap", "301ms")
 			time.Sleep(phaseWork) // work the serial tests' phase must count
 		}},
@@ -198,9 +198,9 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 		t.Fatalf("Result.Err = %v", res.Err)
 	}
 	checkPhases(t, res)
-	order := []string{"Passes", "NeedsRetry", "ParallelPasses", "SkipsItself", "GatecheckPasses"}
+	order := []string{"Passes", "NeedsRetry", "ParallelPasses", "SkipsItself", "GatewitnessPasses"}
 	want := map[string]reports.Result{"Passes": reports.Pass, "ParallelPasses": reports.Pass, "SkipsItself": reports.Skip,
-		"NeedsRetry": reports.Skip, "GatecheckPasses": reports.Pass}
+		"NeedsRetry": reports.Skip, "GatewitnessPasses": reports.Pass}
 	if len(res.Run.Tests) != len(want) {
 		t.Fatalf("recorded %d tests, want %d: %+v", len(res.Run.Tests), len(want), res.Run.Tests)
 	}
@@ -211,7 +211,7 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 		if tr.ShortName != order[i] {
 			t.Errorf("Tests[%d] = %s, want %s: results in the suites' order, upstream's first", i, tr.ShortName, order[i])
 		}
-		wantSource := reports.Gatecheck
+		wantSource := reports.Gatewitness
 		if i < 2 {
 			wantSource = reports.Upstream
 		}
@@ -234,9 +234,9 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 			if !strings.Contains(tr.Message, "skipped itself") {
 				t.Errorf("SkipsItself: message %q", tr.Message)
 			}
-		case "GatecheckPasses":
-			if !slices.Equal(tr.Profiles, []string{testGatecheckProfile}) {
-				t.Errorf("GatecheckPasses counts in %v, want only %s", tr.Profiles, testGatecheckProfile)
+		case "GatewitnessPasses":
+			if !slices.Equal(tr.Profiles, []string{testGatewitnessProfile}) {
+				t.Errorf("GatewitnessPasses counts in %v, want only %s", tr.Profiles, testGatewitnessProfile)
 			}
 		}
 	}
@@ -249,9 +249,9 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 	for _, want := range []string{
 		"GatewayClass: gateway-conformance",
 		"features:     1 claimed (--supported-features): HTTPRoute",
-		"profiles:     upstream report: " + testUpstreamProfile + "; gatecheck report: " + testGatecheckProfile,
-		"tests:        4 of 5 will run (1 upstream, 3 gatecheck); 1 skipped",
-		"[1/4]", "PASS Passes (", "[4/4]", "PASS ParallelPasses (", "SKIP SkipsItself (", "PASS GatecheckPasses (",
+		"profiles:     upstream report: " + testUpstreamProfile + "; gatewitness report: " + testGatewitnessProfile,
+		"tests:        4 of 5 will run (1 upstream, 3 gatewitness); 1 skipped",
+		"[1/4]", "PASS Passes (", "[4/4]", "PASS ParallelPasses (", "SKIP SkipsItself (", "PASS GatewitnessPasses (",
 	} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
@@ -269,7 +269,7 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 		filepath.Join(dir, reports.JUnitFileName),
 		filepath.Join(dir, reports.MarkdownFileName),
 		filepath.Join(dir, reports.MarkdownShortName),
-		filepath.Join(dir, reports.GatecheckReportFileName),
+		filepath.Join(dir, reports.GatewitnessReportFileName),
 		filepath.Join(sub, "standard-v1.0.0-default-report.yaml"),
 		filepath.Join(sub, reports.SubmissionReadmeName),
 	}
@@ -282,23 +282,23 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 		t.Fatalf("the upstream report's profiles = %+v, want %s alone", up.ProfileReports, testUpstreamProfile)
 	}
 	// Upstream counts a test whose features are not claimed nowhere; had
-	// gatecheck's two passing tests counted, core would have 3 passed.
+	// gatewitness's two passing tests counted, core would have 3 passed.
 	if p := up.ProfileReports[0]; p.Core.Passed != 1 || p.Core.Skipped != 0 || p.Core.Failed != 0 {
-		t.Errorf("the upstream profile = %+v, want core 1 passed, nothing else: gatecheck's tests counted in it", p)
+		t.Errorf("the upstream profile = %+v, want core 1 passed, nothing else: gatewitness's tests counted in it", p)
 	}
-	var gc reports.GatecheckReport
+	var gc reports.GatewitnessReport
 	readYAML(t, wantFiles[4], &gc)
-	if len(gc.ProfileReports) != 1 || gc.ProfileReports[0].Name != testGatecheckProfile || gc.ProfileReports[0].Core.Passed != 2 || gc.ProfileReports[0].Core.Skipped != 1 {
-		t.Errorf("the gatecheck report's profiles = %+v, want %s with 2 passed and 1 skipped", gc.ProfileReports, testGatecheckProfile)
+	if len(gc.ProfileReports) != 1 || gc.ProfileReports[0].Name != testGatewitnessProfile || gc.ProfileReports[0].Core.Passed != 2 || gc.ProfileReports[0].Core.Skipped != 1 {
+		t.Errorf("the gatewitness report's profiles = %+v, want %s with 2 passed and 1 skipped", gc.ProfileReports, testGatewitnessProfile)
 	}
 	var names []string
 	for _, tr := range gc.Tests {
 		names = append(names, tr.Name)
 	}
-	if !slices.Equal(names, []string{"ParallelPasses", "SkipsItself", "GatecheckPasses"}) {
-		t.Errorf("the gatecheck report's tests = %v, want gatecheck's three", names)
+	if !slices.Equal(names, []string{"ParallelPasses", "SkipsItself", "GatewitnessPasses"}) {
+		t.Errorf("the gatewitness report's tests = %v, want gatewitness's three", names)
 	}
-	if readme, _ := os.ReadFile(wantFiles[6]); !bytes.Contains(readme, []byte("gatecheck run --kubeconfig '/tmp/my cluster'")) {
+	if readme, _ := os.ReadFile(wantFiles[6]); !bytes.Contains(readme, []byte("gatewitness run --kubeconfig '/tmp/my cluster'")) {
 		t.Errorf("the README's Reproduce section lacks the command line:\n%s", readme)
 	}
 
@@ -315,7 +315,7 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 	}
 	if err := xml.Unmarshal(data, &junit); err != nil || junit.Tests != 5 || len(junit.Suites) != 2 ||
 		junit.Suites[0].Name != "upstream" || junit.Suites[0].Skipped != 1 || junit.Suites[1].Skipped != 1 {
-		t.Errorf("JUnit: %+v (err %v), want 5 tests in an upstream and a gatecheck suite, one skipped in each:\n%s", junit, err, data)
+		t.Errorf("JUnit: %+v (err %v), want 5 tests in an upstream and a gatewitness suite, one skipped in each:\n%s", junit, err, data)
 	}
 	md, err := os.ReadFile(wantFiles[2])
 	if err != nil {
@@ -373,7 +373,7 @@ func TestRunRefusesTestsCountedNowhere(t *testing.T) {
 	gcTests := []suite.ConformanceTest{{ShortName: "NeedsCORS", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS},
 		Test: func(*testing.T, *suite.ConformanceTestSuite) { ran = true }}}
 	_, err := runSuites(t, &o, co, &target{info: reports.Target{InProcess: true}}, nil, gcTests)
-	if err == nil || !strings.Contains(err.Error(), "NeedsCORS: "+testGatecheckProfile+" lacks HTTPRouteCORS") {
+	if err == nil || !strings.Contains(err.Error(), "NeedsCORS: "+testGatewitnessProfile+" lacks HTTPRouteCORS") {
 		t.Fatalf("runSuites = %v, want a refusal naming NeedsCORS and HTTPRouteCORS", err)
 	}
 	if ran {
@@ -431,7 +431,7 @@ func TestSkipReasons(t *testing.T) {
 		t.Errorf("--skip-tests: %q", got)
 	}
 	log := func(string) string {
-		return "=== RUN   gatecheck/X\n    x.go:3: needs two backends\n--- SKIP: gatecheck/X (0.00s)\n"
+		return "=== RUN   gatewitness/X\n    x.go:3: needs two backends\n--- SKIP: gatewitness/X (0.00s)\n"
 	}
 	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", log); got != "the test skipped itself: x.go:3: needs two backends" {
 		t.Errorf("self-skip: %q", got)
@@ -439,12 +439,12 @@ func TestSkipReasons(t *testing.T) {
 	// The Applier's cleanup deletes the test's objects after the skip and
 	// logs each deletion; the reason is the line before them.
 	withCleanup := func(string) string {
-		return "=== RUN   gatecheck/X\n" +
+		return "=== RUN   gatewitness/X\n" +
 			"    apply.go:216: 2026-11-28T08:48:18.1Z: Creating mesh-probe-http HTTPRoute\n" +
 			"    probe_helpers.go:267: no mesh intercepts the readiness probes\n" +
 			"    apply.go:279: 2026-11-28T08:48:38.2Z: Deleting mesh-probe-http-proxied Deployment\n" +
 			"    apply.go:279: 2026-11-28T08:48:38.6Z: Deleting mesh-probe-http HTTPRoute\n" +
-			"--- SKIP: gatecheck/X (20.67s)\n"
+			"--- SKIP: gatewitness/X (20.67s)\n"
 	}
 	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", withCleanup); got != "the test skipped itself: probe_helpers.go:267: no mesh intercepts the readiness probes" {
 		t.Errorf("self-skip with the Applier's cleanup after it: %q", got)
@@ -505,9 +505,9 @@ func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 		{ShortName: "NotNamed", Features: core, Test: pass},
 	}
 	gcTests := []suite.ConformanceTest{
-		{ShortName: "GatecheckOne", Features: core, Test: pass},
-		{ShortName: "GatecheckTwo", Features: core, Test: pass},
-		{ShortName: "GatecheckThree", Features: core, Test: pass},
+		{ShortName: "GatewitnessOne", Features: core, Test: pass},
+		{ShortName: "GatewitnessTwo", Features: core, Test: pass},
+		{ShortName: "GatewitnessThree", Features: core, Test: pass},
 	}
 	co := suite.ConformanceOptions{
 		ConfigurableOptions: o.ConfigurableOptions,
@@ -589,7 +589,7 @@ func TestInProcessPollInterval(t *testing.T) {
 }
 
 // TestSerialTestsOfBothSidesOverlap: an upstream serial test and a
-// gatecheck serial test run at the same time (each waits for the other to
+// gatewitness serial test run at the same time (each waits for the other to
 // have started), and the parallel tests of both sides start after both
 // have ended; with DisableParallelTests the sides run one after the other.
 func TestSerialTestsOfBothSidesOverlap(t *testing.T) {
@@ -627,8 +627,8 @@ func TestSerialTestsOfBothSidesOverlap(t *testing.T) {
 				{ShortName: "UpParallel", Features: core, Parallel: true, Test: afterSerial},
 			}
 			gcTests := []suite.ConformanceTest{
-				{ShortName: "GatecheckParallel", Features: core, Parallel: true, Test: afterSerial},
-				{ShortName: "GatecheckSerial", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) { met[1] = meet(gcStarted, upStarted) }},
+				{ShortName: "GatewitnessParallel", Features: core, Parallel: true, Test: afterSerial},
+				{ShortName: "GatewitnessSerial", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) { met[1] = meet(gcStarted, upStarted) }},
 			}
 			co := suite.ConformanceOptions{
 				ConfigurableOptions: o.ConfigurableOptions,
@@ -651,12 +651,12 @@ func TestSerialTestsOfBothSidesOverlap(t *testing.T) {
 					// The first side's serial test waited for the
 					// second's in vain: it ends first.
 					if met[0] {
-						t.Error("with DisableParallelTests, upstream's serial test ran beside gatecheck's")
+						t.Error("with DisableParallelTests, upstream's serial test ran beside gatewitness's")
 					}
 					return
 				}
 				if !met[0] || !met[1] {
-					t.Errorf("the serial tests did not run side by side (upstream's saw gatecheck's start: %v; gatecheck's saw upstream's: %v)", met[0], met[1])
+					t.Errorf("the serial tests did not run side by side (upstream's saw gatewitness's start: %v; gatewitness's saw upstream's: %v)", met[0], met[1])
 				}
 			})
 			var err error

@@ -26,10 +26,10 @@ import (
 	xv1alpha1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/cluster"
-	"github.com/gatecheck/gatecheck/crds"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/cluster"
+	"github.com/gatewitness/gatewitness/crds"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // target is what the suite runs against.

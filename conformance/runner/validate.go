@@ -17,9 +17,9 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // Validate checks options however they were set, naming the options-file
@@ -86,7 +86,7 @@ func checkFeatures(fs []features.FeatureName) error {
 			for _, known := range features.All() {
 				names = append(names, string(known.Name))
 			}
-			return fmt.Errorf("unknown feature %q%s (`gatecheck features` lists them all)", f, didYouMean(string(f), names))
+			return fmt.Errorf("unknown feature %q%s (`gatewitness features` lists them all)", f, didYouMean(string(f), names))
 		}
 	}
 	return nil
@@ -126,7 +126,7 @@ func checkTestNames(names []string) error {
 	}
 	for _, n := range names {
 		if !known[n] {
-			return fmt.Errorf("no test has the ShortName %q%s (`gatecheck tests` lists them all)", n, didYouMean(n, all))
+			return fmt.Errorf("no test has the ShortName %q%s (`gatewitness tests` lists them all)", n, didYouMean(n, all))
 		}
 	}
 	return nil

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // budgetFault makes the backend fail a request's first attempt with 500,
@@ -85,15 +85,15 @@ var BackendRetryBudgetMinRetryRate = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudgetMinRetryRate,
 	},
-	Manifests: []string{"gatecheck/backend-retry-budget-min-rate.yaml"},
+	Manifests: []string{"gatewitness/backend-retry-budget-min-rate.yaml"},
 	Parallel:  true,
 	Test:      testRetryBudgetMinRetryRate,
 }
 
 func testRetryBudgetMinRetryRate(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		host     = "retry-budget-min-rate.gatecheck.test"
-		backend  = "gatecheck-retry-budget-min-rate"
+		host     = "retry-budget-min-rate.gatewitness.test"
+		backend  = "gatewitness-retry-budget-min-rate"
 		requests = 10
 	)
 	gwAddr := attachRoutes(t, s, host, "/ready", backend, backend)
@@ -141,21 +141,21 @@ var BackendRetryBudgetPerBackend = suite.ConformanceTest{
 		features.SupportBackendRetryBudgetMinRetryRate,
 		features.SupportBackendRetryBudgetPerBackend,
 	},
-	Manifests: []string{"gatecheck/backend-retry-budget-per-backend.yaml"},
+	Manifests: []string{"gatewitness/backend-retry-budget-per-backend.yaml"},
 	Parallel:  true,
 	Test:      testRetryBudgetPerBackend,
 }
 
 func testRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		sharedHost = "retry-budget-per-backend.gatecheck.test"
-		otherHost  = "retry-budget-other.gatecheck.test"
-		shared     = "gatecheck-retry-budget-shared"
-		other      = "gatecheck-retry-budget-other"
+		sharedHost = "retry-budget-per-backend.gatewitness.test"
+		otherHost  = "retry-budget-other.gatewitness.test"
+		shared     = "gatewitness-retry-budget-shared"
+		other      = "gatewitness-retry-budget-other"
 	)
 	gwAddr := attachRoutes(t, s, sharedHost, "/ready", shared,
-		"gatecheck-retry-budget-route-1", "gatecheck-retry-budget-route-2", "gatecheck-retry-budget-route-3")
-	attachRoutes(t, s, otherHost, "/ready", other, "gatecheck-retry-budget-route-3")
+		"gatewitness-retry-budget-route-1", "gatewitness-retry-budget-route-2", "gatewitness-retry-budget-route-3")
+	attachRoutes(t, s, otherHost, "/ready", other, "gatewitness-retry-budget-route-3")
 	sharedClient := newRouteClient(t, s, gwAddr, sharedHost)
 	otherClient := newRouteClient(t, s, gwAddr, otherHost)
 

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // The load of the retry-budget load tests: a fixed rate, paced by fortio's
@@ -67,10 +67,10 @@ var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
-	Manifests: []string{"gatecheck/backend-retry-budget-load.yaml"},
+	Manifests: []string{"gatewitness/backend-retry-budget-load.yaml"},
 	// Not parallel: the load is the test's own, and would disturb the
 	// timers of the suite's parallel tests (and a stall of the machine
-	// they cause, the budget's window). gatecheck's runner runs it beside
+	// they cause, the budget's window). gatewitness's runner runs it beside
 	// upstream's serial tests instead, on a Gateway of its own.
 	Parallel: false,
 	Test:     testRetryBudgetUnderLoad,
@@ -174,8 +174,8 @@ func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend st
 
 func testRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		host    = "retry-budget-load.gatecheck.test"
-		backend = "gatecheck-retry-budget-load"
+		host    = "retry-budget-load.gatewitness.test"
+		backend = "gatewitness-retry-budget-load"
 	)
 	runner := newLoadRunner(t, s, host, backend, func(int64) string { return budgetFault })
 	p50, p99 := runLoad(t, runner)
@@ -296,15 +296,15 @@ var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
-	Manifests: []string{"gatecheck/backend-retry-budget-within.yaml"},
+	Manifests: []string{"gatewitness/backend-retry-budget-within.yaml"},
 	Parallel:  false, // as BackendRetryBudgetUnderLoad
 	Test:      testRetryBudgetRetriesWithinBudget,
 }
 
 func testRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		host    = "retry-budget-within.gatecheck.test"
-		backend = "gatecheck-retry-budget-within"
+		host    = "retry-budget-within.gatewitness.test"
+		backend = "gatewitness-retry-budget-within"
 	)
 	runner := newLoadRunner(t, s, host, backend, func(n int64) string {
 		if n%budgetTransientEvery == 0 {

@@ -10,17 +10,17 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/negative"
-	"github.com/gatecheck/gatecheck/conformance/runner/runnertest"
-	"github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/negative"
+	"github.com/gatewitness/gatewitness/conformance/runner/runnertest"
+	"github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
-// The ShortNames of gatecheck's tests, as the breakages name them.
+// The ShortNames of gatewitness's tests, as the breakages name them.
 var (
 	retryCodes          = tests.HTTPRouteRetryCodesAndAttempts.ShortName
 	retryBackoff        = tests.HTTPRouteRetryBackoffGaps.ShortName
@@ -65,8 +65,8 @@ const (
 )
 
 // breakages are the reference gateways, broken the way real data planes go
-// wrong, that gatecheck's tests are checked against (see
-// TestEveryGatecheckTestHasABreakage). Each is checked against every test
+// wrong, that gatewitness's tests are checked against (see
+// TestEveryGatewitnessTestHasABreakage). Each is checked against every test
 // of its Profiles: exactly Fails fail, Skips skip, the rest pass.
 var breakages = []negative.Breakage{
 	// HTTPRoute retries and timeouts (GEP-1731, GEP-1742).
@@ -343,7 +343,7 @@ var healthy = negative.Breakage{
 // skips.
 func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
 
-// EnvTolerances selects the tolerances TestEveryGatecheckTestHasABreakage
+// EnvTolerances selects the tolerances TestEveryGatewitnessTestHasABreakage
 // runs at, as a comma-separated list of "min" (tests.MinTimingTolerance,
 // 500ms), "ci" (tests.CITimingTolerance, 1.5s) and "max"
 // (tests.MaxTimingTolerance, 2s): the healthy gateway and every breakage
@@ -355,22 +355,22 @@ func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
 // breakages at "max" (about 6 minutes), to stay inside go test's 10-minute
 // default on this repository's loaded CI machine: at the largest
 // tolerance a breakage escapes its tests if it ever does.
-const EnvTolerances = "GATECHECK_NEGATIVE_TOLERANCES"
+const EnvTolerances = "GATEWITNESS_NEGATIVE_TOLERANCES"
 
-// EnvBreakages, when set, limits TestEveryGatecheckTestHasABreakage's runs
+// EnvBreakages, when set, limits TestEveryGatewitnessTestHasABreakage's runs
 // to the comma-separated breakage names (and "healthy").
-const EnvBreakages = "GATECHECK_NEGATIVE_BREAKAGES"
+const EnvBreakages = "GATEWITNESS_NEGATIVE_BREAKAGES"
 
-// TestEveryGatecheckTestHasABreakage checks the breakages registry and
-// runs it: every gatecheck test must be failed by at least one breakage;
+// TestEveryGatewitnessTestHasABreakage checks the breakages registry and
+// runs it: every gatewitness test must be failed by at least one breakage;
 // every breakage must name tests that exist in its scope; and, in child
 // processes at the smallest and the largest accepted timing tolerance (see
 // EnvTolerances for which runs go at which), each breakage must fail
 // exactly the tests it names, skip exactly its Skips, and leave every other
 // test of its profiles passing, while the healthy reference gateway passes
 // every test and each records observations.
-func TestEveryGatecheckTestHasABreakage(t *testing.T) {
-	all := gatecheckTests()
+func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
+	all := gatewitnessTests()
 	var names []string
 	for _, ct := range all {
 		names = append(names, ct.ShortName)
@@ -387,7 +387,7 @@ func TestEveryGatecheckTestHasABreakage(t *testing.T) {
 		scope := negative.Scope(b, all)
 		for _, name := range append(slices.Clone(b.Fails), b.Skips...) {
 			if !slices.Contains(names, name) {
-				t.Errorf("breakage %s names %s, which is not a gatecheck test", b.Name, name)
+				t.Errorf("breakage %s names %s, which is not a gatewitness test", b.Name, name)
 			} else if !slices.Contains(scope, name) {
 				t.Errorf("breakage %s names %s, which is outside its profiles %v", b.Name, name, b.Profiles)
 			}
@@ -396,7 +396,7 @@ func TestEveryGatecheckTestHasABreakage(t *testing.T) {
 	for _, name := range names {
 		failed := slices.ContainsFunc(breakages, func(b negative.Breakage) bool { return slices.Contains(b.Fails, name) })
 		if !failed {
-			t.Errorf("gatecheck test %s has no breakage: no entry of breakages (breakages_test.go) lists it in Fails, so nothing shows it can fail", name)
+			t.Errorf("gatewitness test %s has no breakage: no entry of breakages (breakages_test.go) lists it in Fails, so nothing shows it can fail", name)
 		}
 	}
 	if t.Failed() {
@@ -443,8 +443,8 @@ func TestEveryGatecheckTestHasABreakage(t *testing.T) {
 	}
 }
 
-// gatecheckTests are gatecheck's tests as the negative checks see them.
-func gatecheckTests() []negative.Test {
+// gatewitnessTests are gatewitness's tests as the negative checks see them.
+func gatewitnessTests() []negative.Test {
 	var out []negative.Test
 	for _, ct := range tests.ConformanceTests {
 		out = append(out, negative.Test{ShortName: ct.ShortName, Features: ct.Features})

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // ConnectionClientTimeout checks the gateway's client timeout (HAProxy's
@@ -29,14 +29,14 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "clientTimeout", ExpectedConnectionTimeouts().Client)
-		g := newConnGateway(t, s, "gatecheck-conn-client")
+		g := newConnGateway(t, s, "gatewitness-conn-client")
 		tol := TimingTolerance()
 		for _, c := range []struct {
 			name string
 			send string // sent at once, then nothing
 		}{
 			{"idle", ""},
-			{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatecheck-Partial: "},
+			{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatewitness-Partial: "},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel() // each connection waits on its own

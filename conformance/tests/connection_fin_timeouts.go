@@ -11,15 +11,15 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // ConnectionClientFinTimeout checks what an operator sets the client-fin
 // timeout (HAProxy's "timeout client-fin") for: no half-closed connection
 // lingers. The backend half-closes a WebSocket
-// (/ws?gatecheck-ws=halfclose); the client must get the FIN passed on (or
+// (/ws?gatewitness-ws=halfclose); the client must get the FIN passed on (or
 // the connection closed), and stays idle without closing; then no side of
 // the tunnel may outlive the client-fin timeout plus the tolerance:
 //
@@ -47,7 +47,7 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
-		g := newConnGateway(t, s, "gatecheck-conn-client-fin")
+		g := newConnGateway(t, s, "gatewitness-conn-client-fin")
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
 		_, conn, start := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
@@ -79,7 +79,7 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 // ConnectionClientFinHalfOpen checks the finer reading of the client-fin
 // timeout: the gateway keeps a tunnel whose backend half-closed open to the
 // client's data until the client-fin timeout, and closes it then. The
-// backend half-closes a WebSocket (/ws?gatecheck-ws=halfclose), the client
+// backend half-closes a WebSocket (/ws?gatewitness-ws=halfclose), the client
 // sees the FIN passed on and stays idle without closing, and the gateway
 // closes the tunnel no earlier than the client-fin timeout after the
 // backend's half-close, and within the tolerance after it. The backend's
@@ -98,7 +98,7 @@ var ConnectionClientFinHalfOpen = suite.ConformanceTest{
 	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
-		g := newConnGateway(t, s, "gatecheck-conn-client-fin-held")
+		g := newConnGateway(t, s, "gatewitness-conn-client-fin-held")
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
 		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
@@ -123,7 +123,7 @@ var ConnectionClientFinHalfOpen = suite.ConformanceTest{
 
 // ConnectionServerFinTimeout checks the gateway's server-fin timeout
 // (HAProxy's "timeout server-fin"): the client half-closes a WebSocket, the
-// backend (/ws?gatecheck-ws=hold) sees the FIN passed on and stays idle
+// backend (/ws?gatewitness-ws=hold) sees the FIN passed on and stays idle
 // without closing, and the gateway ends the tunnel, closing the client's
 // connection, no earlier than the server-fin timeout after the client's
 // half-close and within the tolerance after it.
@@ -145,7 +145,7 @@ var ConnectionServerFinTimeout = suite.ConformanceTest{
 	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "serverFinTimeout", ExpectedConnectionTimeouts().ServerFin)
-		g := newConnGateway(t, s, "gatecheck-conn-server-fin")
+		g := newConnGateway(t, s, "gatewitness-conn-server-fin")
 		tol := TimingTolerance()
 		id := newHTTPRequestID(t)
 		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))

@@ -15,7 +15,7 @@ func TestRenamedConnObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := renamedConnObjects(raw, "gatecheck-conn-x", "example.com/controller")
+	objs, err := renamedConnObjects(raw, "gatewitness-conn-x", "example.com/controller")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestRenamedConnObjects(t *testing.T) {
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
 		kinds[u.GetKind()] = true
-		if u.GetName() != "gatecheck-conn-x" {
+		if u.GetName() != "gatewitness-conn-x" {
 			t.Errorf("%s is named %q", u.GetKind(), u.GetName())
 		}
 		str := func(path ...string) string {
@@ -32,25 +32,25 @@ func TestRenamedConnObjects(t *testing.T) {
 		}
 		switch u.GetKind() {
 		case "GatewayClass":
-			if str("spec", "parametersRef", "name") != "gatecheck-conn-x" || str("spec", "controllerName") != "example.com/controller" {
+			if str("spec", "parametersRef", "name") != "gatewitness-conn-x" || str("spec", "controllerName") != "example.com/controller" {
 				t.Errorf("GatewayClass spec = %v", u.Object["spec"])
 			}
 		case "Service":
-			if str("spec", "selector", "app") != "gatecheck-conn-x" {
+			if str("spec", "selector", "app") != "gatewitness-conn-x" {
 				t.Errorf("Service selector = %v", u.Object["spec"])
 			}
 		case "Deployment":
-			if str("spec", "selector", "matchLabels", "app") != "gatecheck-conn-x" || str("spec", "template", "metadata", "labels", "app") != "gatecheck-conn-x" {
+			if str("spec", "selector", "matchLabels", "app") != "gatewitness-conn-x" || str("spec", "template", "metadata", "labels", "app") != "gatewitness-conn-x" {
 				t.Errorf("Deployment labels = %v", u.Object["spec"])
 			}
 		case "HTTPRoute":
 			refs, _, _ := unstructured.NestedSlice(u.Object, "spec", "parentRefs")
 			rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "rules")
-			if len(refs) != 1 || refs[0].(map[string]any)["name"] != "gatecheck-conn-x" || len(rules) != 1 {
+			if len(refs) != 1 || refs[0].(map[string]any)["name"] != "gatewitness-conn-x" || len(rules) != 1 {
 				t.Fatalf("HTTPRoute spec = %v", u.Object["spec"])
 			}
 			backends := rules[0].(map[string]any)["backendRefs"].([]any)
-			if backends[0].(map[string]any)["name"] != "gatecheck-conn-x" {
+			if backends[0].(map[string]any)["name"] != "gatewitness-conn-x" {
 				t.Errorf("HTTPRoute backendRefs = %v", backends)
 			}
 		}

@@ -32,13 +32,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/contract/conntimeouts"
+	"github.com/gatewitness/gatewitness/contract/conntimeouts"
 )
 
 // ConnectionTimeouts are the connection-level timeouts the connection
 // timeout tests expect of the Gateway they create, and the GatewayClass
 // that Gateway gets. An implementation configured another way than by
-// gatecheck's ConfigMap states its own class and values.
+// gatewitness's ConfigMap states its own class and values.
 type ConnectionTimeouts struct {
 	// GatewayClassName is the class of the tests' Gateways; empty means
 	// each test's own class, which its copy of the manifest creates with a
@@ -50,7 +50,7 @@ type ConnectionTimeouts struct {
 }
 
 // DefaultConnectionTimeouts returns the values of the ConfigMap in
-// gatecheck/connection-timeouts.yaml. Where a gateway could apply one
+// gatewitness/connection-timeouts.yaml. Where a gateway could apply one
 // timeout where another belongs, the two are far enough apart that it
 // fails the window at every accepted tolerance: the wrong one is either
 // shorter (the window's lower bound fails it) or longer by more than
@@ -161,11 +161,11 @@ func expectTimeout(t *testing.T, key string, d time.Duration) time.Duration {
 	return d
 }
 
-// Names in gatecheck/connection-timeouts.yaml. Each test applies its own
+// Names in gatewitness/connection-timeouts.yaml. Each test applies its own
 // copy of it, with every object renamed (see connFixture).
 const (
-	connManifest = "gatecheck/connection-timeouts.yaml"
-	connHost     = "connection-timeouts.gatecheck.test"
+	connManifest = "gatewitness/connection-timeouts.yaml"
+	connHost     = "connection-timeouts.gatewitness.test"
 )
 
 // connTarget is a test's Gateway and a client of its HTTP listener.
@@ -227,7 +227,7 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 	return &connTarget{name: name, addr: addr, c: newRouteClient(t, s, addr, connHost), dial: DialContext(s)}
 }
 
-// connFixture applies a copy of gatecheck/connection-timeouts.yaml with
+// connFixture applies a copy of gatewitness/connection-timeouts.yaml with
 // every object named name: the ConfigMap of timeouts, the GatewayClass
 // whose parametersRef names it (and whose controller is the suite's), the
 // HTTPRoute (its parentRef the Gateway name, its backendRef the Service

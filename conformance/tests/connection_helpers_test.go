@@ -9,13 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/gatecheck/gatecheck/conformance/tests"
+	"github.com/gatewitness/gatewitness/conformance/tests"
 )
 
 // TestConnectionTimeoutDefaultsMatchTheConfigMap checks that the default
 // expectations are the values of the ConfigMap the tests' manifest applies.
 func TestConnectionTimeoutDefaultsMatchTheConfigMap(t *testing.T) {
-	raw, err := fs.ReadFile(tests.Manifests, "gatecheck/connection-timeouts.yaml")
+	raw, err := fs.ReadFile(tests.Manifests, "gatewitness/connection-timeouts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestConnectionTimeoutDefaultsMatchTheConfigMap(t *testing.T) {
 		}
 	}
 	if cm == nil {
-		t.Fatal("no ConfigMap in gatecheck/connection-timeouts.yaml")
+		t.Fatal("no ConfigMap in gatewitness/connection-timeouts.yaml")
 	}
 	got, err := tests.ParseConnectionTimeouts(tests.ConnectionTimeouts{}, cm.Data)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // ConnectionServerTimeout checks the gateway's server timeout (HAProxy's
@@ -28,7 +28,7 @@ var ConnectionServerTimeout = suite.ConformanceTest{
 	Parallel: true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		d := expectTimeout(t, "serverTimeout", ExpectedConnectionTimeouts().Server)
-		g := newConnGateway(t, s, "gatecheck-conn-server")
+		g := newConnGateway(t, s, "gatewitness-conn-server")
 		tol := TimingTolerance()
 		silence := d + 2*tol + 5*time.Second
 		x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})

@@ -18,16 +18,16 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
-// Names in gatecheck/connection-tls-inspect-delay.yaml and the suite's
+// Names in gatewitness/connection-tls-inspect-delay.yaml and the suite's
 // start-up objects it uses.
 const (
-	connTLSManifest = "gatecheck/connection-tls-inspect-delay.yaml"
-	connTLSGateway  = "gatecheck-conn-tls" // the test's Gateway, which the TLSRoute names
-	connTLSRoute    = "gatecheck-connection-tls"
+	connTLSManifest = "gatewitness/connection-tls-inspect-delay.yaml"
+	connTLSGateway  = "gatewitness-conn-tls" // the test's Gateway, which the TLSRoute names
+	connTLSRoute    = "gatewitness-connection-tls"
 	connTLSListener = "tls"
 	connTLSHost     = "abc.example.com"           // in the suite's tls-passthrough-checks-certificate
 	connTLSCA       = "tls-checks-ca-certificate" // the ConfigMap with its CA, key ca.crt
@@ -176,7 +176,7 @@ func (g *connTarget) askAccepted(addr string, pool *x509.CertPool) (uint64, erro
 	}
 	n, err := strconv.ParseUint(strings.TrimSpace(line), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("ACCEPTED answered %q; want a count (is the backend gatecheck's echo-backend in TCP mode?)", line)
+		return 0, fmt.Errorf("ACCEPTED answered %q; want a count (is the backend gatewitness's echo-backend in TCP mode?)", line)
 	}
 	return n, nil
 }

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // ConnectionTunnelTimeout checks the gateway's tunnel timeout (HAProxy's
@@ -34,7 +34,7 @@ var ConnectionTunnelTimeout = suite.ConformanceTest{
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		exp := ExpectedConnectionTimeouts()
 		d := expectTimeout(t, "tunnelTimeout", exp.Tunnel)
-		g := newConnGateway(t, s, "gatecheck-conn-tunnel")
+		g := newConnGateway(t, s, "gatewitness-conn-tunnel")
 		tol := TimingTolerance()
 		observe.Record(t, "tunnel-timeout", d)
 

@@ -13,7 +13,7 @@ type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // DialContext returns the dialer a test uses for connections of its own (a
 // plain http.Client that must read a response body, a grpc.ClientConn to
-// gatecheck's echo service) to the Gateway addresses of suite s. It follows
+// gatewitness's echo service) to the Gateway addresses of suite s. It follows
 // the suite's RoundTripper, so such connections go where the suite's own
 // requests go:
 //

@@ -7,12 +7,12 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // cancelsBackendLimit is the maxStreamDuration of the route in
-// gatecheck/grpcroute-cancels-backend.yaml.
+// gatewitness/grpcroute-cancels-backend.yaml.
 const cancelsBackendLimit = time.Second
 
 // GRPCRouteMaxStreamDurationCancelsBackend checks, from the backend's
@@ -42,7 +42,7 @@ var GRPCRouteMaxStreamDurationCancelsBackend = suite.ConformanceTest{
 }
 
 func testGRPCRouteMaxStreamDurationCancelsBackend(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "cancels-backend.grpc.gatecheck.example"
+	const host = "cancels-backend.grpc.gatewitness.example"
 	g := newGRPCTarget(t, s, "grpcroute-cancels-backend")
 	cc := g.conn(t, host)
 	g.waitReady(t, cc)

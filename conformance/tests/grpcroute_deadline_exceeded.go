@@ -11,13 +11,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // deadlineExceededLimit is the maxStreamDuration of the route in
-// gatecheck/grpcroute-deadline-exceeded.yaml.
+// gatewitness/grpcroute-deadline-exceeded.yaml.
 const deadlineExceededLimit = time.Second
 
 // GRPCRouteMaxStreamDurationDeadlineExceeded checks the strict part of
@@ -48,7 +48,7 @@ var GRPCRouteMaxStreamDurationDeadlineExceeded = suite.ConformanceTest{
 }
 
 func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "deadline-exceeded.grpc.gatecheck.example"
+	const host = "deadline-exceeded.grpc.gatewitness.example"
 	g := newGRPCTarget(t, s, "grpcroute-deadline-exceeded")
 	cc := g.conn(t, host)
 	g.waitReady(t, cc)

@@ -8,12 +8,12 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // maxStreamDurationLimit is the maxStreamDuration of the limited route in
-// gatecheck/grpcroute-max-stream-duration.yaml.
+// gatewitness/grpcroute-max-stream-duration.yaml.
 const maxStreamDurationLimit = 2 * time.Second
 
 // GRPCRouteMaxStreamDuration checks the portable part of GEP-3139's
@@ -39,8 +39,8 @@ var GRPCRouteMaxStreamDuration = suite.ConformanceTest{
 
 func testGRPCRouteMaxStreamDuration(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		limited   = "max-stream-duration.grpc.gatecheck.example"
-		unlimited = "zero.max-stream-duration.grpc.gatecheck.example"
+		limited   = "max-stream-duration.grpc.gatewitness.example"
+		unlimited = "zero.max-stream-duration.grpc.gatewitness.example"
 	)
 	g := newGRPCTarget(t, s, "grpcroute-max-stream-duration", "grpcroute-max-stream-duration-zero")
 	limitedConn := g.conn(t, limited)

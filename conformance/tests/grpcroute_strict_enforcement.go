@@ -8,13 +8,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // strictEnforcementLimit is the maxStreamDuration of both routes in
-// gatecheck/grpcroute-strict-enforcement.yaml.
+// gatewitness/grpcroute-strict-enforcement.yaml.
 const strictEnforcementLimit = 2 * time.Second
 
 // GRPCRouteStrictEnforcement checks GEP-3139's timeouts.strictEnforcement
@@ -51,8 +51,8 @@ var GRPCRouteStrictEnforcement = suite.ConformanceTest{
 
 func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		allow = "allow.strict-enforcement.grpc.gatecheck.example"
-		deny  = "deny.strict-enforcement.grpc.gatecheck.example"
+		allow = "allow.strict-enforcement.grpc.gatewitness.example"
+		deny  = "deny.strict-enforcement.grpc.gatewitness.example"
 	)
 	g := newGRPCTarget(t, s, "grpcroute-strict-enforcement-allow", "grpcroute-strict-enforcement-deny")
 	g.waitReady(t, g.conn(t, allow))

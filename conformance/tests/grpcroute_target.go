@@ -26,12 +26,12 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 )
 
 // grpcEchoService is the full name of the echo-backend's echo service,
 // which the tests' routes send to their backend.
-const grpcEchoService = "gatecheck.echo.v1.Echo"
+const grpcEchoService = "gatewitness.echo.v1.Echo"
 
 // grpcTarget is a Gateway that serves a test's GRPCRoutes, with the
 // clients that reach it.

@@ -7,14 +7,14 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/internal/grpctimeout"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
 
 // timeoutPropagationLimit is the maxStreamDuration of the Allow and Deny
-// routes in gatecheck/grpcroute-timeout-propagation.yaml.
+// routes in gatewitness/grpcroute-timeout-propagation.yaml.
 const timeoutPropagationLimit = 10 * time.Second
 
 // GRPCRouteTimeoutPropagation checks, by the grpc-timeout the backend
@@ -42,9 +42,9 @@ var GRPCRouteTimeoutPropagation = suite.ConformanceTest{
 
 func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
-		allow = "allow.timeout-propagation.grpc.gatecheck.example"
-		deny  = "deny.timeout-propagation.grpc.gatecheck.example"
-		zero  = "zero.timeout-propagation.grpc.gatecheck.example"
+		allow = "allow.timeout-propagation.grpc.gatewitness.example"
+		deny  = "deny.timeout-propagation.grpc.gatewitness.example"
+		zero  = "zero.timeout-propagation.grpc.gatewitness.example"
 	)
 	g := newGRPCTarget(t, s, "grpcroute-timeout-propagation-allow", "grpcroute-timeout-propagation-deny", "grpcroute-timeout-propagation-zero")
 	ledger := g.conn(t, allow) // the Allow route also sends Admin calls to the backend

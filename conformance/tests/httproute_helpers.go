@@ -24,18 +24,18 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 )
 
 // infraNamespace is the namespace of the upstream base manifests, where
-// gatecheck's HTTPRoute tests put their routes and backends.
+// gatewitness's HTTPRoute tests put their routes and backends.
 const infraNamespace = "gateway-conformance-infra"
 
 // sharedGateway is the upstream base Gateway the HTTPRoute tests attach
 // to: one HTTP listener on port 80 for routes of its own namespace. Each
 // test's routes have a hostname of their own, so parallel tests never
-// share a path (the ledger path /_gatecheck/ above all).
+// share a path (the ledger path /_gatewitness/ above all).
 var sharedGateway = types.NamespacedName{Namespace: infraNamespace, Name: "same-namespace"}
 
 // ledgerLag is how much earlier than the gateway an event may look when
@@ -241,7 +241,7 @@ func (e httpExchange) String() string {
 type httpRequest struct {
 	Method string // default GET
 	Path   string
-	Fault  string // the X-Gatecheck-Fault spec; empty for none
+	Fault  string // the X-Gatewitness-Fault spec; empty for none
 	Body   []byte // sent with its Content-Length when not nil
 	// Limit bounds the whole exchange on the client's side, so that a
 	// gateway that never answers fails the test instead of hanging it.
@@ -292,7 +292,7 @@ func (c *routeClient) do(req httpRequest) httpExchange {
 }
 
 // ledgerEntry reads the ledger of id from the backend behind the route's
-// /_gatecheck/ path. ok is false when the backend has no attempt of id.
+// /_gatewitness/ path. ok is false when the backend has no attempt of id.
 func (c *routeClient) ledgerEntry(id string) (e echowire.Entry, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -9,13 +9,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // The route's timeouts.backendRequest and retry.backoff in
-// gatecheck/httproute-retry-backend-timeout.yaml. backendRequest exceeds
+// gatewitness/httproute-retry-backend-timeout.yaml. backendRequest exceeds
 // the largest allowance for the backend's late view of an attempt's
 // arrival (arrivalLag), so the window's lower bound means something.
 const (
@@ -47,14 +47,14 @@ var HTTPRouteRetryBackendTimeoutCancels = suite.ConformanceTest{
 		features.SupportHTTPRouteRetryBackendTimeout,
 		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-backend-timeout.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-backend-timeout.yaml"},
 	Parallel:  true,
 	Test:      testRetryBackendTimeout,
 }
 
 func testRetryBackendTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-backend-timeout.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-backend-timeout", "gatecheck-retry-backend-timeout")
+	const host = "retry-backend-timeout.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-backend-timeout", "gatewitness-retry-backend-timeout")
 	c := newRouteClient(t, s, gwAddr, host)
 	tol := TimingTolerance()
 	backoff := s.SupportedFeatures.Has(features.SupportHTTPRouteRetryBackoff)

@@ -10,12 +10,12 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // retryBackoff is the route's retry.backoff in
-// gatecheck/httproute-retry-backoff.yaml.
+// gatewitness/httproute-retry-backoff.yaml.
 const retryBackoff = 400 * time.Millisecond
 
 // backoffRequests is how many retried requests run at once.
@@ -38,14 +38,14 @@ var HTTPRouteRetryBackoffGaps = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryBackoff,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-backoff.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-backoff.yaml"},
 	Parallel:  true,
 	Test:      testRetryBackoff,
 }
 
 func testRetryBackoff(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-backoff.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-backoff", "gatecheck-retry-backoff")
+	const host = "retry-backoff.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-backoff", "gatewitness-retry-backoff")
 	c := newRouteClient(t, s, gwAddr, host)
 
 	var wg sync.WaitGroup

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // replayBodySize is the size of the request body the test retries: small
@@ -32,14 +32,14 @@ var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryNonIdempotent,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-body.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-body.yaml"},
 	Parallel:  true,
 	Test:      testRetryBody,
 }
 
 func testRetryBody(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-body.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-body", "gatecheck-retry-body")
+	const host = "retry-body.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-body", "gatewitness-retry-body")
 	c := newRouteClient(t, s, gwAddr, host)
 
 	body := make([]byte, replayBodySize)

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // HTTPRouteRetryCodesAndAttempts checks retry.codes and retry.attempts
@@ -32,14 +32,14 @@ var HTTPRouteRetryCodesAndAttempts = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryCodes,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-codes.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-codes.yaml"},
 	Parallel:  true,
 	Test:      testRetryCodes,
 }
 
 func testRetryCodes(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-codes.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-codes", "gatecheck-retry-codes")
+	const host = "retry-codes.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-codes", "gatewitness-retry-codes")
 	c := newRouteClient(t, s, gwAddr, host)
 	lastStatus := s.SupportedFeatures.Has(features.SupportHTTPRouteRetryLastStatus)
 

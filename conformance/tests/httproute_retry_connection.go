@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // refusedRequests is how many requests go to the Service with a refusing
@@ -54,14 +54,14 @@ var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteRetryConnectionError,
 		features.SupportHTTPRouteRetryConnectionErrorAttempts,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-connection.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-connection.yaml"},
 	Parallel:  true,
 	Test:      testRetryConnection,
 }
 
 func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-connection.gatecheck.test"
-	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatecheck-retry-connection", "gatecheck-retry-connection")
+	const host = "retry-connection.gatewitness.test"
+	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-connection", "gatewitness-retry-connection")
 	c := newRouteClient(t, s, gwAddr, host)
 	c.echoSetHeader = closeEveryConnection
 
@@ -129,7 +129,7 @@ func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 	})
 }
 
-// waitRefusingEndpoint waits until the Service gatecheck-retry-connection-mixed
+// waitRefusingEndpoint waits until the Service gatewitness-retry-connection-mixed
 // has both its endpoints ready and the gateway sends requests to both: on
 // the route without retries, a request fails after one has succeeded. A
 // failure alone proves nothing: a gateway that has not yet served the route
@@ -142,7 +142,7 @@ func waitRefusingEndpoint(t *testing.T, s *suite.ConformanceTestSuite, c *routeC
 	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
 	servedOK := false
 	for {
-		ready, err := readyEndpoints(s.Client, "gatecheck-retry-connection-mixed")
+		ready, err := readyEndpoints(s.Client, "gatewitness-retry-connection-mixed")
 		if err == nil && ready == 2 {
 			x := c.do(httpRequest{Path: "/no-retry", Limit: 5 * time.Second})
 			switch {

@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
-// The routes of gatecheck/httproute-retry-request-timeout.yaml:
+// The routes of gatewitness/httproute-retry-request-timeout.yaml:
 // timeouts.request of both rules, and the retry.backoff of /long-backoff.
 const (
 	retryBudget      = 4 * time.Second
@@ -55,14 +55,14 @@ var HTTPRouteRetryRequestTimeoutBudget = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteRetryWithRequestTimeout,
 	},
-	Manifests: []string{"gatecheck/httproute-retry-request-timeout.yaml"},
+	Manifests: []string{"gatewitness/httproute-retry-request-timeout.yaml"},
 	Parallel:  true,
 	Test:      testRetryRequestTimeout,
 }
 
 func testRetryRequestTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "retry-request-timeout.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-retry-request-timeout", "gatecheck-retry-request-timeout")
+	const host = "retry-request-timeout.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-request-timeout", "gatewitness-retry-request-timeout")
 	c := newRouteClient(t, s, gwAddr, host)
 	strict504 := s.SupportedFeatures.Has(features.SupportHTTPRouteTimeout504)
 	tol := TimingTolerance()

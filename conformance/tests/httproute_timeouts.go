@@ -9,13 +9,13 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // routeTimeout is timeouts.request of /request and timeouts.backendRequest
-// of /backend-request in gatecheck/httproute-timeouts.yaml.
+// of /backend-request in gatewitness/httproute-timeouts.yaml.
 const routeTimeout = time.Second
 
 // HTTPRouteTimeoutsWithoutRetry checks GEP-1742's timeouts on rules
@@ -51,14 +51,14 @@ var HTTPRouteTimeoutsWithoutRetry = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteBackendTimeout,
 		features.SupportHTTPRouteTimeoutDeadlines,
 	},
-	Manifests: []string{"gatecheck/httproute-timeouts.yaml"},
+	Manifests: []string{"gatewitness/httproute-timeouts.yaml"},
 	Parallel:  true,
 	Test:      testTimeouts,
 }
 
 func testTimeouts(t *testing.T, s *suite.ConformanceTestSuite) {
-	const host = "timeouts.gatecheck.test"
-	gwAddr := attachRoutes(t, s, host, "/ready", "gatecheck-timeouts", "gatecheck-timeouts")
+	const host = "timeouts.gatewitness.test"
+	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-timeouts", "gatewitness-timeouts")
 	c := newRouteClient(t, s, gwAddr, host)
 	strict504 := s.SupportedFeatures.Has(features.SupportHTTPRouteTimeout504)
 	tol := TimingTolerance()

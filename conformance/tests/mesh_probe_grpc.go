@@ -9,15 +9,15 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // grpcProbeService is the service the MeshProbeGRPC manifests' grpc probes
 // check. It is unknown to the backend (so not SERVING) until the test sets
 // it, which also shows that the probe asks for this service and not for
 // the server as a whole, which is SERVING from the start.
-const grpcProbeService = "gatecheck-probe"
+const grpcProbeService = "gatewitness-probe"
 
 // MeshProbeGRPC checks that a grpc readiness probe reaches the app's
 // grpc.health.v1 service for the probe's service through the mesh: the
@@ -45,7 +45,7 @@ func testMeshProbeGRPC(t *testing.T, s *suite.ConformanceTestSuite) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			g := newGRPCTarget(t, s, name)
-			cc := g.conn(t, name+".gatecheck.example")
+			cc := g.conn(t, name+".gatewitness.example")
 			admin := echopb.NewAdminClient(cc)
 			echo := echopb.NewEchoClient(cc)
 			set := func(up bool) error {

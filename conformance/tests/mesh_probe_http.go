@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // MeshProbeHTTP checks that an httpGet readiness probe that a mesh
@@ -15,7 +15,7 @@ import (
 // /health answers 503 the Pod becomes unready and the Gateway stops sending
 // it traffic within periodSeconds × failureThreshold (plus the allowances
 // of probeDownWindow), and when it answers 200 again both come back. It
-// runs on the manifest's two Deployments (one annotated for gatecheck's
+// runs on the manifest's two Deployments (one annotated for gatewitness's
 // in-process probe proxy; on a cluster the mesh injects both), each only
 // if a mesh is in its probe's path (see meshTargets), and skips when none
 // is.
@@ -40,18 +40,18 @@ func httpHealthSwitch(up bool) string {
 	if up {
 		code = 200
 	}
-	return fmt.Sprintf("/_gatecheck/admin/health?status=%d", code)
+	return fmt.Sprintf("/_gatewitness/admin/health?status=%d", code)
 }
 
 // runHTTPProbeTest runs followHealth, in parallel, on those of the
 // manifest's two Deployments (app and app-proxied) whose probes a mesh
 // intercepts, each behind an HTTPRoute of its own name and the hostname
-// <name>.gatecheck.example; it skips when a mesh intercepts neither.
+// <name>.gatewitness.example; it skips when a mesh intercepts neither.
 func runHTTPProbeTest(t *testing.T, s *suite.ConformanceTestSuite, app string, admin func(up bool) string) {
 	for _, name := range meshTargets(t, s, app, app+"-proxied") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			host := name + ".gatecheck.example"
+			host := name + ".gatewitness.example"
 			gwAddr := attachRoutes(t, s, host, "/", name, name)
 			followHealth(t, s, httpProbeTarget(t, s, gwAddr, host, name, admin))
 		})

@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // MeshProbeRewrite checks the corners of a mesh's probe rewrite: the

@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // MeshProbeTCP checks that a tcpSocket readiness probe that a mesh
@@ -30,7 +30,7 @@ var MeshProbeTCP = suite.ConformanceTest{
 	Parallel:  true,
 	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 		runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) string {
-			return fmt.Sprintf("/_gatecheck/admin/tcp?open=%t", up)
+			return fmt.Sprintf("/_gatewitness/admin/tcp?open=%t", up)
 		})
 	},
 }

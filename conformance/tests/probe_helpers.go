@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatewitness/gatewitness/conformance/observe"
 )
 
 // The probe settings of every MeshProbe* manifest's readiness probe.
@@ -196,7 +196,7 @@ func followHealth(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget) {
 }
 
 // httpProbeTarget is a probe target behind an HTTPRoute hostname: its
-// admin endpoint under /_gatecheck/ and its echo under /.
+// admin endpoint under /_gatewitness/ and its echo under /.
 func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, app string, admin func(up bool) string) probeTarget {
 	c := newRouteClient(t, s, gwAddr, host)
 	return probeTarget{
@@ -219,7 +219,7 @@ func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, 
 }
 
 // admin POSTs to an admin path with its query (such as
-// "/_gatecheck/admin/health?status=503") through the Gateway and wants
+// "/_gatewitness/admin/health?status=503") through the Gateway and wants
 // 200.
 func (c *routeClient) admin(pathAndQuery string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -277,7 +277,7 @@ func meshTargets(t *testing.T, s *suite.ConformanceTestSuite, apps ...string) []
 // evidence that a mesh is in the path of its readiness probe, or "" when
 // there is none. The evidence comes from the Pod as the API server stores
 // it, against its Deployment's template: a mesh's injector rewrote the
-// readiness probe (as Istio and gatecheck's in-process probe proxy do), or
+// readiness probe (as Istio and gatewitness's in-process probe proxy do), or
 // added a container to the Pod, a sidecar in the Pod's network namespace
 // that captures the probe's connection (as Linkerd does without
 // rewriting). A mesh that neither rewrites probes nor adds a container

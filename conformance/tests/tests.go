@@ -1,11 +1,11 @@
-// Package tests holds gatecheck's own conformance tests: values of the
-// upstream suite.ConformanceTest type, so they run under gatecheck's runner
+// Package tests holds gatewitness's own conformance tests: values of the
+// upstream suite.ConformanceTest type, so they run under gatewitness's runner
 // next to the upstream Gateway API tests, and so an implementation that
 // uses the upstream runner can add them with one line:
 //
-//	cSuite.Run(t, append(upstreamtests.ConformanceTests, gatecheck.ConformanceTests...))
+//	cSuite.Run(t, append(upstreamtests.ConformanceTests, gatewitness.ConformanceTests...))
 //
-// with gatecheck.Manifests added to ConformanceOptions.ManifestFS.
+// with gatewitness.Manifests added to ConformanceOptions.ManifestFS.
 //
 // # Adding a test
 //
@@ -15,35 +15,35 @@
 //  1. <name>.go in this package: a package-level variable of type
 //     suite.ConformanceTest with a ShortName unique across upstream's tests
 //     and ours, a Description that says exactly what the test verifies,
-//     Manifests ("gatecheck/<name>.yaml") and Test. Features lists what the
+//     Manifests ("gatewitness/<name>.yaml") and Test. Features lists what the
 //     test needs: upstream names where the meaning matches, and at least one
-//     of gatecheck's own (so the test never counts in an upstream profile).
+//     of gatewitness's own (so the test never counts in an upstream profile).
 //     Every assertion is gated on the feature whose text requires it: a
 //     stricter reading is a finer feature the test checks only when
 //     s.SupportedFeatures has it. Timing windows derive their durations from
 //     TimingTolerance, and say beside each bound why an earlier (or later)
 //     event fails. (TestConformanceTestsAreWellFormed)
-//  2. gatecheck/<name>.yaml: the routes, backends and other objects the test
+//  2. gatewitness/<name>.yaml: the routes, backends and other objects the test
 //     needs, in the namespaces of the upstream base manifests. The directory
 //     is part of the path the test names, so it never collides with an
 //     upstream manifest. (TestManifestsStayUnderPrefix)
 //  3. ConformanceTests, below: the test's variable, in its area's group.
 //     (TestEveryConformanceTestIsListed)
 //  4. Its feature, if it needs a new one: the name and the entry in its
-//     area's list in features/gatecheck_<area>.go, which also puts it in a
-//     GATECHECK-* profile. (TestEveryGatecheckTestCountsInAGatecheckProfile)
+//     area's list in features/gatewitness_<area>.go, which also puts it in a
+//     GATEWITNESS-* profile. (TestEveryGatewitnessTestCountsInAGatewitnessProfile)
 //  5. Its breakage: an entry in breakages_test.go, or its ShortName in the
 //     Fails of an existing one: a reference gateway broken the way a real
 //     data plane goes wrong, which the test fails while every other test of
 //     the same profiles passes, at the smallest and the largest accepted
-//     timing tolerance. (TestEveryGatecheckTestHasABreakage) A field the
+//     timing tolerance. (TestEveryGatewitnessTestHasABreakage) A field the
 //     data plane ignores is a change to the snapshot it is handed
 //     (runnertest.ReferenceGateway.MutateConfig); what no field says is a
 //     named breakage of the test-only gateway/dataplane/dataplanetest or
 //     gateway/probeproxy/probeproxytest. Production Options carry none.
 //  6. The reference gateway's claim of the feature, in
 //     conformance/runner/reference.go, in the change that implements it in
-//     gateway/. (TestReferenceGatewayClaimsEveryGatecheckFeature)
+//     gateway/. (TestReferenceGatewayClaimsEveryGatewitnessFeature)
 //
 // Tests record what they saw with observe.Record, so reports show
 // behaviour as well as verdicts.
@@ -60,21 +60,21 @@ import (
 )
 
 // ManifestPrefix is the directory, within Manifests, that holds the
-// manifests of gatecheck's tests. Tests name their manifests with it.
-const ManifestPrefix = "gatecheck/"
+// manifests of gatewitness's tests. Tests name their manifests with it.
+const ManifestPrefix = "gatewitness/"
 
-// Manifests holds the manifests of gatecheck's tests, under
+// Manifests holds the manifests of gatewitness's tests, under
 // ManifestPrefix. Pass it to the upstream suite in
 // ConformanceOptions.ManifestFS next to upstream's own manifests.
 //
-//go:embed gatecheck
+//go:embed gatewitness
 var Manifests embed.FS
 
-// ConformanceTests lists gatecheck's conformance tests, in the order they
+// ConformanceTests lists gatewitness's conformance tests, in the order they
 // run, grouped by profile. It is package-level data: no test registers
 // itself.
 var ConformanceTests = []suite.ConformanceTest{
-	// GATECHECK-HTTP-RESILIENCE: HTTPRoute retries and timeouts.
+	// GATEWITNESS-HTTP-RESILIENCE: HTTPRoute retries and timeouts.
 	HTTPRouteRetryCodesAndAttempts,
 	HTTPRouteRetryBackoffGaps,
 	HTTPRouteRetryBackendTimeoutCancels,
@@ -82,13 +82,13 @@ var ConformanceTests = []suite.ConformanceTest{
 	HTTPRouteRetryRequestTimeoutBudget,
 	HTTPRouteRetryBodyReplay,
 	HTTPRouteTimeoutsWithoutRetry,
-	// GATECHECK-GRPC-DEADLINES: GRPCRoute timeouts (GEP-3139).
+	// GATEWITNESS-GRPC-DEADLINES: GRPCRoute timeouts (GEP-3139).
 	GRPCRouteMaxStreamDuration,
 	GRPCRouteStrictEnforcement,
 	GRPCRouteMaxStreamDurationDeadlineExceeded,
 	GRPCRouteTimeoutPropagation,
 	GRPCRouteMaxStreamDurationCancelsBackend,
-	// GATECHECK-CONNECTION-TIMEOUTS: connection-level proxy timeouts.
+	// GATEWITNESS-CONNECTION-TIMEOUTS: connection-level proxy timeouts.
 	ConnectionServerTimeout,
 	ConnectionClientTimeout,
 	ConnectionTunnelTimeout,
@@ -96,21 +96,21 @@ var ConformanceTests = []suite.ConformanceTest{
 	ConnectionClientFinHalfOpen,
 	ConnectionServerFinTimeout,
 	ConnectionTLSInspectDelay,
-	// GATECHECK-MESH-PROBES: health probes through a mesh's sidecar.
+	// GATEWITNESS-MESH-PROBES: health probes through a mesh's sidecar.
 	MeshProbeHTTP,
 	MeshProbeTCP,
 	MeshProbeGRPC,
 	MeshProbeRewrite,
-	// GATECHECK-RETRY-BUDGETS: XBackendTrafficPolicy retryConstraint.
+	// GATEWITNESS-RETRY-BUDGETS: XBackendTrafficPolicy retryConstraint.
 	BackendRetryBudgetMinRetryRate,
 	BackendRetryBudgetPerBackend,
 	BackendRetryBudgetUnderLoad,
 	BackendRetryBudgetRetriesWithinBudget,
 }
 
-// IsGatecheckTest reports whether name is the ShortName of one of
-// gatecheck's tests (rather than upstream's).
-func IsGatecheckTest(name string) bool {
+// IsGatewitnessTest reports whether name is the ShortName of one of
+// gatewitness's tests (rather than upstream's).
+func IsGatewitnessTest(name string) bool {
 	return slices.ContainsFunc(ConformanceTests, func(ct suite.ConformanceTest) bool { return ct.ShortName == name })
 }
 

@@ -15,9 +15,9 @@ import (
 	upstream "sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/conformance/tests"
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 // TestManifestsStayUnderPrefix checks that every embedded file is under
@@ -157,25 +157,25 @@ func TestEveryConformanceTestIsListed(t *testing.T) {
 		}
 	}
 	for _, name := range listed {
-		if !tests.IsGatecheckTest(name) {
-			t.Errorf("IsGatecheckTest(%s) = false", name)
+		if !tests.IsGatewitnessTest(name) {
+			t.Errorf("IsGatewitnessTest(%s) = false", name)
 		}
 	}
-	if tests.IsGatecheckTest("HTTPRouteSimpleSameNamespace") {
-		t.Error("IsGatecheckTest is true for an upstream test")
+	if tests.IsGatewitnessTest("HTTPRouteSimpleSameNamespace") {
+		t.Error("IsGatewitnessTest is true for an upstream test")
 	}
 	if len(declared) != len(listed) {
 		t.Errorf("%d tests declared (%v), %d listed (%v); a variable's name must be its ShortName", len(declared), declared, len(listed), listed)
 	}
 }
 
-// TestEveryGatecheckTestCountsInAGatecheckProfile checks, by the upstream
+// TestEveryGatewitnessTestCountsInAGatewitnessProfile checks, by the upstream
 // suite's own rule (a test counts in a profile when the profile holds every
-// feature the test lists), that each gatecheck test lists one of
-// gatecheck's features, counts in at least one GATECHECK-* profile, and in
-// no upstream profile: a failure of a gatecheck test never changes an
+// feature the test lists), that each gatewitness test lists one of
+// gatewitness's features, counts in at least one GATEWITNESS-* profile, and in
+// no upstream profile: a failure of a gatewitness test never changes an
 // upstream result.
-func TestEveryGatecheckTestCountsInAGatecheckProfile(t *testing.T) {
+func TestEveryGatewitnessTestCountsInAGatewitnessProfile(t *testing.T) {
 	holds := func(p features.Profile, ct suite.ConformanceTest) bool {
 		for _, f := range ct.Features {
 			if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
@@ -185,9 +185,9 @@ func TestEveryGatecheckTestCountsInAGatecheckProfile(t *testing.T) {
 		return true
 	}
 	for _, ct := range tests.ConformanceTests {
-		own := slices.ContainsFunc(ct.Features, features.IsGatecheck)
+		own := slices.ContainsFunc(ct.Features, features.IsGatewitness)
 		if !own {
-			t.Errorf("%s lists only upstream features %v; want one of gatecheck's too (features/gatecheck_*.go)", ct.ShortName, ct.Features)
+			t.Errorf("%s lists only upstream features %v; want one of gatewitness's too (features/gatewitness_*.go)", ct.ShortName, ct.Features)
 		}
 		for _, f := range ct.Features {
 			if _, ok := features.Lookup(f); !ok {
@@ -205,16 +205,16 @@ func TestEveryGatecheckTestCountsInAGatecheckProfile(t *testing.T) {
 			in = append(in, p.Name)
 		}
 		if len(in) == 0 {
-			t.Errorf("%s (features %v) counts in no profile: a GATECHECK-* profile must hold every feature it lists", ct.ShortName, ct.Features)
+			t.Errorf("%s (features %v) counts in no profile: a GATEWITNESS-* profile must hold every feature it lists", ct.ShortName, ct.Features)
 		}
 	}
 }
 
-// TestReferenceGatewayClaimsEveryGatecheckFeature checks that the reference
-// gateway claims every feature gatecheck's tests list: each test runs
+// TestReferenceGatewayClaimsEveryGatewitnessFeature checks that the reference
+// gateway claims every feature gatewitness's tests list: each test runs
 // in-process, so each is shown to pass against the executable
 // specification.
-func TestReferenceGatewayClaimsEveryGatecheckFeature(t *testing.T) {
+func TestReferenceGatewayClaimsEveryGatewitnessFeature(t *testing.T) {
 	claimed := runner.ReferenceFeatures()
 	for _, ct := range tests.ConformanceTests {
 		for _, f := range ct.Features {

@@ -14,24 +14,24 @@ package echowire
 // The carriers of a fault spec ("delay=2s;status=503") and of the request
 // id that keys the backend's fault state and ledger.
 const (
-	FaultHeader   = "X-Gatecheck-Fault" // HTTP request header
-	FaultQuery    = "gatecheck-fault"   // HTTP query parameter
-	FaultMetadata = "x-gatecheck-fault" // gRPC metadata key
+	FaultHeader   = "X-Gatewitness-Fault" // HTTP request header
+	FaultQuery    = "gatewitness-fault"   // HTTP query parameter
+	FaultMetadata = "x-gatewitness-fault" // gRPC metadata key
 
-	IDHeader   = "X-Gatecheck-Id" // HTTP request header
-	IDQuery    = "gatecheck-id"   // HTTP query parameter
-	IDMetadata = "x-gatecheck-id" // gRPC metadata key
+	IDHeader   = "X-Gatewitness-Id" // HTTP request header
+	IDQuery    = "gatewitness-id"   // HTTP query parameter
+	IDMetadata = "x-gatewitness-id" // gRPC metadata key
 )
 
 // AttemptTrailer is the gRPC trailing metadata key that carries a call's
 // attempt number (decimal, from 1) on every echo call, including upstream's
 // GrpcEcho, whose response has no field for it.
-const AttemptTrailer = "x-gatecheck-attempt"
+const AttemptTrailer = "x-gatewitness-attempt"
 
 // LedgerPath is the HTTP path prefix of the ledger: GET LedgerPath+id
 // answers the id's Entry as JSON (404 when the backend has none), DELETE
 // forgets it. The gRPC Admin service reads the same ledger.
-const LedgerPath = "/_gatecheck/ledger/"
+const LedgerPath = "/_gatewitness/ledger/"
 
 // WebSocket control modes. A WebSocket upgrade of /ws with the query
 // parameter WSModeQuery set to one of them is answered by the backend itself
@@ -39,7 +39,7 @@ const LedgerPath = "/_gatecheck/ledger/"
 // ledger under its request id (IDQuery).
 const (
 	// WSModeQuery is the query parameter that selects the mode.
-	WSModeQuery = "gatecheck-ws"
+	WSModeQuery = "gatewitness-ws"
 
 	// WSHalfClose: right after the 101 the backend shuts its writes (TCP
 	// FIN) and waits for its peer to close. The attempt's HeadersSent is

@@ -9,7 +9,7 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
 )
 
 const (

@@ -1,10 +1,10 @@
-// The gRPC side of the gatecheck echo-backend.
+// The gRPC side of the gatewitness echo-backend.
 //
 // Echo answers every call with what the server received, so a test can see
 // what a proxy did to the request: metadata, :authority, the grpc-timeout it
 // forwarded, the deadline left, and the request id and attempt number the
 // backend's ledger gave the call. Faults are asked for with the
-// x-gatecheck-fault metadata key and keyed by x-gatecheck-id.
+// x-gatewitness-fault metadata key and keyed by x-gatewitness-id.
 //
 // Admin flips the backend's health and TCP listener at run time and reads
 // the ledger back.
@@ -15,7 +15,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: gatecheck/echo/v1/echo.proto
+// source: gatewitness/echo/v1/echo.proto
 
 package echopb
 
@@ -74,11 +74,11 @@ func (x ServingStatus) String() string {
 }
 
 func (ServingStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_gatecheck_echo_v1_echo_proto_enumTypes[0].Descriptor()
+	return file_gatewitness_echo_v1_echo_proto_enumTypes[0].Descriptor()
 }
 
 func (ServingStatus) Type() protoreflect.EnumType {
-	return &file_gatecheck_echo_v1_echo_proto_enumTypes[0]
+	return &file_gatewitness_echo_v1_echo_proto_enumTypes[0]
 }
 
 func (x ServingStatus) Number() protoreflect.EnumNumber {
@@ -87,7 +87,7 @@ func (x ServingStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ServingStatus.Descriptor instead.
 func (ServingStatus) EnumDescriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{0}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{0}
 }
 
 // EchoRequest is one request message.
@@ -105,7 +105,7 @@ type EchoRequest struct {
 
 func (x *EchoRequest) Reset() {
 	*x = EchoRequest{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[0]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -117,7 +117,7 @@ func (x *EchoRequest) String() string {
 func (*EchoRequest) ProtoMessage() {}
 
 func (x *EchoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[0]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -130,7 +130,7 @@ func (x *EchoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoRequest.ProtoReflect.Descriptor instead.
 func (*EchoRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{0}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *EchoRequest) GetPayload() []byte {
@@ -157,7 +157,7 @@ type Values struct {
 
 func (x *Values) Reset() {
 	*x = Values{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[1]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -169,7 +169,7 @@ func (x *Values) String() string {
 func (*Values) ProtoMessage() {}
 
 func (x *Values) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[1]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -182,7 +182,7 @@ func (x *Values) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Values.ProtoReflect.Descriptor instead.
 func (*Values) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{1}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Values) GetValues() []string {
@@ -205,7 +205,7 @@ type Pod struct {
 
 func (x *Pod) Reset() {
 	*x = Pod{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[2]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -217,7 +217,7 @@ func (x *Pod) String() string {
 func (*Pod) ProtoMessage() {}
 
 func (x *Pod) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[2]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -230,7 +230,7 @@ func (x *Pod) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pod.ProtoReflect.Descriptor instead.
 func (*Pod) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{2}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Pod) GetNamespace() string {
@@ -280,7 +280,7 @@ type TLSInfo struct {
 
 func (x *TLSInfo) Reset() {
 	*x = TLSInfo{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[3]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +292,7 @@ func (x *TLSInfo) String() string {
 func (*TLSInfo) ProtoMessage() {}
 
 func (x *TLSInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[3]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +305,7 @@ func (x *TLSInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TLSInfo.ProtoReflect.Descriptor instead.
 func (*TLSInfo) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{3}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TLSInfo) GetVersion() string {
@@ -348,11 +348,11 @@ type EchoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Metadata is every request metadata key the server received, with
 	// grpc-timeout as received when the client sent one. The backend's own
-	// helper keys (gatecheck-h2-stream, gatecheck-grpc-timeout) are removed.
+	// helper keys (gatewitness-h2-stream, gatewitness-grpc-timeout) are removed.
 	Metadata map[string]*Values `protobuf:"bytes,1,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Authority is the :authority pseudo-header.
 	Authority string `protobuf:"bytes,2,opt,name=authority,proto3" json:"authority,omitempty"`
-	// FullMethod is the method called, such as "/gatecheck.echo.v1.Echo/Unary".
+	// FullMethod is the method called, such as "/gatewitness.echo.v1.Echo/Unary".
 	FullMethod string `protobuf:"bytes,3,opt,name=full_method,json=fullMethod,proto3" json:"full_method,omitempty"`
 	// GrpcTimeout is the grpc-timeout header as received, such as "4999883u",
 	// or empty when the call had none.
@@ -360,7 +360,7 @@ type EchoResponse struct {
 	// DeadlineRemaining is the time left to the call's deadline when the
 	// server got the call; absent when the call has no deadline.
 	DeadlineRemaining *durationpb.Duration `protobuf:"bytes,5,opt,name=deadline_remaining,json=deadlineRemaining,proto3" json:"deadline_remaining,omitempty"`
-	// RequestId is the x-gatecheck-id metadata value (empty if none).
+	// RequestId is the x-gatewitness-id metadata value (empty if none).
 	RequestId string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// Attempt is the call's 1-based attempt number for its request id, from
 	// the backend's ledger (always 1 without a request id).
@@ -393,7 +393,7 @@ type EchoResponse struct {
 
 func (x *EchoResponse) Reset() {
 	*x = EchoResponse{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[4]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +405,7 @@ func (x *EchoResponse) String() string {
 func (*EchoResponse) ProtoMessage() {}
 
 func (x *EchoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[4]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +418,7 @@ func (x *EchoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoResponse.ProtoReflect.Descriptor instead.
 func (*EchoResponse) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{4}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *EchoResponse) GetMetadata() map[string]*Values {
@@ -544,7 +544,7 @@ type SetHTTPHealthRequest struct {
 
 func (x *SetHTTPHealthRequest) Reset() {
 	*x = SetHTTPHealthRequest{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[5]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -556,7 +556,7 @@ func (x *SetHTTPHealthRequest) String() string {
 func (*SetHTTPHealthRequest) ProtoMessage() {}
 
 func (x *SetHTTPHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[5]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +569,7 @@ func (x *SetHTTPHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHTTPHealthRequest.ProtoReflect.Descriptor instead.
 func (*SetHTTPHealthRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{5}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SetHTTPHealthRequest) GetStatus() int32 {
@@ -589,7 +589,7 @@ type SetHTTPHealthResponse struct {
 
 func (x *SetHTTPHealthResponse) Reset() {
 	*x = SetHTTPHealthResponse{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[6]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -601,7 +601,7 @@ func (x *SetHTTPHealthResponse) String() string {
 func (*SetHTTPHealthResponse) ProtoMessage() {}
 
 func (x *SetHTTPHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[6]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -614,7 +614,7 @@ func (x *SetHTTPHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetHTTPHealthResponse.ProtoReflect.Descriptor instead.
 func (*SetHTTPHealthResponse) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{6}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SetHTTPHealthResponse) GetStatus() int32 {
@@ -629,14 +629,14 @@ type SetGRPCHealthRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Service is the service name; empty is the server as a whole.
 	Service       string        `protobuf:"bytes,1,opt,name=service,proto3" json:"service,omitempty"`
-	Status        ServingStatus `protobuf:"varint,2,opt,name=status,proto3,enum=gatecheck.echo.v1.ServingStatus" json:"status,omitempty"`
+	Status        ServingStatus `protobuf:"varint,2,opt,name=status,proto3,enum=gatewitness.echo.v1.ServingStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetGRPCHealthRequest) Reset() {
 	*x = SetGRPCHealthRequest{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[7]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +648,7 @@ func (x *SetGRPCHealthRequest) String() string {
 func (*SetGRPCHealthRequest) ProtoMessage() {}
 
 func (x *SetGRPCHealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[7]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +661,7 @@ func (x *SetGRPCHealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGRPCHealthRequest.ProtoReflect.Descriptor instead.
 func (*SetGRPCHealthRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{7}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SetGRPCHealthRequest) GetService() string {
@@ -682,14 +682,14 @@ func (x *SetGRPCHealthRequest) GetStatus() ServingStatus {
 type SetGRPCHealthResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Service       string                 `protobuf:"bytes,1,opt,name=service,proto3" json:"service,omitempty"`
-	Status        ServingStatus          `protobuf:"varint,2,opt,name=status,proto3,enum=gatecheck.echo.v1.ServingStatus" json:"status,omitempty"`
+	Status        ServingStatus          `protobuf:"varint,2,opt,name=status,proto3,enum=gatewitness.echo.v1.ServingStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetGRPCHealthResponse) Reset() {
 	*x = SetGRPCHealthResponse{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[8]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -701,7 +701,7 @@ func (x *SetGRPCHealthResponse) String() string {
 func (*SetGRPCHealthResponse) ProtoMessage() {}
 
 func (x *SetGRPCHealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[8]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -714,7 +714,7 @@ func (x *SetGRPCHealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGRPCHealthResponse.ProtoReflect.Descriptor instead.
 func (*SetGRPCHealthResponse) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{8}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SetGRPCHealthResponse) GetService() string {
@@ -741,7 +741,7 @@ type SetTCPOpenRequest struct {
 
 func (x *SetTCPOpenRequest) Reset() {
 	*x = SetTCPOpenRequest{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[9]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +753,7 @@ func (x *SetTCPOpenRequest) String() string {
 func (*SetTCPOpenRequest) ProtoMessage() {}
 
 func (x *SetTCPOpenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[9]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +766,7 @@ func (x *SetTCPOpenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTCPOpenRequest.ProtoReflect.Descriptor instead.
 func (*SetTCPOpenRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{9}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SetTCPOpenRequest) GetOpen() bool {
@@ -786,7 +786,7 @@ type SetTCPOpenResponse struct {
 
 func (x *SetTCPOpenResponse) Reset() {
 	*x = SetTCPOpenResponse{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[10]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +798,7 @@ func (x *SetTCPOpenResponse) String() string {
 func (*SetTCPOpenResponse) ProtoMessage() {}
 
 func (x *SetTCPOpenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[10]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +811,7 @@ func (x *SetTCPOpenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTCPOpenResponse.ProtoReflect.Descriptor instead.
 func (*SetTCPOpenResponse) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{10}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SetTCPOpenResponse) GetOpen() bool {
@@ -831,7 +831,7 @@ type GetLedgerRequest struct {
 
 func (x *GetLedgerRequest) Reset() {
 	*x = GetLedgerRequest{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[11]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +843,7 @@ func (x *GetLedgerRequest) String() string {
 func (*GetLedgerRequest) ProtoMessage() {}
 
 func (x *GetLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[11]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +856,7 @@ func (x *GetLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLedgerRequest.ProtoReflect.Descriptor instead.
 func (*GetLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{11}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetLedgerRequest) GetId() string {
@@ -880,7 +880,7 @@ type LedgerEntry struct {
 
 func (x *LedgerEntry) Reset() {
 	*x = LedgerEntry{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[12]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +892,7 @@ func (x *LedgerEntry) String() string {
 func (*LedgerEntry) ProtoMessage() {}
 
 func (x *LedgerEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[12]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +905,7 @@ func (x *LedgerEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LedgerEntry.ProtoReflect.Descriptor instead.
 func (*LedgerEntry) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{12}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LedgerEntry) GetId() string {
@@ -980,7 +980,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[13]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +992,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_echo_v1_echo_proto_msgTypes[13]
+	mi := &file_gatewitness_echo_v1_echo_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1005,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_gatecheck_echo_v1_echo_proto_rawDescGZIP(), []int{13}
+	return file_gatewitness_echo_v1_echo_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Attempt) GetNumber() int32 {
@@ -1148,11 +1148,11 @@ func (x *Attempt) GetTruncated() []string {
 	return nil
 }
 
-var File_gatecheck_echo_v1_echo_proto protoreflect.FileDescriptor
+var File_gatewitness_echo_v1_echo_proto protoreflect.FileDescriptor
 
-const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
+const file_gatewitness_echo_v1_echo_proto_rawDesc = "" +
 	"\n" +
-	"\x1cgatecheck/echo/v1/echo.proto\x12\x11gatecheck.echo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"C\n" +
+	"\x1egatewitness/echo/v1/echo.proto\x12\x13gatewitness.echo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"C\n" +
 	"\vEchoRequest\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1a\n" +
 	"\bmessages\x18\x02 \x01(\x05R\bmessages\" \n" +
@@ -1169,9 +1169,9 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"\vserver_name\x18\x03 \x01(\tR\n" +
 	"serverName\x12!\n" +
 	"\fcipher_suite\x18\x04 \x01(\tR\vcipherSuite\x12+\n" +
-	"\x11peer_certificates\x18\x05 \x03(\tR\x10peerCertificates\"\xb8\x05\n" +
-	"\fEchoResponse\x12I\n" +
-	"\bmetadata\x18\x01 \x03(\v2-.gatecheck.echo.v1.EchoResponse.MetadataEntryR\bmetadata\x12\x1c\n" +
+	"\x11peer_certificates\x18\x05 \x03(\tR\x10peerCertificates\"\xc0\x05\n" +
+	"\fEchoResponse\x12K\n" +
+	"\bmetadata\x18\x01 \x03(\v2/.gatewitness.echo.v1.EchoResponse.MetadataEntryR\bmetadata\x12\x1c\n" +
 	"\tauthority\x18\x02 \x01(\tR\tauthority\x12\x1f\n" +
 	"\vfull_method\x18\x03 \x01(\tR\n" +
 	"fullMethod\x12!\n" +
@@ -1179,9 +1179,9 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"\x12deadline_remaining\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x11deadlineRemaining\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x06 \x01(\tR\trequestId\x12\x18\n" +
-	"\aattempt\x18\a \x01(\x05R\aattempt\x12(\n" +
-	"\x03pod\x18\b \x01(\v2\x16.gatecheck.echo.v1.PodR\x03pod\x12,\n" +
-	"\x03tls\x18\t \x01(\v2\x1a.gatecheck.echo.v1.TLSInfoR\x03tls\x12#\n" +
+	"\aattempt\x18\a \x01(\x05R\aattempt\x12*\n" +
+	"\x03pod\x18\b \x01(\v2\x18.gatewitness.echo.v1.PodR\x03pod\x12.\n" +
+	"\x03tls\x18\t \x01(\v2\x1c.gatewitness.echo.v1.TLSInfoR\x03tls\x12#\n" +
 	"\rmessage_index\x18\n" +
 	" \x01(\x05R\fmessageIndex\x12\x18\n" +
 	"\apayload\x18\v \x01(\fR\apayload\x12+\n" +
@@ -1189,30 +1189,30 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"\x05fault\x18\r \x01(\tR\x05fault\x12\x1a\n" +
 	"\blistener\x18\x0e \x01(\tR\blistener\x12\x12\n" +
 	"\x04conn\x18\x0f \x01(\tR\x04conn\x12\x16\n" +
-	"\x06stream\x18\x10 \x01(\rR\x06stream\x1aV\n" +
+	"\x06stream\x18\x10 \x01(\rR\x06stream\x1aX\n" +
 	"\rMetadataEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.gatecheck.echo.v1.ValuesR\x05value:\x028\x01\".\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.gatewitness.echo.v1.ValuesR\x05value:\x028\x01\".\n" +
 	"\x14SetHTTPHealthRequest\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\"/\n" +
 	"\x15SetHTTPHealthResponse\x12\x16\n" +
-	"\x06status\x18\x01 \x01(\x05R\x06status\"j\n" +
+	"\x06status\x18\x01 \x01(\x05R\x06status\"l\n" +
 	"\x14SetGRPCHealthRequest\x12\x18\n" +
-	"\aservice\x18\x01 \x01(\tR\aservice\x128\n" +
-	"\x06status\x18\x02 \x01(\x0e2 .gatecheck.echo.v1.ServingStatusR\x06status\"k\n" +
+	"\aservice\x18\x01 \x01(\tR\aservice\x12:\n" +
+	"\x06status\x18\x02 \x01(\x0e2\".gatewitness.echo.v1.ServingStatusR\x06status\"m\n" +
 	"\x15SetGRPCHealthResponse\x12\x18\n" +
-	"\aservice\x18\x01 \x01(\tR\aservice\x128\n" +
-	"\x06status\x18\x02 \x01(\x0e2 .gatecheck.echo.v1.ServingStatusR\x06status\"'\n" +
+	"\aservice\x18\x01 \x01(\tR\aservice\x12:\n" +
+	"\x06status\x18\x02 \x01(\x0e2\".gatewitness.echo.v1.ServingStatusR\x06status\"'\n" +
 	"\x11SetTCPOpenRequest\x12\x12\n" +
 	"\x04open\x18\x01 \x01(\bR\x04open\"(\n" +
 	"\x12SetTCPOpenResponse\x12\x12\n" +
 	"\x04open\x18\x01 \x01(\bR\x04open\"\"\n" +
 	"\x10GetLedgerRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"o\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"q\n" +
 	"\vLedgerEntry\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\x126\n" +
-	"\battempts\x18\x02 \x03(\v2\x1a.gatecheck.echo.v1.AttemptR\battempts\x12\x18\n" +
-	"\adropped\x18\x03 \x01(\x05R\adropped\"\x97\x06\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x128\n" +
+	"\battempts\x18\x02 \x03(\v2\x1c.gatewitness.echo.v1.AttemptR\battempts\x12\x18\n" +
+	"\adropped\x18\x03 \x01(\x05R\adropped\"\x9b\x06\n" +
 	"\aAttempt\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x124\n" +
 	"\aarrived\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\aarrived\x12=\n" +
@@ -1227,8 +1227,8 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	" \x01(\rR\x06stream\x12!\n" +
 	"\fconn_request\x18\v \x01(\x05R\vconnRequest\x12\x16\n" +
 	"\x06method\x18\f \x01(\tR\x06method\x12\x12\n" +
-	"\x04path\x18\r \x01(\tR\x04path\x12A\n" +
-	"\aheaders\x18\x0e \x03(\v2'.gatecheck.echo.v1.Attempt.HeadersEntryR\aheaders\x12\x14\n" +
+	"\x04path\x18\r \x01(\tR\x04path\x12C\n" +
+	"\aheaders\x18\x0e \x03(\v2).gatewitness.echo.v1.Attempt.HeadersEntryR\aheaders\x12\x14\n" +
 	"\x05fault\x18\x0f \x01(\tR\x05fault\x12\x16\n" +
 	"\x06status\x18\x10 \x01(\x05R\x06status\x12\x1b\n" +
 	"\tgrpc_code\x18\x11 \x01(\tR\bgrpcCode\x12\x1d\n" +
@@ -1236,94 +1236,94 @@ const file_gatecheck_echo_v1_echo_proto_rawDesc = "" +
 	"body_bytes\x18\x12 \x01(\x03R\tbodyBytes\x12\x1f\n" +
 	"\vbody_sha256\x18\x13 \x01(\tR\n" +
 	"bodySha256\x12\x1c\n" +
-	"\ttruncated\x18\x14 \x03(\tR\ttruncated\x1aU\n" +
+	"\ttruncated\x18\x14 \x03(\tR\ttruncated\x1aW\n" +
 	"\fHeadersEntry\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.gatecheck.echo.v1.ValuesR\x05value:\x028\x01*O\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.gatewitness.echo.v1.ValuesR\x05value:\x028\x01*O\n" +
 	"\rServingStatus\x12\v\n" +
 	"\aUNKNOWN\x10\x00\x12\v\n" +
 	"\aSERVING\x10\x01\x12\x0f\n" +
 	"\vNOT_SERVING\x10\x02\x12\x13\n" +
-	"\x0fSERVICE_UNKNOWN\x10\x032\xc9\x02\n" +
-	"\x04Echo\x12H\n" +
-	"\x05Unary\x12\x1e.gatecheck.echo.v1.EchoRequest\x1a\x1f.gatecheck.echo.v1.EchoResponse\x12Q\n" +
-	"\fServerStream\x12\x1e.gatecheck.echo.v1.EchoRequest\x1a\x1f.gatecheck.echo.v1.EchoResponse0\x01\x12Q\n" +
-	"\fClientStream\x12\x1e.gatecheck.echo.v1.EchoRequest\x1a\x1f.gatecheck.echo.v1.EchoResponse(\x01\x12Q\n" +
+	"\x0fSERVICE_UNKNOWN\x10\x032\xd9\x02\n" +
+	"\x04Echo\x12L\n" +
+	"\x05Unary\x12 .gatewitness.echo.v1.EchoRequest\x1a!.gatewitness.echo.v1.EchoResponse\x12U\n" +
+	"\fServerStream\x12 .gatewitness.echo.v1.EchoRequest\x1a!.gatewitness.echo.v1.EchoResponse0\x01\x12U\n" +
+	"\fClientStream\x12 .gatewitness.echo.v1.EchoRequest\x1a!.gatewitness.echo.v1.EchoResponse(\x01\x12U\n" +
 	"\n" +
-	"BidiStream\x12\x1e.gatecheck.echo.v1.EchoRequest\x1a\x1f.gatecheck.echo.v1.EchoResponse(\x010\x012\xfc\x02\n" +
-	"\x05Admin\x12b\n" +
-	"\rSetHTTPHealth\x12'.gatecheck.echo.v1.SetHTTPHealthRequest\x1a(.gatecheck.echo.v1.SetHTTPHealthResponse\x12b\n" +
-	"\rSetGRPCHealth\x12'.gatecheck.echo.v1.SetGRPCHealthRequest\x1a(.gatecheck.echo.v1.SetGRPCHealthResponse\x12Y\n" +
+	"BidiStream\x12 .gatewitness.echo.v1.EchoRequest\x1a!.gatewitness.echo.v1.EchoResponse(\x010\x012\x8c\x03\n" +
+	"\x05Admin\x12f\n" +
+	"\rSetHTTPHealth\x12).gatewitness.echo.v1.SetHTTPHealthRequest\x1a*.gatewitness.echo.v1.SetHTTPHealthResponse\x12f\n" +
+	"\rSetGRPCHealth\x12).gatewitness.echo.v1.SetGRPCHealthRequest\x1a*.gatewitness.echo.v1.SetGRPCHealthResponse\x12]\n" +
 	"\n" +
-	"SetTCPOpen\x12$.gatecheck.echo.v1.SetTCPOpenRequest\x1a%.gatecheck.echo.v1.SetTCPOpenResponse\x12P\n" +
-	"\tGetLedger\x12#.gatecheck.echo.v1.GetLedgerRequest\x1a\x1e.gatecheck.echo.v1.LedgerEntryB;Z9github.com/gatecheck/gatecheck/echo-backend/echopb;echopbb\x06proto3"
+	"SetTCPOpen\x12&.gatewitness.echo.v1.SetTCPOpenRequest\x1a'.gatewitness.echo.v1.SetTCPOpenResponse\x12T\n" +
+	"\tGetLedger\x12%.gatewitness.echo.v1.GetLedgerRequest\x1a .gatewitness.echo.v1.LedgerEntryB?Z=github.com/gatewitness/gatewitness/echo-backend/echopb;echopbb\x06proto3"
 
 var (
-	file_gatecheck_echo_v1_echo_proto_rawDescOnce sync.Once
-	file_gatecheck_echo_v1_echo_proto_rawDescData []byte
+	file_gatewitness_echo_v1_echo_proto_rawDescOnce sync.Once
+	file_gatewitness_echo_v1_echo_proto_rawDescData []byte
 )
 
-func file_gatecheck_echo_v1_echo_proto_rawDescGZIP() []byte {
-	file_gatecheck_echo_v1_echo_proto_rawDescOnce.Do(func() {
-		file_gatecheck_echo_v1_echo_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_gatecheck_echo_v1_echo_proto_rawDesc), len(file_gatecheck_echo_v1_echo_proto_rawDesc)))
+func file_gatewitness_echo_v1_echo_proto_rawDescGZIP() []byte {
+	file_gatewitness_echo_v1_echo_proto_rawDescOnce.Do(func() {
+		file_gatewitness_echo_v1_echo_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_gatewitness_echo_v1_echo_proto_rawDesc), len(file_gatewitness_echo_v1_echo_proto_rawDesc)))
 	})
-	return file_gatecheck_echo_v1_echo_proto_rawDescData
+	return file_gatewitness_echo_v1_echo_proto_rawDescData
 }
 
-var file_gatecheck_echo_v1_echo_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_gatecheck_echo_v1_echo_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
-var file_gatecheck_echo_v1_echo_proto_goTypes = []any{
-	(ServingStatus)(0),            // 0: gatecheck.echo.v1.ServingStatus
-	(*EchoRequest)(nil),           // 1: gatecheck.echo.v1.EchoRequest
-	(*Values)(nil),                // 2: gatecheck.echo.v1.Values
-	(*Pod)(nil),                   // 3: gatecheck.echo.v1.Pod
-	(*TLSInfo)(nil),               // 4: gatecheck.echo.v1.TLSInfo
-	(*EchoResponse)(nil),          // 5: gatecheck.echo.v1.EchoResponse
-	(*SetHTTPHealthRequest)(nil),  // 6: gatecheck.echo.v1.SetHTTPHealthRequest
-	(*SetHTTPHealthResponse)(nil), // 7: gatecheck.echo.v1.SetHTTPHealthResponse
-	(*SetGRPCHealthRequest)(nil),  // 8: gatecheck.echo.v1.SetGRPCHealthRequest
-	(*SetGRPCHealthResponse)(nil), // 9: gatecheck.echo.v1.SetGRPCHealthResponse
-	(*SetTCPOpenRequest)(nil),     // 10: gatecheck.echo.v1.SetTCPOpenRequest
-	(*SetTCPOpenResponse)(nil),    // 11: gatecheck.echo.v1.SetTCPOpenResponse
-	(*GetLedgerRequest)(nil),      // 12: gatecheck.echo.v1.GetLedgerRequest
-	(*LedgerEntry)(nil),           // 13: gatecheck.echo.v1.LedgerEntry
-	(*Attempt)(nil),               // 14: gatecheck.echo.v1.Attempt
-	nil,                           // 15: gatecheck.echo.v1.EchoResponse.MetadataEntry
-	nil,                           // 16: gatecheck.echo.v1.Attempt.HeadersEntry
+var file_gatewitness_echo_v1_echo_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_gatewitness_echo_v1_echo_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_gatewitness_echo_v1_echo_proto_goTypes = []any{
+	(ServingStatus)(0),            // 0: gatewitness.echo.v1.ServingStatus
+	(*EchoRequest)(nil),           // 1: gatewitness.echo.v1.EchoRequest
+	(*Values)(nil),                // 2: gatewitness.echo.v1.Values
+	(*Pod)(nil),                   // 3: gatewitness.echo.v1.Pod
+	(*TLSInfo)(nil),               // 4: gatewitness.echo.v1.TLSInfo
+	(*EchoResponse)(nil),          // 5: gatewitness.echo.v1.EchoResponse
+	(*SetHTTPHealthRequest)(nil),  // 6: gatewitness.echo.v1.SetHTTPHealthRequest
+	(*SetHTTPHealthResponse)(nil), // 7: gatewitness.echo.v1.SetHTTPHealthResponse
+	(*SetGRPCHealthRequest)(nil),  // 8: gatewitness.echo.v1.SetGRPCHealthRequest
+	(*SetGRPCHealthResponse)(nil), // 9: gatewitness.echo.v1.SetGRPCHealthResponse
+	(*SetTCPOpenRequest)(nil),     // 10: gatewitness.echo.v1.SetTCPOpenRequest
+	(*SetTCPOpenResponse)(nil),    // 11: gatewitness.echo.v1.SetTCPOpenResponse
+	(*GetLedgerRequest)(nil),      // 12: gatewitness.echo.v1.GetLedgerRequest
+	(*LedgerEntry)(nil),           // 13: gatewitness.echo.v1.LedgerEntry
+	(*Attempt)(nil),               // 14: gatewitness.echo.v1.Attempt
+	nil,                           // 15: gatewitness.echo.v1.EchoResponse.MetadataEntry
+	nil,                           // 16: gatewitness.echo.v1.Attempt.HeadersEntry
 	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
 	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
 }
-var file_gatecheck_echo_v1_echo_proto_depIdxs = []int32{
-	15, // 0: gatecheck.echo.v1.EchoResponse.metadata:type_name -> gatecheck.echo.v1.EchoResponse.MetadataEntry
-	17, // 1: gatecheck.echo.v1.EchoResponse.deadline_remaining:type_name -> google.protobuf.Duration
-	3,  // 2: gatecheck.echo.v1.EchoResponse.pod:type_name -> gatecheck.echo.v1.Pod
-	4,  // 3: gatecheck.echo.v1.EchoResponse.tls:type_name -> gatecheck.echo.v1.TLSInfo
-	0,  // 4: gatecheck.echo.v1.SetGRPCHealthRequest.status:type_name -> gatecheck.echo.v1.ServingStatus
-	0,  // 5: gatecheck.echo.v1.SetGRPCHealthResponse.status:type_name -> gatecheck.echo.v1.ServingStatus
-	14, // 6: gatecheck.echo.v1.LedgerEntry.attempts:type_name -> gatecheck.echo.v1.Attempt
-	18, // 7: gatecheck.echo.v1.Attempt.arrived:type_name -> google.protobuf.Timestamp
-	18, // 8: gatecheck.echo.v1.Attempt.headers_sent:type_name -> google.protobuf.Timestamp
-	18, // 9: gatecheck.echo.v1.Attempt.ended:type_name -> google.protobuf.Timestamp
-	18, // 10: gatecheck.echo.v1.Attempt.cancelled_at:type_name -> google.protobuf.Timestamp
-	16, // 11: gatecheck.echo.v1.Attempt.headers:type_name -> gatecheck.echo.v1.Attempt.HeadersEntry
-	2,  // 12: gatecheck.echo.v1.EchoResponse.MetadataEntry.value:type_name -> gatecheck.echo.v1.Values
-	2,  // 13: gatecheck.echo.v1.Attempt.HeadersEntry.value:type_name -> gatecheck.echo.v1.Values
-	1,  // 14: gatecheck.echo.v1.Echo.Unary:input_type -> gatecheck.echo.v1.EchoRequest
-	1,  // 15: gatecheck.echo.v1.Echo.ServerStream:input_type -> gatecheck.echo.v1.EchoRequest
-	1,  // 16: gatecheck.echo.v1.Echo.ClientStream:input_type -> gatecheck.echo.v1.EchoRequest
-	1,  // 17: gatecheck.echo.v1.Echo.BidiStream:input_type -> gatecheck.echo.v1.EchoRequest
-	6,  // 18: gatecheck.echo.v1.Admin.SetHTTPHealth:input_type -> gatecheck.echo.v1.SetHTTPHealthRequest
-	8,  // 19: gatecheck.echo.v1.Admin.SetGRPCHealth:input_type -> gatecheck.echo.v1.SetGRPCHealthRequest
-	10, // 20: gatecheck.echo.v1.Admin.SetTCPOpen:input_type -> gatecheck.echo.v1.SetTCPOpenRequest
-	12, // 21: gatecheck.echo.v1.Admin.GetLedger:input_type -> gatecheck.echo.v1.GetLedgerRequest
-	5,  // 22: gatecheck.echo.v1.Echo.Unary:output_type -> gatecheck.echo.v1.EchoResponse
-	5,  // 23: gatecheck.echo.v1.Echo.ServerStream:output_type -> gatecheck.echo.v1.EchoResponse
-	5,  // 24: gatecheck.echo.v1.Echo.ClientStream:output_type -> gatecheck.echo.v1.EchoResponse
-	5,  // 25: gatecheck.echo.v1.Echo.BidiStream:output_type -> gatecheck.echo.v1.EchoResponse
-	7,  // 26: gatecheck.echo.v1.Admin.SetHTTPHealth:output_type -> gatecheck.echo.v1.SetHTTPHealthResponse
-	9,  // 27: gatecheck.echo.v1.Admin.SetGRPCHealth:output_type -> gatecheck.echo.v1.SetGRPCHealthResponse
-	11, // 28: gatecheck.echo.v1.Admin.SetTCPOpen:output_type -> gatecheck.echo.v1.SetTCPOpenResponse
-	13, // 29: gatecheck.echo.v1.Admin.GetLedger:output_type -> gatecheck.echo.v1.LedgerEntry
+var file_gatewitness_echo_v1_echo_proto_depIdxs = []int32{
+	15, // 0: gatewitness.echo.v1.EchoResponse.metadata:type_name -> gatewitness.echo.v1.EchoResponse.MetadataEntry
+	17, // 1: gatewitness.echo.v1.EchoResponse.deadline_remaining:type_name -> google.protobuf.Duration
+	3,  // 2: gatewitness.echo.v1.EchoResponse.pod:type_name -> gatewitness.echo.v1.Pod
+	4,  // 3: gatewitness.echo.v1.EchoResponse.tls:type_name -> gatewitness.echo.v1.TLSInfo
+	0,  // 4: gatewitness.echo.v1.SetGRPCHealthRequest.status:type_name -> gatewitness.echo.v1.ServingStatus
+	0,  // 5: gatewitness.echo.v1.SetGRPCHealthResponse.status:type_name -> gatewitness.echo.v1.ServingStatus
+	14, // 6: gatewitness.echo.v1.LedgerEntry.attempts:type_name -> gatewitness.echo.v1.Attempt
+	18, // 7: gatewitness.echo.v1.Attempt.arrived:type_name -> google.protobuf.Timestamp
+	18, // 8: gatewitness.echo.v1.Attempt.headers_sent:type_name -> google.protobuf.Timestamp
+	18, // 9: gatewitness.echo.v1.Attempt.ended:type_name -> google.protobuf.Timestamp
+	18, // 10: gatewitness.echo.v1.Attempt.cancelled_at:type_name -> google.protobuf.Timestamp
+	16, // 11: gatewitness.echo.v1.Attempt.headers:type_name -> gatewitness.echo.v1.Attempt.HeadersEntry
+	2,  // 12: gatewitness.echo.v1.EchoResponse.MetadataEntry.value:type_name -> gatewitness.echo.v1.Values
+	2,  // 13: gatewitness.echo.v1.Attempt.HeadersEntry.value:type_name -> gatewitness.echo.v1.Values
+	1,  // 14: gatewitness.echo.v1.Echo.Unary:input_type -> gatewitness.echo.v1.EchoRequest
+	1,  // 15: gatewitness.echo.v1.Echo.ServerStream:input_type -> gatewitness.echo.v1.EchoRequest
+	1,  // 16: gatewitness.echo.v1.Echo.ClientStream:input_type -> gatewitness.echo.v1.EchoRequest
+	1,  // 17: gatewitness.echo.v1.Echo.BidiStream:input_type -> gatewitness.echo.v1.EchoRequest
+	6,  // 18: gatewitness.echo.v1.Admin.SetHTTPHealth:input_type -> gatewitness.echo.v1.SetHTTPHealthRequest
+	8,  // 19: gatewitness.echo.v1.Admin.SetGRPCHealth:input_type -> gatewitness.echo.v1.SetGRPCHealthRequest
+	10, // 20: gatewitness.echo.v1.Admin.SetTCPOpen:input_type -> gatewitness.echo.v1.SetTCPOpenRequest
+	12, // 21: gatewitness.echo.v1.Admin.GetLedger:input_type -> gatewitness.echo.v1.GetLedgerRequest
+	5,  // 22: gatewitness.echo.v1.Echo.Unary:output_type -> gatewitness.echo.v1.EchoResponse
+	5,  // 23: gatewitness.echo.v1.Echo.ServerStream:output_type -> gatewitness.echo.v1.EchoResponse
+	5,  // 24: gatewitness.echo.v1.Echo.ClientStream:output_type -> gatewitness.echo.v1.EchoResponse
+	5,  // 25: gatewitness.echo.v1.Echo.BidiStream:output_type -> gatewitness.echo.v1.EchoResponse
+	7,  // 26: gatewitness.echo.v1.Admin.SetHTTPHealth:output_type -> gatewitness.echo.v1.SetHTTPHealthResponse
+	9,  // 27: gatewitness.echo.v1.Admin.SetGRPCHealth:output_type -> gatewitness.echo.v1.SetGRPCHealthResponse
+	11, // 28: gatewitness.echo.v1.Admin.SetTCPOpen:output_type -> gatewitness.echo.v1.SetTCPOpenResponse
+	13, // 29: gatewitness.echo.v1.Admin.GetLedger:output_type -> gatewitness.echo.v1.LedgerEntry
 	22, // [22:30] is the sub-list for method output_type
 	14, // [14:22] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
@@ -1331,27 +1331,27 @@ var file_gatecheck_echo_v1_echo_proto_depIdxs = []int32{
 	0,  // [0:14] is the sub-list for field type_name
 }
 
-func init() { file_gatecheck_echo_v1_echo_proto_init() }
-func file_gatecheck_echo_v1_echo_proto_init() {
-	if File_gatecheck_echo_v1_echo_proto != nil {
+func init() { file_gatewitness_echo_v1_echo_proto_init() }
+func file_gatewitness_echo_v1_echo_proto_init() {
+	if File_gatewitness_echo_v1_echo_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatecheck_echo_v1_echo_proto_rawDesc), len(file_gatecheck_echo_v1_echo_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatewitness_echo_v1_echo_proto_rawDesc), len(file_gatewitness_echo_v1_echo_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
-		GoTypes:           file_gatecheck_echo_v1_echo_proto_goTypes,
-		DependencyIndexes: file_gatecheck_echo_v1_echo_proto_depIdxs,
-		EnumInfos:         file_gatecheck_echo_v1_echo_proto_enumTypes,
-		MessageInfos:      file_gatecheck_echo_v1_echo_proto_msgTypes,
+		GoTypes:           file_gatewitness_echo_v1_echo_proto_goTypes,
+		DependencyIndexes: file_gatewitness_echo_v1_echo_proto_depIdxs,
+		EnumInfos:         file_gatewitness_echo_v1_echo_proto_enumTypes,
+		MessageInfos:      file_gatewitness_echo_v1_echo_proto_msgTypes,
 	}.Build()
-	File_gatecheck_echo_v1_echo_proto = out.File
-	file_gatecheck_echo_v1_echo_proto_goTypes = nil
-	file_gatecheck_echo_v1_echo_proto_depIdxs = nil
+	File_gatewitness_echo_v1_echo_proto = out.File
+	file_gatewitness_echo_v1_echo_proto_goTypes = nil
+	file_gatewitness_echo_v1_echo_proto_depIdxs = nil
 }

@@ -1,10 +1,10 @@
-// The gRPC side of the gatecheck echo-backend.
+// The gRPC side of the gatewitness echo-backend.
 //
 // Echo answers every call with what the server received, so a test can see
 // what a proxy did to the request: metadata, :authority, the grpc-timeout it
 // forwarded, the deadline left, and the request id and attempt number the
 // backend's ledger gave the call. Faults are asked for with the
-// x-gatecheck-fault metadata key and keyed by x-gatecheck-id.
+// x-gatewitness-fault metadata key and keyed by x-gatewitness-id.
 //
 // Admin flips the backend's health and TCP listener at run time and reads
 // the ledger back.
@@ -15,7 +15,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: gatecheck/echo/v1/echo.proto
+// source: gatewitness/echo/v1/echo.proto
 
 package echopb
 
@@ -32,10 +32,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Echo_Unary_FullMethodName        = "/gatecheck.echo.v1.Echo/Unary"
-	Echo_ServerStream_FullMethodName = "/gatecheck.echo.v1.Echo/ServerStream"
-	Echo_ClientStream_FullMethodName = "/gatecheck.echo.v1.Echo/ClientStream"
-	Echo_BidiStream_FullMethodName   = "/gatecheck.echo.v1.Echo/BidiStream"
+	Echo_Unary_FullMethodName        = "/gatewitness.echo.v1.Echo/Unary"
+	Echo_ServerStream_FullMethodName = "/gatewitness.echo.v1.Echo/ServerStream"
+	Echo_ClientStream_FullMethodName = "/gatewitness.echo.v1.Echo/ClientStream"
+	Echo_BidiStream_FullMethodName   = "/gatewitness.echo.v1.Echo/BidiStream"
 )
 
 // EchoClient is the client API for Echo service.
@@ -229,7 +229,7 @@ type Echo_BidiStreamServer = grpc.BidiStreamingServer[EchoRequest, EchoResponse]
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Echo_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "gatecheck.echo.v1.Echo",
+	ServiceName: "gatewitness.echo.v1.Echo",
 	HandlerType: (*EchoServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -255,14 +255,14 @@ var Echo_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
-	Metadata: "gatecheck/echo/v1/echo.proto",
+	Metadata: "gatewitness/echo/v1/echo.proto",
 }
 
 const (
-	Admin_SetHTTPHealth_FullMethodName = "/gatecheck.echo.v1.Admin/SetHTTPHealth"
-	Admin_SetGRPCHealth_FullMethodName = "/gatecheck.echo.v1.Admin/SetGRPCHealth"
-	Admin_SetTCPOpen_FullMethodName    = "/gatecheck.echo.v1.Admin/SetTCPOpen"
-	Admin_GetLedger_FullMethodName     = "/gatecheck.echo.v1.Admin/GetLedger"
+	Admin_SetHTTPHealth_FullMethodName = "/gatewitness.echo.v1.Admin/SetHTTPHealth"
+	Admin_SetGRPCHealth_FullMethodName = "/gatewitness.echo.v1.Admin/SetGRPCHealth"
+	Admin_SetTCPOpen_FullMethodName    = "/gatewitness.echo.v1.Admin/SetTCPOpen"
+	Admin_GetLedger_FullMethodName     = "/gatewitness.echo.v1.Admin/GetLedger"
 )
 
 // AdminClient is the client API for Admin service.
@@ -466,7 +466,7 @@ func _Admin_GetLedger_Handler(srv interface{}, ctx context.Context, dec func(int
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Admin_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "gatecheck.echo.v1.Admin",
+	ServiceName: "gatewitness.echo.v1.Admin",
 	HandlerType: (*AdminServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -487,5 +487,5 @@ var Admin_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "gatecheck/echo/v1/echo.proto",
+	Metadata: "gatewitness/echo/v1/echo.proto",
 }

@@ -1,6 +1,6 @@
 // Package fault parses and evaluates the echo-backend's fault vocabulary: the
-// `;`-separated directives carried by the X-Gatecheck-Fault header, the
-// gatecheck-fault query parameter or the x-gatecheck-fault gRPC metadata key.
+// `;`-separated directives carried by the X-Gatewitness-Fault header, the
+// gatewitness-fault query parameter or the x-gatewitness-fault gRPC metadata key.
 //
 // A Spec says what each attempt of one request id does. Attempt numbers come
 // from the ledger, so a spec such as "fail=2;status=503" answers 503 twice and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
 )
 
 // A spec with fail=N applies its directives to the first N attempts of a

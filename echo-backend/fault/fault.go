@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 )
 
 // Names of the carriers of a fault spec and of the request id: the

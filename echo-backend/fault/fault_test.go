@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
 )
 
 func mustParse(t *testing.T, s string, lim fault.Limits) *fault.Spec {

@@ -11,12 +11,12 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
-// adminService serves gatecheck.echo.v1.Admin on the process's Controls and
+// adminService serves gatewitness.echo.v1.Admin on the process's Controls and
 // Ledger.
 type adminService struct {
 	echopb.UnimplementedAdminServer
@@ -58,7 +58,7 @@ func (ad *adminService) SetTCPOpen(_ context.Context, req *echopb.SetTCPOpenRequ
 func (ad *adminService) GetLedger(_ context.Context, req *echopb.GetLedgerRequest) (*echopb.LedgerEntry, error) {
 	if req.GetId() == "" {
 		return nil, status.Error(codes.InvalidArgument,
-			"GetLedgerRequest field id is empty; accepted: the x-gatecheck-id value of earlier calls")
+			"GetLedgerRequest field id is empty; accepted: the x-gatewitness-id value of earlier calls")
 	}
 	e, ok := ad.s.opts.Ledger.Get(req.GetId())
 	if !ok {

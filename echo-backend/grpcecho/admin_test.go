@@ -14,9 +14,9 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 func TestGetLedger(t *testing.T) {
@@ -45,8 +45,8 @@ func TestGetLedger(t *testing.T) {
 		if w.HeadersSent == nil && a.GetHeadersSent() != nil || w.HeadersSent != nil && !a.GetHeadersSent().AsTime().Equal(*w.HeadersSent) {
 			t.Errorf("attempt %d headers_sent = %v, want %v", i+1, a.GetHeadersSent(), w.HeadersSent)
 		}
-		if ids := a.GetHeaders()["x-gatecheck-id"].GetValues(); !slices.Equal(ids, []string{"led"}) {
-			t.Errorf("attempt %d headers[x-gatecheck-id] = %q", i+1, ids)
+		if ids := a.GetHeaders()["x-gatewitness-id"].GetValues(); !slices.Equal(ids, []string{"led"}) {
+			t.Errorf("attempt %d headers[x-gatewitness-id] = %q", i+1, ids)
 		}
 	}
 	if got.GetAttempts()[0].GetOutcome() != "answered" || got.GetAttempts()[0].GetGrpcCode() != "UNAVAILABLE" ||
@@ -226,7 +226,7 @@ func TestReflection(t *testing.T) {
 		names = append(names, svc.GetName())
 	}
 	for _, want := range []string{
-		"gatecheck.echo.v1.Echo", "gatecheck.echo.v1.Admin", "grpc.health.v1.Health",
+		"gatewitness.echo.v1.Echo", "gatewitness.echo.v1.Admin", "grpc.health.v1.Health",
 		"gateway_api_conformance.echo_basic.grpcecho.GrpcEcho",
 	} {
 		if !slices.Contains(names, want) {

@@ -20,11 +20,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 )
 
 // headerStream is the part of a server stream that sends metadata; unary
@@ -165,7 +165,7 @@ func (c *call) failure() *status.Status {
 		return status.New(a.GRPCStatus, a.GRPCMessage)
 	}
 	if code := CodeForHTTPStatus(a.Status); a.Status != 0 && code != codes.OK {
-		return status.Newf(code, "gatecheck fault: HTTP status %d", a.Status)
+		return status.Newf(code, "gatewitness fault: HTTP status %d", a.Status)
 	}
 	return nil
 }
@@ -244,9 +244,9 @@ func (c *call) written(dataBytes int64) error {
 	case errors.Is(err, h2tap.ErrStreamEnded):
 		// The client reset the stream, and grpc-go has not cancelled
 		// the call's context yet.
-		return c.broken(status.Errorf(codes.Canceled, "gatecheck: stream %d: %v", c.stream, err))
+		return c.broken(status.Errorf(codes.Canceled, "gatewitness: stream %d: %v", c.stream, err))
 	}
-	return c.broken(status.Errorf(codes.Unavailable, "gatecheck: stream %d: %v", c.stream, err))
+	return c.broken(status.Errorf(codes.Unavailable, "gatewitness: stream %d: %v", c.stream, err))
 }
 
 // wait waits for d or until the call's context is done; in that case it
@@ -299,11 +299,11 @@ func (c *call) finish(fail *status.Status) error {
 // tapConn returns the h2tap connection of the call.
 func (c *call) tapConn() (*h2tap.Conn, error) {
 	if !c.tapped {
-		return nil, status.Errorf(codes.Internal, "gatecheck: the call has no valid %s header, so the fault cannot act on its stream", h2tap.StreamHeader)
+		return nil, status.Errorf(codes.Internal, "gatewitness: the call has no valid %s header, so the fault cannot act on its stream", h2tap.StreamHeader)
 	}
 	conn, ok := h2tap.Lookup(c.connID)
 	if !ok {
-		return nil, status.Errorf(codes.Internal, "gatecheck: connection c%d is no longer open", c.connID)
+		return nil, status.Errorf(codes.Internal, "gatewitness: connection c%d is no longer open", c.connID)
 	}
 	return conn, nil
 }
@@ -328,11 +328,11 @@ func (c *call) reset() error {
 	}
 	code := c.action.ResetCode
 	if err := conn.ResetStream(c.stream, code); err != nil {
-		return c.faultFailed(status.Errorf(codes.Internal, "gatecheck: reset stream %d: %v", c.stream, err))
+		return c.faultFailed(status.Errorf(codes.Internal, "gatewitness: reset stream %d: %v", c.stream, err))
 	}
 	c.handle.End(ledger.Reset, time.Now())
 	// The tap drops whatever the server writes on the stream from now on.
-	return status.Errorf(codes.Aborted, "gatecheck fault: stream reset with %s", fault.ResetCodeName(code))
+	return status.Errorf(codes.Aborted, "gatewitness fault: stream reset with %s", fault.ResetCodeName(code))
 }
 
 // goAway sends GOAWAY excluding the call's stream: the tap drops whatever
@@ -349,10 +349,10 @@ func (c *call) goAway() error {
 	}
 	code := c.action.ResetCode // fault's default for goaway is NO_ERROR
 	if err := conn.GoAway(last, code); err != nil {
-		return c.faultFailed(status.Errorf(codes.Internal, "gatecheck: goaway on c%d: %v", c.connID, err))
+		return c.faultFailed(status.Errorf(codes.Internal, "gatewitness: goaway on c%d: %v", c.connID, err))
 	}
 	c.handle.End(ledger.GoAway, time.Now())
-	return status.Errorf(codes.Unavailable, "gatecheck fault: GOAWAY(%d, %s)", last, fault.ResetCodeName(code))
+	return status.Errorf(codes.Unavailable, "gatewitness fault: GOAWAY(%d, %s)", last, fault.ResetCodeName(code))
 }
 
 // closeConn closes the call's connection without a response.
@@ -363,9 +363,9 @@ func (c *call) closeConn() error {
 	}
 	c.handle.End(ledger.Closed, time.Now())
 	if err := conn.Close(); err != nil {
-		return status.Errorf(codes.Unavailable, "gatecheck fault: close c%d: %v", c.connID, err)
+		return status.Errorf(codes.Unavailable, "gatewitness fault: close c%d: %v", c.connID, err)
 	}
-	return status.Errorf(codes.Unavailable, "gatecheck fault: connection closed")
+	return status.Errorf(codes.Unavailable, "gatewitness fault: connection closed")
 }
 
 // authority is the :authority the call came with.

@@ -8,11 +8,11 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
 )
 
-// echoService serves gatecheck.echo.v1.Echo.
+// echoService serves gatewitness.echo.v1.Echo.
 type echoService struct {
 	echopb.UnimplementedEchoServer
 	s *server

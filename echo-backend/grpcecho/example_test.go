@@ -11,11 +11,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // A call carries its request id and fault spec in metadata; Admin.GetLedger
@@ -43,18 +43,18 @@ func ExampleNewServer() {
 	defer cancel()
 
 	callCtx := metadata.AppendToOutgoingContext(ctx,
-		"x-gatecheck-id", "example-1",
-		"x-gatecheck-fault", "fail=2;grpc-status=UNAVAILABLE;grpc-message=try later;trailer=x-backend:b1")
+		"x-gatewitness-id", "example-1",
+		"x-gatewitness-fault", "fail=2;grpc-status=UNAVAILABLE;grpc-message=try later;trailer=x-backend:b1")
 	for range 3 {
 		var trailer metadata.MD
 		resp, err := echopb.NewEchoClient(conn).Unary(callCtx, &echopb.EchoRequest{Payload: []byte("hi")}, grpc.Trailer(&trailer))
 		if err != nil {
 			st := status.Convert(err)
-			fmt.Printf("%v %q x-backend=%v x-gatecheck-attempt=%v\n", st.Code(), st.Message(), trailer["x-backend"], trailer["x-gatecheck-attempt"])
+			fmt.Printf("%v %q x-backend=%v x-gatewitness-attempt=%v\n", st.Code(), st.Message(), trailer["x-backend"], trailer["x-gatewitness-attempt"])
 			continue
 		}
-		fmt.Printf("OK requestId=%s attempt=%d payload=%s x-gatecheck-attempt=%v\n",
-			resp.GetRequestId(), resp.GetAttempt(), resp.GetPayload(), trailer["x-gatecheck-attempt"])
+		fmt.Printf("OK requestId=%s attempt=%d payload=%s x-gatewitness-attempt=%v\n",
+			resp.GetRequestId(), resp.GetAttempt(), resp.GetPayload(), trailer["x-gatewitness-attempt"])
 	}
 
 	e, err := echopb.NewAdminClient(conn).GetLedger(ctx, &echopb.GetLedgerRequest{Id: "example-1"})
@@ -66,12 +66,12 @@ func ExampleNewServer() {
 		fmt.Printf("attempt %d: %s grpcCode=%s outcome=%s fault=%q\n", a.GetNumber(), a.GetMethod(), a.GetGrpcCode(), a.GetOutcome(), a.GetFault())
 	}
 	// Output:
-	// Unavailable "try later" x-backend=[b1] x-gatecheck-attempt=[1]
-	// Unavailable "try later" x-backend=[b1] x-gatecheck-attempt=[2]
-	// OK requestId=example-1 attempt=3 payload=hi x-gatecheck-attempt=[3]
-	// attempt 1: /gatecheck.echo.v1.Echo/Unary grpcCode=UNAVAILABLE outcome=answered fault="grpc-status=UNAVAILABLE;trailer=x-backend:b1;grpc-message=try later"
-	// attempt 2: /gatecheck.echo.v1.Echo/Unary grpcCode=UNAVAILABLE outcome=answered fault="grpc-status=UNAVAILABLE;trailer=x-backend:b1;grpc-message=try later"
-	// attempt 3: /gatecheck.echo.v1.Echo/Unary grpcCode=OK outcome=answered fault=""
+	// Unavailable "try later" x-backend=[b1] x-gatewitness-attempt=[1]
+	// Unavailable "try later" x-backend=[b1] x-gatewitness-attempt=[2]
+	// OK requestId=example-1 attempt=3 payload=hi x-gatewitness-attempt=[3]
+	// attempt 1: /gatewitness.echo.v1.Echo/Unary grpcCode=UNAVAILABLE outcome=answered fault="grpc-status=UNAVAILABLE;trailer=x-backend:b1;grpc-message=try later"
+	// attempt 2: /gatewitness.echo.v1.Echo/Unary grpcCode=UNAVAILABLE outcome=answered fault="grpc-status=UNAVAILABLE;trailer=x-backend:b1;grpc-message=try later"
+	// attempt 3: /gatewitness.echo.v1.Echo/Unary grpcCode=OK outcome=answered fault=""
 }
 
 // grpc-go retries a call refused by GOAWAY once, on a new connection, without
@@ -97,7 +97,7 @@ func ExampleNewServer_goAwayTransparentRetry() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	callCtx := metadata.AppendToOutgoingContext(ctx, "x-gatecheck-id", "example-2", "x-gatecheck-fault", "goaway;fail=1")
+	callCtx := metadata.AppendToOutgoingContext(ctx, "x-gatewitness-id", "example-2", "x-gatewitness-fault", "goaway;fail=1")
 	resp, err := echopb.NewEchoClient(conn).Unary(callCtx, &echopb.EchoRequest{})
 	if err != nil {
 		fmt.Println(err)

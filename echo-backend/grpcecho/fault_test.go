@@ -14,9 +14,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 func TestCodeForHTTPStatus(t *testing.T) {
@@ -384,8 +384,8 @@ func TestScript(t *testing.T) {
 			code    codes.Code
 			message string
 		}{
-			{codes.Unavailable, "gatecheck fault: HTTP status 503"},
-			{codes.Unimplemented, "gatecheck fault: HTTP status 404"},
+			{codes.Unavailable, "gatewitness fault: HTTP status 503"},
+			{codes.Unimplemented, "gatewitness fault: HTTP status 404"},
 			{codes.Unavailable, "busy"},
 			{codes.OK, ""},
 			{codes.OK, ""},

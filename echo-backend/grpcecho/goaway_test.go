@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/internal/h2test"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/internal/h2test"
 )
 
 // goAwayCode makes one Unary call with the fault spec over a hand-driven
@@ -19,7 +19,7 @@ func goAwayCode(t *testing.T, addr, id, spec string) http2.ErrCode {
 	c.WriteHeaders(1, false,
 		":method", "POST", ":scheme", "http", ":path", echopb.Echo_Unary_FullMethodName,
 		":authority", addr, "content-type", "application/grpc", "te", "trailers",
-		"x-gatecheck-id", id, "x-gatecheck-fault", spec)
+		"x-gatewitness-id", id, "x-gatewitness-fault", spec)
 	// An empty EchoRequest: no compression, length 0.
 	c.WriteData(1, true, make([]byte, 5))
 	ga, err := c.ReadGoAway()

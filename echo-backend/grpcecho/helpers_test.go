@@ -12,20 +12,20 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 // tolerance is how late a timed event may be on this loaded machine.
 const tolerance = 5 * time.Second
 
 // testPod is the pod context every test server echoes.
-var testPod = podinfo.Info{Namespace: "gatecheck-infra", Ingress: "gw", Service: "echo", Pod: "echo-7f9c-abcde"}
+var testPod = podinfo.Info{Namespace: "gatewitness-infra", Ingress: "gw", Service: "echo", Pod: "echo-7f9c-abcde"}
 
 // backend is a running server and a client connected to it.
 type backend struct {

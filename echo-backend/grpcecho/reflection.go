@@ -11,14 +11,14 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	upstreampb "github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
+	upstreampb "github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 )
 
 // registerReflection serves gRPC server reflection (v1 and v1alpha, as
 // reflection.Register does) that also describes upstream's GrpcEcho under
 // echo-basic's names, as echo-basic's own reflection does: the service is
 // served under that name, but its descriptor is registered under
-// gatecheck's (see grpcechopb).
+// gatewitness's (see grpcechopb).
 func registerReflection(gs *grpc.Server) {
 	opts := reflection.ServerOptions{Services: gs, DescriptorResolver: upstreamResolver()}
 	reflectionv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(opts))

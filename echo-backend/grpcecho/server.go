@@ -4,16 +4,16 @@
 //     the same contract as echo-basic, so the upstream conformance helpers
 //     work against it unchanged (Echo and EchoTwo echo, EchoThree is
 //     UNIMPLEMENTED);
-//   - gatecheck.echo.v1.Echo, the superset: unary and streaming echoes that
+//   - gatewitness.echo.v1.Echo, the superset: unary and streaming echoes that
 //     carry the grpc-timeout received, the deadline left, the request id and
 //     the attempt number;
-//   - gatecheck.echo.v1.Admin, which flips the health statuses and the TCP
+//   - gatewitness.echo.v1.Admin, which flips the health statuses and the TCP
 //     listener and reads the ledger;
 //   - grpc.health.v1.Health and server reflection.
 //
 // Every echo call (GrpcEcho's and Echo's) is recorded in the ledger under its
-// x-gatecheck-id metadata value and may carry a fault spec in
-// x-gatecheck-fault (see package fault). The server applies the spec's
+// x-gatewitness-id metadata value and may carry a fault spec in
+// x-gatewitness-fault (see package fault). The server applies the spec's
 // action for the call's attempt number:
 //
 //   - delay=D waits before the response headers, body-delay=D after them and
@@ -43,7 +43,7 @@
 // ClientStream applies the action once the client has half-closed, when its
 // answer is due; BidiStream applies what comes before the first answer when
 // the call starts. Every response carries the attempt number in the trailing
-// metadata key x-gatecheck-attempt.
+// metadata key x-gatewitness-attempt.
 package grpcecho
 
 import (
@@ -61,14 +61,14 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/stats"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	upstreampb "github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	upstreampb "github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
 // AttemptTrailer is the trailing metadata key that carries the call's

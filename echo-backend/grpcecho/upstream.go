@@ -3,14 +3,14 @@ package grpcecho
 import (
 	"context"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	upstreampb "github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	upstreampb "github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 )
 
 // upstreamService serves upstream's GrpcEcho with echo-basic's contract,
 // under echo-basic's service name (grpcechopb.UpstreamServiceName).
 // Its calls are recorded and faulted like our Echo's; the attempt number
-// reaches the client only in the x-gatecheck-attempt trailer, since
+// reaches the client only in the x-gatewitness-attempt trailer, since
 // upstream's response has no field for it. EchoThree stays unimplemented.
 type upstreamService struct {
 	upstreampb.UnimplementedGrpcEchoServer

@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamgrpc "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcecho"
-	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // newOf returns a new T for a *T of upstream's generated code, which this

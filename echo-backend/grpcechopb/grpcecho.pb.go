@@ -1,5 +1,5 @@
 // Upstream's GrpcEcho wire contract (the gRPC echo of the Gateway API
-// conformance suite's echo-basic), written for gatecheck so that neither the
+// conformance suite's echo-basic), written for gatewitness so that neither the
 // echo-backend nor the suite imports echo-basic's Go packages.
 //
 // On the wire it is echo-basic's: every message has the same fields with the
@@ -16,7 +16,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        (unknown)
-// source: gatecheck/grpcecho/v1/grpcecho.proto
+// source: gatewitness/grpcecho/v1/grpcecho.proto
 
 package grpcechopb
 
@@ -46,7 +46,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[0]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -58,7 +58,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[0]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -71,7 +71,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{0}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *Header) GetKey() string {
@@ -101,7 +101,7 @@ type Context struct {
 
 func (x *Context) Reset() {
 	*x = Context{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[1]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +113,7 @@ func (x *Context) String() string {
 func (*Context) ProtoMessage() {}
 
 func (x *Context) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[1]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +126,7 @@ func (x *Context) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Context.ProtoReflect.Descriptor instead.
 func (*Context) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{1}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Context) GetNamespace() string {
@@ -171,7 +171,7 @@ type TLSAssertions struct {
 
 func (x *TLSAssertions) Reset() {
 	*x = TLSAssertions{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[2]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -183,7 +183,7 @@ func (x *TLSAssertions) String() string {
 func (*TLSAssertions) ProtoMessage() {}
 
 func (x *TLSAssertions) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[2]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -196,7 +196,7 @@ func (x *TLSAssertions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TLSAssertions.ProtoReflect.Descriptor instead.
 func (*TLSAssertions) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{2}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TLSAssertions) GetVersion() string {
@@ -250,7 +250,7 @@ type Assertions struct {
 
 func (x *Assertions) Reset() {
 	*x = Assertions{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[3]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -262,7 +262,7 @@ func (x *Assertions) String() string {
 func (*Assertions) ProtoMessage() {}
 
 func (x *Assertions) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[3]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -275,7 +275,7 @@ func (x *Assertions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assertions.ProtoReflect.Descriptor instead.
 func (*Assertions) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{3}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Assertions) GetFullyQualifiedMethod() string {
@@ -322,7 +322,7 @@ type EchoRequest struct {
 
 func (x *EchoRequest) Reset() {
 	*x = EchoRequest{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[4]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +334,7 @@ func (x *EchoRequest) String() string {
 func (*EchoRequest) ProtoMessage() {}
 
 func (x *EchoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[4]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +347,7 @@ func (x *EchoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoRequest.ProtoReflect.Descriptor instead.
 func (*EchoRequest) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{4}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{4}
 }
 
 // EchoResponse is the echo of one call.
@@ -361,7 +361,7 @@ type EchoResponse struct {
 
 func (x *EchoResponse) Reset() {
 	*x = EchoResponse{}
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[5]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -373,7 +373,7 @@ func (x *EchoResponse) String() string {
 func (*EchoResponse) ProtoMessage() {}
 
 func (x *EchoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes[5]
+	mi := &file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -386,7 +386,7 @@ func (x *EchoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoResponse.ProtoReflect.Descriptor instead.
 func (*EchoResponse) Descriptor() ([]byte, []int) {
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{5}
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EchoResponse) GetAssertions() *Assertions {
@@ -403,11 +403,11 @@ func (x *EchoResponse) GetRequest() *EchoRequest {
 	return nil
 }
 
-var File_gatecheck_grpcecho_v1_grpcecho_proto protoreflect.FileDescriptor
+var File_gatewitness_grpcecho_v1_grpcecho_proto protoreflect.FileDescriptor
 
-const file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc = "" +
+const file_gatewitness_grpcecho_v1_grpcecho_proto_rawDesc = "" +
 	"\n" +
-	"$gatecheck/grpcecho/v1/grpcecho.proto\x12\x15gatecheck.grpcecho.v1\"0\n" +
+	"&gatewitness/grpcecho/v1/grpcecho.proto\x12\x17gatewitness.grpcecho.v1\"0\n" +
 	"\x06Header\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"v\n" +
@@ -422,58 +422,58 @@ const file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc = "" +
 	"\vserver_name\x18\x03 \x01(\tR\n" +
 	"serverName\x12!\n" +
 	"\fcipher_suite\x18\x04 \x01(\tR\vcipherSuite\x12+\n" +
-	"\x11peer_certificates\x18\x05 \x03(\tR\x10peerCertificates\"\xa0\x02\n" +
+	"\x11peer_certificates\x18\x05 \x03(\tR\x10peerCertificates\"\xa6\x02\n" +
 	"\n" +
 	"Assertions\x124\n" +
-	"\x16fully_qualified_method\x18\x01 \x01(\tR\x14fullyQualifiedMethod\x127\n" +
-	"\aheaders\x18\x02 \x03(\v2\x1d.gatecheck.grpcecho.v1.HeaderR\aheaders\x12\x1c\n" +
-	"\tauthority\x18\x03 \x01(\tR\tauthority\x128\n" +
-	"\acontext\x18\x04 \x01(\v2\x1e.gatecheck.grpcecho.v1.ContextR\acontext\x12K\n" +
-	"\x0etls_assertions\x18\x05 \x01(\v2$.gatecheck.grpcecho.v1.TLSAssertionsR\rtlsAssertions\"\r\n" +
-	"\vEchoRequest\"\x8f\x01\n" +
-	"\fEchoResponse\x12A\n" +
+	"\x16fully_qualified_method\x18\x01 \x01(\tR\x14fullyQualifiedMethod\x129\n" +
+	"\aheaders\x18\x02 \x03(\v2\x1f.gatewitness.grpcecho.v1.HeaderR\aheaders\x12\x1c\n" +
+	"\tauthority\x18\x03 \x01(\tR\tauthority\x12:\n" +
+	"\acontext\x18\x04 \x01(\v2 .gatewitness.grpcecho.v1.ContextR\acontext\x12M\n" +
+	"\x0etls_assertions\x18\x05 \x01(\v2&.gatewitness.grpcecho.v1.TLSAssertionsR\rtlsAssertions\"\r\n" +
+	"\vEchoRequest\"\x93\x01\n" +
+	"\fEchoResponse\x12C\n" +
 	"\n" +
-	"assertions\x18\x01 \x01(\v2!.gatecheck.grpcecho.v1.AssertionsR\n" +
-	"assertions\x12<\n" +
-	"\arequest\x18\x02 \x01(\v2\".gatecheck.grpcecho.v1.EchoRequestR\arequest2\x8b\x02\n" +
-	"\bGrpcEcho\x12Q\n" +
-	"\x04Echo\x12\".gatecheck.grpcecho.v1.EchoRequest\x1a#.gatecheck.grpcecho.v1.EchoResponse\"\x00\x12T\n" +
-	"\aEchoTwo\x12\".gatecheck.grpcecho.v1.EchoRequest\x1a#.gatecheck.grpcecho.v1.EchoResponse\"\x00\x12V\n" +
-	"\tEchoThree\x12\".gatecheck.grpcecho.v1.EchoRequest\x1a#.gatecheck.grpcecho.v1.EchoResponse\"\x00BCZAgithub.com/gatecheck/gatecheck/echo-backend/grpcechopb;grpcechopbb\x06proto3"
+	"assertions\x18\x01 \x01(\v2#.gatewitness.grpcecho.v1.AssertionsR\n" +
+	"assertions\x12>\n" +
+	"\arequest\x18\x02 \x01(\v2$.gatewitness.grpcecho.v1.EchoRequestR\arequest2\x97\x02\n" +
+	"\bGrpcEcho\x12U\n" +
+	"\x04Echo\x12$.gatewitness.grpcecho.v1.EchoRequest\x1a%.gatewitness.grpcecho.v1.EchoResponse\"\x00\x12X\n" +
+	"\aEchoTwo\x12$.gatewitness.grpcecho.v1.EchoRequest\x1a%.gatewitness.grpcecho.v1.EchoResponse\"\x00\x12Z\n" +
+	"\tEchoThree\x12$.gatewitness.grpcecho.v1.EchoRequest\x1a%.gatewitness.grpcecho.v1.EchoResponse\"\x00BGZEgithub.com/gatewitness/gatewitness/echo-backend/grpcechopb;grpcechopbb\x06proto3"
 
 var (
-	file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescOnce sync.Once
-	file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescData []byte
+	file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescOnce sync.Once
+	file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescData []byte
 )
 
-func file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescGZIP() []byte {
-	file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescOnce.Do(func() {
-		file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc), len(file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc)))
+func file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescGZIP() []byte {
+	file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescOnce.Do(func() {
+		file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_gatewitness_grpcecho_v1_grpcecho_proto_rawDesc), len(file_gatewitness_grpcecho_v1_grpcecho_proto_rawDesc)))
 	})
-	return file_gatecheck_grpcecho_v1_grpcecho_proto_rawDescData
+	return file_gatewitness_grpcecho_v1_grpcecho_proto_rawDescData
 }
 
-var file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
-var file_gatecheck_grpcecho_v1_grpcecho_proto_goTypes = []any{
-	(*Header)(nil),        // 0: gatecheck.grpcecho.v1.Header
-	(*Context)(nil),       // 1: gatecheck.grpcecho.v1.Context
-	(*TLSAssertions)(nil), // 2: gatecheck.grpcecho.v1.TLSAssertions
-	(*Assertions)(nil),    // 3: gatecheck.grpcecho.v1.Assertions
-	(*EchoRequest)(nil),   // 4: gatecheck.grpcecho.v1.EchoRequest
-	(*EchoResponse)(nil),  // 5: gatecheck.grpcecho.v1.EchoResponse
+var file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_gatewitness_grpcecho_v1_grpcecho_proto_goTypes = []any{
+	(*Header)(nil),        // 0: gatewitness.grpcecho.v1.Header
+	(*Context)(nil),       // 1: gatewitness.grpcecho.v1.Context
+	(*TLSAssertions)(nil), // 2: gatewitness.grpcecho.v1.TLSAssertions
+	(*Assertions)(nil),    // 3: gatewitness.grpcecho.v1.Assertions
+	(*EchoRequest)(nil),   // 4: gatewitness.grpcecho.v1.EchoRequest
+	(*EchoResponse)(nil),  // 5: gatewitness.grpcecho.v1.EchoResponse
 }
-var file_gatecheck_grpcecho_v1_grpcecho_proto_depIdxs = []int32{
-	0, // 0: gatecheck.grpcecho.v1.Assertions.headers:type_name -> gatecheck.grpcecho.v1.Header
-	1, // 1: gatecheck.grpcecho.v1.Assertions.context:type_name -> gatecheck.grpcecho.v1.Context
-	2, // 2: gatecheck.grpcecho.v1.Assertions.tls_assertions:type_name -> gatecheck.grpcecho.v1.TLSAssertions
-	3, // 3: gatecheck.grpcecho.v1.EchoResponse.assertions:type_name -> gatecheck.grpcecho.v1.Assertions
-	4, // 4: gatecheck.grpcecho.v1.EchoResponse.request:type_name -> gatecheck.grpcecho.v1.EchoRequest
-	4, // 5: gatecheck.grpcecho.v1.GrpcEcho.Echo:input_type -> gatecheck.grpcecho.v1.EchoRequest
-	4, // 6: gatecheck.grpcecho.v1.GrpcEcho.EchoTwo:input_type -> gatecheck.grpcecho.v1.EchoRequest
-	4, // 7: gatecheck.grpcecho.v1.GrpcEcho.EchoThree:input_type -> gatecheck.grpcecho.v1.EchoRequest
-	5, // 8: gatecheck.grpcecho.v1.GrpcEcho.Echo:output_type -> gatecheck.grpcecho.v1.EchoResponse
-	5, // 9: gatecheck.grpcecho.v1.GrpcEcho.EchoTwo:output_type -> gatecheck.grpcecho.v1.EchoResponse
-	5, // 10: gatecheck.grpcecho.v1.GrpcEcho.EchoThree:output_type -> gatecheck.grpcecho.v1.EchoResponse
+var file_gatewitness_grpcecho_v1_grpcecho_proto_depIdxs = []int32{
+	0, // 0: gatewitness.grpcecho.v1.Assertions.headers:type_name -> gatewitness.grpcecho.v1.Header
+	1, // 1: gatewitness.grpcecho.v1.Assertions.context:type_name -> gatewitness.grpcecho.v1.Context
+	2, // 2: gatewitness.grpcecho.v1.Assertions.tls_assertions:type_name -> gatewitness.grpcecho.v1.TLSAssertions
+	3, // 3: gatewitness.grpcecho.v1.EchoResponse.assertions:type_name -> gatewitness.grpcecho.v1.Assertions
+	4, // 4: gatewitness.grpcecho.v1.EchoResponse.request:type_name -> gatewitness.grpcecho.v1.EchoRequest
+	4, // 5: gatewitness.grpcecho.v1.GrpcEcho.Echo:input_type -> gatewitness.grpcecho.v1.EchoRequest
+	4, // 6: gatewitness.grpcecho.v1.GrpcEcho.EchoTwo:input_type -> gatewitness.grpcecho.v1.EchoRequest
+	4, // 7: gatewitness.grpcecho.v1.GrpcEcho.EchoThree:input_type -> gatewitness.grpcecho.v1.EchoRequest
+	5, // 8: gatewitness.grpcecho.v1.GrpcEcho.Echo:output_type -> gatewitness.grpcecho.v1.EchoResponse
+	5, // 9: gatewitness.grpcecho.v1.GrpcEcho.EchoTwo:output_type -> gatewitness.grpcecho.v1.EchoResponse
+	5, // 10: gatewitness.grpcecho.v1.GrpcEcho.EchoThree:output_type -> gatewitness.grpcecho.v1.EchoResponse
 	8, // [8:11] is the sub-list for method output_type
 	5, // [5:8] is the sub-list for method input_type
 	5, // [5:5] is the sub-list for extension type_name
@@ -481,26 +481,26 @@ var file_gatecheck_grpcecho_v1_grpcecho_proto_depIdxs = []int32{
 	0, // [0:5] is the sub-list for field type_name
 }
 
-func init() { file_gatecheck_grpcecho_v1_grpcecho_proto_init() }
-func file_gatecheck_grpcecho_v1_grpcecho_proto_init() {
-	if File_gatecheck_grpcecho_v1_grpcecho_proto != nil {
+func init() { file_gatewitness_grpcecho_v1_grpcecho_proto_init() }
+func file_gatewitness_grpcecho_v1_grpcecho_proto_init() {
+	if File_gatewitness_grpcecho_v1_grpcecho_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc), len(file_gatecheck_grpcecho_v1_grpcecho_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatewitness_grpcecho_v1_grpcecho_proto_rawDesc), len(file_gatewitness_grpcecho_v1_grpcecho_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_gatecheck_grpcecho_v1_grpcecho_proto_goTypes,
-		DependencyIndexes: file_gatecheck_grpcecho_v1_grpcecho_proto_depIdxs,
-		MessageInfos:      file_gatecheck_grpcecho_v1_grpcecho_proto_msgTypes,
+		GoTypes:           file_gatewitness_grpcecho_v1_grpcecho_proto_goTypes,
+		DependencyIndexes: file_gatewitness_grpcecho_v1_grpcecho_proto_depIdxs,
+		MessageInfos:      file_gatewitness_grpcecho_v1_grpcecho_proto_msgTypes,
 	}.Build()
-	File_gatecheck_grpcecho_v1_grpcecho_proto = out.File
-	file_gatecheck_grpcecho_v1_grpcecho_proto_goTypes = nil
-	file_gatecheck_grpcecho_v1_grpcecho_proto_depIdxs = nil
+	File_gatewitness_grpcecho_v1_grpcecho_proto = out.File
+	file_gatewitness_grpcecho_v1_grpcecho_proto_goTypes = nil
+	file_gatewitness_grpcecho_v1_grpcecho_proto_depIdxs = nil
 }

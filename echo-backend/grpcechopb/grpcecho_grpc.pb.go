@@ -1,5 +1,5 @@
 // Upstream's GrpcEcho wire contract (the gRPC echo of the Gateway API
-// conformance suite's echo-basic), written for gatecheck so that neither the
+// conformance suite's echo-basic), written for gatewitness so that neither the
 // echo-backend nor the suite imports echo-basic's Go packages.
 //
 // On the wire it is echo-basic's: every message has the same fields with the
@@ -16,7 +16,7 @@
 // versions:
 // - protoc-gen-go-grpc v1.6.2
 // - protoc             (unknown)
-// source: gatecheck/grpcecho/v1/grpcecho.proto
+// source: gatewitness/grpcecho/v1/grpcecho.proto
 
 package grpcechopb
 
@@ -33,9 +33,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GrpcEcho_Echo_FullMethodName      = "/gatecheck.grpcecho.v1.GrpcEcho/Echo"
-	GrpcEcho_EchoTwo_FullMethodName   = "/gatecheck.grpcecho.v1.GrpcEcho/EchoTwo"
-	GrpcEcho_EchoThree_FullMethodName = "/gatecheck.grpcecho.v1.GrpcEcho/EchoThree"
+	GrpcEcho_Echo_FullMethodName      = "/gatewitness.grpcecho.v1.GrpcEcho/Echo"
+	GrpcEcho_EchoTwo_FullMethodName   = "/gatewitness.grpcecho.v1.GrpcEcho/EchoTwo"
+	GrpcEcho_EchoThree_FullMethodName = "/gatewitness.grpcecho.v1.GrpcEcho/EchoThree"
 )
 
 // GrpcEchoClient is the client API for GrpcEcho service.
@@ -202,7 +202,7 @@ func _GrpcEcho_EchoThree_Handler(srv interface{}, ctx context.Context, dec func(
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var GrpcEcho_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "gatecheck.grpcecho.v1.GrpcEcho",
+	ServiceName: "gatewitness.grpcecho.v1.GrpcEcho",
 	HandlerType: (*GrpcEchoServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -219,5 +219,5 @@ var GrpcEcho_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
-	Metadata: "gatecheck/grpcecho/v1/grpcecho.proto",
+	Metadata: "gatewitness/grpcecho/v1/grpcecho.proto",
 }

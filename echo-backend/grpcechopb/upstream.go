@@ -1,14 +1,14 @@
 // Package grpcechopb is upstream's GrpcEcho wire contract (the gRPC echo of
 // the Gateway API conformance suite's echo-basic): the Go code generated
-// from proto/gatecheck/grpcecho/v1/grpcecho.proto, and the functions that
+// from proto/gatewitness/grpcecho/v1/grpcecho.proto, and the functions that
 // put it on the wire under echo-basic's service name. Do not edit the
 // *.pb.go files: run make proto.
 //
 // The messages are echo-basic's, field for field. The proto package is
-// gatecheck's own, because Go's protobuf registry refuses two linked files
+// gatewitness's own, because Go's protobuf registry refuses two linked files
 // that declare the same full names and every program that runs upstream's
 // tests links upstream's generated code; so the generated client and
-// service descriptor name gatecheck.grpcecho.v1.GrpcEcho, which nothing
+// service descriptor name gatewitness.grpcecho.v1.GrpcEcho, which nothing
 // serves. Use the Upstream functions instead: they serve and call
 // UpstreamServiceName, as echo-basic and upstream's clients do.
 package grpcechopb
@@ -67,7 +67,7 @@ func (c upstreamConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, meth
 	return c.cc.NewStream(ctx, desc, upstreamMethod(method), opts...)
 }
 
-// upstreamMethod maps "/gatecheck.grpcecho.v1.GrpcEcho/Echo" to
+// upstreamMethod maps "/gatewitness.grpcecho.v1.GrpcEcho/Echo" to
 // UpstreamEchoMethod; other methods are returned unchanged.
 func upstreamMethod(m string) string {
 	if rest, ok := strings.CutPrefix(m, "/"+GrpcEcho_ServiceDesc.ServiceName+"/"); ok {
@@ -82,7 +82,7 @@ func upstreamMethod(m string) string {
 // call, not registered anywhere, so it never conflicts with upstream's
 // generated code.
 func UpstreamFile() (protoreflect.FileDescriptor, error) {
-	fdp := protodesc.ToFileDescriptorProto(File_gatecheck_grpcecho_v1_grpcecho_proto)
+	fdp := protodesc.ToFileDescriptorProto(File_gatewitness_grpcecho_v1_grpcecho_proto)
 	from, to := "."+fdp.GetPackage()+".", "."+UpstreamProtoPackage+"."
 	rename := func(s *string) {
 		if s != nil && strings.HasPrefix(*s, from) {

@@ -12,7 +12,7 @@ import (
 	// not, so the test compares against the linked release's descriptor.
 	_ "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 
-	"github.com/gatecheck/gatecheck/echo-backend/grpcechopb"
+	"github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 )
 
 // TestSameWireContractAsUpstream checks UpstreamFile against upstream's own

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 // BenchmarkEcho measures one h2c request/response on one connection,

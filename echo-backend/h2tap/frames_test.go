@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

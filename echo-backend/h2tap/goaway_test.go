@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 // slowBody is what a held stream answers once released: more than the

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/internal/grpctimeout"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
 
 // healthServer's Check resets its own stream when the requested service is

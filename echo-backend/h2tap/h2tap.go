@@ -118,13 +118,13 @@ import (
 
 // StreamHeader is the request header the tap adds to every HTTP/2 request:
 // "<connID>/<streamID>". Any copy sent by the client is removed.
-const StreamHeader = "gatecheck-h2-stream"
+const StreamHeader = "gatewitness-h2-stream"
 
 // GRPCTimeoutHeader is the request header the tap adds, with the same value,
 // to every HTTP/2 request that carries grpc-timeout: grpc-go turns
 // grpc-timeout into a context deadline and does not show its text to the
 // handler. Any copy sent by the client is removed.
-const GRPCTimeoutHeader = "gatecheck-grpc-timeout"
+const GRPCTimeoutHeader = "gatewitness-grpc-timeout"
 
 const clientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 

@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 // testTimeout bounds every wait in these tests; it is generous because the

@@ -16,7 +16,7 @@ import (
 	"github.com/onsi/gomega"
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 // tagHandler answers with the StreamHeader values it received, joined by

@@ -9,16 +9,16 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/echo-backend/control"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
 )
 
 const (
-	gatecheckPrefix = "/_gatecheck/"
-	ledgerPrefix    = echowire.LedgerPath
+	gatewitnessPrefix = "/_gatewitness/"
+	ledgerPrefix      = echowire.LedgerPath
 )
 
-// State is the answer of GET /_gatecheck/admin/state and of every admin
+// State is the answer of GET /_gatewitness/admin/state and of every admin
 // POST: the switches as they are after it.
 type State struct {
 	HTTPHealth int `json:"httpHealth"`
@@ -35,31 +35,31 @@ type TCPState struct {
 	Open    bool `json:"open"`
 }
 
-// serveGatecheck routes /_gatecheck/.
-func (h *handler) serveGatecheck(w http.ResponseWriter, r *http.Request) {
+// serveGatewitness routes /_gatewitness/.
+func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case strings.HasPrefix(p, ledgerPrefix):
 		h.serveLedger(w, r, strings.TrimPrefix(p, ledgerPrefix))
-	case p == "/_gatecheck/admin/health":
+	case p == "/_gatewitness/admin/health":
 		if allow(w, r, http.MethodPost) {
 			h.setHealth(w, r)
 		}
-	case p == "/_gatecheck/admin/grpc-health":
+	case p == "/_gatewitness/admin/grpc-health":
 		if allow(w, r, http.MethodPost) {
 			h.setGRPCHealth(w, r)
 		}
-	case p == "/_gatecheck/admin/tcp":
+	case p == "/_gatewitness/admin/tcp":
 		if allow(w, r, http.MethodPost) {
 			h.setTCP(w, r)
 		}
-	case p == "/_gatecheck/admin/state":
+	case p == "/_gatewitness/admin/state":
 		if allow(w, r, http.MethodGet, http.MethodHead) {
 			writeJSON(w, http.StatusOK, h.state(r))
 		}
 	default:
-		writeError(w, http.StatusNotFound, fmt.Sprintf("path %q: accepted: /_gatecheck/ledger/{id}, "+
-			"/_gatecheck/admin/health, /_gatecheck/admin/grpc-health, /_gatecheck/admin/tcp or /_gatecheck/admin/state", p))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("path %q: accepted: /_gatewitness/ledger/{id}, "+
+			"/_gatewitness/admin/health, /_gatewitness/admin/grpc-health, /_gatewitness/admin/tcp or /_gatewitness/admin/state", p))
 	}
 }
 
@@ -81,7 +81,7 @@ func (h *handler) serveLedger(w http.ResponseWriter, r *http.Request, id string)
 		return
 	}
 	if id == "" {
-		writeError(w, http.StatusBadRequest, "ledger path: accepted: /_gatecheck/ledger/{id} with a non-empty request id")
+		writeError(w, http.StatusBadRequest, "ledger path: accepted: /_gatewitness/ledger/{id} with a non-empty request id")
 		return
 	}
 	if r.Method == http.MethodDelete {

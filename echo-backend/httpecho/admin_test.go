@@ -8,7 +8,7 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
 )
 
 // The state lists every gRPC service whose health was set, through this
@@ -18,7 +18,7 @@ func TestStateListsGRPCServices(t *testing.T) {
 	c := viaHTTP.client(e)
 	state := func(query string) map[string]string {
 		t.Helper()
-		resp, b := mustDo(t, c, "GET", e.httpURL+"/_gatecheck/admin/state"+query, "", "")
+		resp, b := mustDo(t, c, "GET", e.httpURL+"/_gatewitness/admin/state"+query, "", "")
 		var st httpecho.State
 		if err := json.Unmarshal(b, &st); resp.StatusCode != 200 || err != nil {
 			t.Fatalf("state: %d %s (%v)", resp.StatusCode, b, err)
@@ -32,7 +32,7 @@ func TestStateListsGRPCServices(t *testing.T) {
 	if err := e.controls.SetGRPCHealth("elsewhere.Svc", healthpb.HealthCheckResponse_NOT_SERVING); err != nil {
 		t.Fatal(err)
 	}
-	if resp, b := mustDo(t, c, "POST", e.httpURL+"/_gatecheck/admin/grpc-health?service=foo&status=serving", "", ""); resp.StatusCode != 200 {
+	if resp, b := mustDo(t, c, "POST", e.httpURL+"/_gatewitness/admin/grpc-health?service=foo&status=serving", "", ""); resp.StatusCode != 200 {
 		t.Fatalf("grpc-health: %d %s", resp.StatusCode, b)
 	}
 	want := map[string]string{"": "SERVING", "elsewhere.Svc": "NOT_SERVING", "foo": "SERVING"}
@@ -47,7 +47,7 @@ func TestStateListsGRPCServices(t *testing.T) {
 
 	// A bad name is rejected with the accepted form.
 	long := strings.Repeat("n", 1025)
-	resp, b := mustDo(t, c, "POST", e.httpURL+"/_gatecheck/admin/grpc-health?status=serving&service="+long, "", "")
+	resp, b := mustDo(t, c, "POST", e.httpURL+"/_gatewitness/admin/grpc-health?status=serving&service="+long, "", "")
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "service") || !strings.Contains(string(b), "at most 1024 bytes") {
 		t.Errorf("service name of 1025 bytes: %d %s, want 400 naming the service and the limit", resp.StatusCode, b)
 	}

@@ -17,15 +17,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 )
 
 const (
 	streamHeader      = h2tap.StreamHeader
-	grpcTimeoutHeader = "gatecheck-grpc-timeout"
+	grpcTimeoutHeader = "gatewitness-grpc-timeout"
 )
 
 // flushWaitLimit bounds the wait for flushed HTTP/2 frames to leave the tap

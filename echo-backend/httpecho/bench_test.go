@@ -96,7 +96,7 @@ func BenchmarkDelayAccuracy(b *testing.B) {
 								b.Error(err)
 								return
 							}
-							req.Header.Set("X-Gatecheck-Id", id)
+							req.Header.Set("X-Gatewitness-Id", id)
 							begin := time.Now()
 							resp, err := c.Do(req)
 							if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 // connInfo is what ConnContext stores for one accepted connection.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
 // Echo is the JSON body of every echoed request: echo-basic's fields, with
@@ -25,7 +25,7 @@ type Echo struct {
 
 	TLS *TLSInfo `json:"tls,omitempty"`
 
-	RequestID string `json:"requestId,omitempty"` // from X-Gatecheck-Id or gatecheck-id
+	RequestID string `json:"requestId,omitempty"` // from X-Gatewitness-Id or gatewitness-id
 	Attempt   int    `json:"attempt,omitempty"`   // this attempt's number for RequestID
 }
 

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // discardWriter is the cheapest http.ResponseWriter that still flushes, so
@@ -53,10 +53,10 @@ func BenchmarkEchoHandler(b *testing.B) {
 		want   int
 	}{
 		{"plain", func(int) string { return "/echo" }, nil, http.StatusOK},
-		{"new-id", func(i int) string { return "/echo?gatecheck-id=bench-" + strconv.Itoa(i) }, nil, http.StatusOK},
-		{"same-id", func(int) string { return "/echo" }, map[string]string{"X-Gatecheck-Id": "bench-same"}, http.StatusOK},
-		{"fault-418-new-id", func(i int) string { return "/echo?gatecheck-id=bench-" + strconv.Itoa(i) },
-			map[string]string{"X-Gatecheck-Fault": "status=418"}, http.StatusTeapot},
+		{"new-id", func(i int) string { return "/echo?gatewitness-id=bench-" + strconv.Itoa(i) }, nil, http.StatusOK},
+		{"same-id", func(int) string { return "/echo" }, map[string]string{"X-Gatewitness-Id": "bench-same"}, http.StatusOK},
+		{"fault-418-new-id", func(i int) string { return "/echo?gatewitness-id=bench-" + strconv.Itoa(i) },
+			map[string]string{"X-Gatewitness-Fault": "status=418"}, http.StatusTeapot},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
 // marshalIndent is the encoding appendJSON must reproduce byte for byte.
@@ -33,7 +33,7 @@ func TestEchoJSONMatchesEncodingJSON(t *testing.T) {
 	cases := map[string]Echo{
 		"zero":       {},
 		"no headers": {Path: "/", Headers: map[string][]string{}},
-		"typical": {Path: "/echo?gatecheck-id=a", Host: "127.0.0.1:3000", Method: "GET", Proto: "HTTP/1.1",
+		"typical": {Path: "/echo?gatewitness-id=a", Host: "127.0.0.1:3000", Method: "GET", Proto: "HTTP/1.1",
 			Headers:  map[string][]string{"User-Agent": {"fortio.org/fortio-1.68.2"}, "Accept": {"*/*"}, "X-Multi": {"a", "b", "c"}},
 			HTTPPort: "3000", Info: pod, RequestID: "a", Attempt: 3},
 		"id only":              {Path: "/", RequestID: "only"},
@@ -68,7 +68,7 @@ func TestEchoJSONSkipsHelperHeaders(t *testing.T) {
 	if want := marshalIndent(t, e, isHelperHeader); !bytes.Equal(got, want) {
 		t.Errorf("appendJSON:\n%s\nwant:\n%s", got, want)
 	}
-	if bytes.Contains(got, []byte("Gatecheck")) {
+	if bytes.Contains(got, []byte("Gatewitness")) {
 		t.Errorf("helper header echoed:\n%s", got)
 	}
 	// Only helper headers: an empty object, as for a request with none.

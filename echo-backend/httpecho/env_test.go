@@ -18,17 +18,17 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 const serverName = "echo.test"
 
-var testPod = podinfo.Info{Namespace: "gatecheck", Ingress: "ing", Service: "echo", Pod: "echo-7d9f-abc"}
+var testPod = podinfo.Info{Namespace: "gatewitness", Ingress: "ing", Service: "echo", Pod: "echo-7d9f-abc"}
 
 // env is the three ports of one backend, sharing a ledger and controls.
 type env struct {
@@ -131,10 +131,10 @@ func do(t *testing.T, c *http.Client, method, url, id, spec string, body io.Read
 		t.Fatal(err)
 	}
 	if id != "" {
-		req.Header.Set("X-Gatecheck-Id", id)
+		req.Header.Set("X-Gatewitness-Id", id)
 	}
 	if spec != "" {
-		req.Header.Set("X-Gatecheck-Fault", spec)
+		req.Header.Set("X-Gatewitness-Fault", spec)
 	}
 	resp, err := c.Do(req)
 	if err != nil {

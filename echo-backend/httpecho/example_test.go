@@ -8,12 +8,12 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // A test sends its requests with a request id and a fault spec, then reads
-// the id's ledger back from /_gatecheck/ledger/{id}: here fail=2;status=503
+// the id's ledger back from /_gatewitness/ledger/{id}: here fail=2;status=503
 // answers 503 to the first two attempts and echoes the third.
 func ExampleNewHandler() {
 	l := ledger.New(ledger.Options{})
@@ -23,8 +23,8 @@ func ExampleNewHandler() {
 
 	for range 3 {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api", strings.NewReader("hello"))
-		req.Header.Set("X-Gatecheck-Id", "example-1")
-		req.Header.Set("X-Gatecheck-Fault", "fail=2;status=503")
+		req.Header.Set("X-Gatewitness-Id", "example-1")
+		req.Header.Set("X-Gatewitness-Fault", "fail=2;status=503")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			fmt.Println(err)
@@ -36,7 +36,7 @@ func ExampleNewHandler() {
 		fmt.Printf("%d requestId=%s attempt=%d\n", resp.StatusCode, echo.RequestID, echo.Attempt)
 	}
 
-	resp, err := http.Get(srv.URL + "/_gatecheck/ledger/example-1")
+	resp, err := http.Get(srv.URL + "/_gatewitness/ledger/example-1")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -65,7 +65,7 @@ func ExampleNewHandler() {
 func ExampleNewHandler_badSpec() {
 	srv := httptest.NewServer(httpecho.NewHandler(httpecho.Options{Listener: "http"}))
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/?gatecheck-fault=delay%3Dsoon")
+	resp, err := http.Get(srv.URL + "/?gatewitness-fault=delay%3Dsoon")
 	if err != nil {
 		fmt.Println(err)
 		return

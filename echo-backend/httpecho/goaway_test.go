@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/internal/h2test"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/internal/h2test"
 )
 
 // goAwayCode sends one GET with the fault spec over a hand-driven h2c
@@ -77,8 +77,8 @@ func TestGoAwayLetsLowerStreamComplete(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("X-Gatecheck-Id", id)
-		req.Header.Set("X-Gatecheck-Fault", "script=body-delay:2s|goaway")
+		req.Header.Set("X-Gatewitness-Id", id)
+		req.Header.Set("X-Gatewitness-Fault", "script=body-delay:2s|goaway")
 		return cc.RoundTrip(req)
 	}
 

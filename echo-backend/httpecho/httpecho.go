@@ -7,8 +7,8 @@
 // top of that it speaks the fault vocabulary of package fault and records
 // every attempt of a request id in the ledger:
 //
-//	X-Gatecheck-Id: <id>             or ?gatecheck-id=<id>
-//	X-Gatecheck-Fault: <directives>  or ?gatecheck-fault=<directives>
+//	X-Gatewitness-Id: <id>             or ?gatewitness-id=<id>
+//	X-Gatewitness-Fault: <directives>  or ?gatewitness-fault=<directives>
 //
 // For each attempt the handler records the arrival, reads the request body
 // (up to MaxBodyBytes; a larger body is answered 413), looks up the action
@@ -26,16 +26,16 @@
 // GOAWAY, or closing the connection). HTTP/2 ports must therefore be served
 // through h2tap: NewServer and ServeTLS do that.
 //
-// The ledger and the run-time switches are served under /_gatecheck/:
+// The ledger and the run-time switches are served under /_gatewitness/:
 //
-//	GET    /_gatecheck/ledger/{id}    the id's ledger.Entry as JSON (404 if unknown)
-//	DELETE /_gatecheck/ledger/{id}    forget the id
-//	POST   /_gatecheck/admin/health?status=503
-//	POST   /_gatecheck/admin/grpc-health?service=foo&status=NOT_SERVING
-//	POST   /_gatecheck/admin/tcp?open=false
-//	GET    /_gatecheck/admin/state    the current switches as JSON
+//	GET    /_gatewitness/ledger/{id}    the id's ledger.Entry as JSON (404 if unknown)
+//	DELETE /_gatewitness/ledger/{id}    forget the id
+//	POST   /_gatewitness/admin/health?status=503
+//	POST   /_gatewitness/admin/grpc-health?service=foo&status=NOT_SERVING
+//	POST   /_gatewitness/admin/tcp?open=false
+//	GET    /_gatewitness/admin/state    the current switches as JSON
 //
-// "/ws?gatecheck-ws=halfclose" and "/ws?gatecheck-ws=hold" are WebSockets
+// "/ws?gatewitness-ws=halfclose" and "/ws?gatewitness-ws=hold" are WebSockets
 // that half-close, or outlast their peer's half-close, for the connection
 // timeout tests (see wscontrol.go).
 package httpecho
@@ -47,10 +47,10 @@ import (
 
 	"golang.org/x/net/websocket"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
 // MaxBodyBytes bounds the request body the handler reads (and digests) per
@@ -114,7 +114,7 @@ func NewHandler(opts Options) http.Handler {
 	h.retry = retrySim{h: h}
 
 	// The routes echo-basic registers, plus "/retry" without the slash
-	// (echo-basic would redirect it) and ours under /_gatecheck/.
+	// (echo-basic would redirect it) and ours under /_gatewitness/.
 	h.mux.HandleFunc("/health", h.serveHealth)
 	h.mux.HandleFunc("/status/", h.serveStatus)
 	h.mux.HandleFunc("/retry", h.retry.serve)
@@ -127,7 +127,7 @@ func NewHandler(opts Options) http.Handler {
 		}
 		ws.ServeHTTP(w, r)
 	})
-	h.mux.HandleFunc("/_gatecheck/", h.serveGatecheck)
+	h.mux.HandleFunc("/_gatewitness/", h.serveGatewitness)
 	h.mux.HandleFunc("/", h.serveEcho)
 	return h
 }
@@ -151,7 +151,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routePrefixes start every path that NewHandler's mux sends elsewhere than
 // to serveEcho (its patterns other than "/", without the trailing slash),
 // or redirects to such a pattern.
-var routePrefixes = []string{"/health", "/status", "/retry", "/ws", "/_gatecheck"}
+var routePrefixes = []string{"/health", "/status", "/retry", "/ws", "/_gatewitness"}
 
 // echoesDirectly reports whether the mux would hand r to serveEcho as is:
 // not a CONNECT (which the mux routes by r.Host), a path in its plain

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // tolerance is the slack allowed over a configured time on a loaded machine.
@@ -67,7 +67,7 @@ func TestUpstreamRoundTripper(t *testing.T) {
 				t.Errorf("echoed X-Custom = %q", got)
 			}
 			for k := range cReq.Headers {
-				if strings.HasPrefix(strings.ToLower(k), "gatecheck-") {
+				if strings.HasPrefix(strings.ToLower(k), "gatewitness-") {
 					t.Errorf("helper header %s echoed", k)
 				}
 			}
@@ -134,11 +134,11 @@ func TestFailThenSucceedLedger(t *testing.T) {
 				if a.Arrived.Before(prev) || a.HeadersSent == nil || a.HeadersSent.Before(a.Arrived) || a.Ended.Before(*a.HeadersSent) {
 					t.Errorf("attempt %d times out of order: %+v", i+1, a)
 				}
-				if _, ok := a.Headers["X-Gatecheck-Fault"]; !ok {
-					t.Errorf("attempt %d headers lack X-Gatecheck-Fault: %v", i+1, a.Headers)
+				if _, ok := a.Headers["X-Gatewitness-Fault"]; !ok {
+					t.Errorf("attempt %d headers lack X-Gatewitness-Fault: %v", i+1, a.Headers)
 				}
 				for k := range a.Headers {
-					if strings.HasPrefix(strings.ToLower(k), "gatecheck-") {
+					if strings.HasPrefix(strings.ToLower(k), "gatewitness-") {
 						t.Errorf("helper header %s recorded", k)
 					}
 				}
@@ -176,7 +176,7 @@ func TestDelays(t *testing.T) {
 				u, spec := tr.base(e)+"/d", "delay=300ms"
 				switch form {
 				case "query":
-					u, spec = u+"?gatecheck-fault=delay%3D300ms&gatecheck-id="+id, ""
+					u, spec = u+"?gatewitness-fault=delay%3D300ms&gatewitness-id="+id, ""
 				case "legacy":
 					u, spec = u+"?delay=300ms", ""
 				}
@@ -201,7 +201,7 @@ func TestDelays(t *testing.T) {
 
 			// body-delay: headers come at once, the body after the delay.
 			req, _ := http.NewRequest("GET", tr.base(e)+"/bd", nil)
-			req.Header.Set("X-Gatecheck-Fault", "body-delay=400ms")
+			req.Header.Set("X-Gatewitness-Fault", "body-delay=400ms")
 			begin := time.Now()
 			resp, err := c.Do(req)
 			if err != nil {
@@ -224,7 +224,7 @@ func TestChunksAndTrailers(t *testing.T) {
 	for _, tr := range allTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			req, _ := http.NewRequest("GET", tr.base(e)+"/c", nil)
-			req.Header.Set("X-Gatecheck-Fault", "chunks=4;interval=150ms;trailer=x-info:done")
+			req.Header.Set("X-Gatewitness-Fault", "chunks=4;interval=150ms;trailer=x-info:done")
 			begin := time.Now()
 			resp, err := tr.client(e).Do(req)
 			if err != nil {
@@ -264,8 +264,8 @@ func TestCancelDuringDelayIsRecorded(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, "GET", tr.base(e)+"/slow", nil)
-			req.Header.Set("X-Gatecheck-Id", id)
-			req.Header.Set("X-Gatecheck-Fault", "delay=30s")
+			req.Header.Set("X-Gatewitness-Id", id)
+			req.Header.Set("X-Gatewitness-Fault", "delay=30s")
 			answered := make(chan error, 1)
 			go func() {
 				resp, err := tr.client(e).Do(req)
@@ -542,22 +542,22 @@ func TestHealthAndAdmin(t *testing.T) {
 	if code, body := get("/health"); code != 200 || body != "OK" {
 		t.Errorf("/health: %d %q", code, body)
 	}
-	if code, body := post("/_gatecheck/admin/health?status=503"); code != 200 || !strings.Contains(body, `"httpHealth": 503`) {
+	if code, body := post("/_gatewitness/admin/health?status=503"); code != 200 || !strings.Contains(body, `"httpHealth": 503`) {
 		t.Errorf("set health: %d %s", code, body)
 	}
 	if code, _ := get("/health"); code != 503 {
 		t.Errorf("/health after flip: %d, want 503", code)
 	}
-	post("/_gatecheck/admin/health?status=200")
+	post("/_gatewitness/admin/health?status=200")
 	if code, _ := get("/health"); code != 200 {
 		t.Errorf("/health after flip back: %d", code)
 	}
 
-	if code, body := post("/_gatecheck/admin/grpc-health?service=foo&status=not_serving"); code != 200 {
+	if code, body := post("/_gatewitness/admin/grpc-health?service=foo&status=not_serving"); code != 200 {
 		t.Errorf("grpc-health: %d %s", code, body)
 	}
 	var st httpecho.State
-	_, body := get("/_gatecheck/admin/state?service=foo&service=bar")
+	_, body := get("/_gatewitness/admin/state?service=foo&service=bar")
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -566,12 +566,12 @@ func TestHealthAndAdmin(t *testing.T) {
 		t.Errorf("state %+v", st)
 	}
 
-	if code, body := post("/_gatecheck/admin/tcp?open=false"); code != 409 || !strings.Contains(body, "TCP") {
+	if code, body := post("/_gatewitness/admin/tcp?open=false"); code != 409 || !strings.Contains(body, "TCP") {
 		t.Errorf("tcp without a listener: %d %s", code, body)
 	}
 	sw := &fakeSwitch{open: true}
 	e.controls.SetTCPSwitch(sw)
-	if code, body := post("/_gatecheck/admin/tcp?open=false"); code != 200 || sw.IsOpen() || !strings.Contains(body, `"open": false`) {
+	if code, body := post("/_gatewitness/admin/tcp?open=false"); code != 200 || sw.IsOpen() || !strings.Contains(body, `"open": false`) {
 		t.Errorf("tcp close: %d %s (open %v)", code, body, sw.IsOpen())
 	}
 
@@ -579,14 +579,14 @@ func TestHealthAndAdmin(t *testing.T) {
 		method, path, want string
 		code               int
 	}{
-		{"POST", "/_gatecheck/admin/health?status=abc", "status", 400},
-		{"POST", "/_gatecheck/admin/health?status=700", "status", 400},
-		{"POST", "/_gatecheck/admin/grpc-health?status=HAPPY", "SERVING", 400},
-		{"POST", "/_gatecheck/admin/tcp?open=maybe", "open", 400},
-		{"GET", "/_gatecheck/admin/health", "POST", 405},
-		{"POST", "/_gatecheck/admin/state", "GET", 405},
-		{"PUT", "/_gatecheck/ledger/x", "DELETE", 405},
-		{"GET", "/_gatecheck/nope", "/_gatecheck/ledger", 404},
+		{"POST", "/_gatewitness/admin/health?status=abc", "status", 400},
+		{"POST", "/_gatewitness/admin/health?status=700", "status", 400},
+		{"POST", "/_gatewitness/admin/grpc-health?status=HAPPY", "SERVING", 400},
+		{"POST", "/_gatewitness/admin/tcp?open=maybe", "open", 400},
+		{"GET", "/_gatewitness/admin/health", "POST", 405},
+		{"POST", "/_gatewitness/admin/state", "GET", 405},
+		{"PUT", "/_gatewitness/ledger/x", "DELETE", 405},
+		{"GET", "/_gatewitness/nope", "/_gatewitness/ledger", 404},
 	} {
 		resp, b := mustDo(t, c, tc.method, e.httpURL+tc.path, "", "")
 		if resp.StatusCode != tc.code || !strings.Contains(string(b), tc.want) {
@@ -609,7 +609,7 @@ func TestLedgerEndpoint(t *testing.T) {
 	id := newID(t) + "/with/slashes"
 	mustDo(t, c, "GET", e.httpURL+"/x", id, "status=201")
 
-	resp, b := mustDo(t, c, "GET", e.httpURL+"/_gatecheck/ledger/"+id, "", "")
+	resp, b := mustDo(t, c, "GET", e.httpURL+"/_gatewitness/ledger/"+id, "", "")
 	var ent ledger.Entry
 	if err := json.Unmarshal(b, &ent); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET ledger: %d %s", resp.StatusCode, b)
@@ -617,10 +617,10 @@ func TestLedgerEndpoint(t *testing.T) {
 	if ent.ID != id || len(ent.Attempts) != 1 || ent.Attempts[0].Status != 201 {
 		t.Errorf("ledger entry %+v", ent)
 	}
-	if resp, _ := mustDo(t, c, "DELETE", e.httpURL+"/_gatecheck/ledger/"+id, "", ""); resp.StatusCode != 204 {
+	if resp, _ := mustDo(t, c, "DELETE", e.httpURL+"/_gatewitness/ledger/"+id, "", ""); resp.StatusCode != 204 {
 		t.Errorf("DELETE: %d", resp.StatusCode)
 	}
-	resp, b = mustDo(t, c, "GET", e.httpURL+"/_gatecheck/ledger/"+id, "", "")
+	resp, b = mustDo(t, c, "GET", e.httpURL+"/_gatewitness/ledger/"+id, "", "")
 	if resp.StatusCode != 404 || !strings.Contains(string(b), "message") {
 		t.Errorf("GET after DELETE: %d %s", resp.StatusCode, b)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // The handler reads at most three query parameters of a request
-// (gatecheck-id, gatecheck-fault and delay). Parsing the whole query into
+// (gatewitness-id, gatewitness-fault and delay). Parsing the whole query into
 // url.Values for that allocated a map and its slices per request; queryGet
 // finds one parameter in the raw query instead, with the same result.
 

@@ -10,30 +10,30 @@ import (
 // and values, invalid escapes, semicolons, repeated and empty names.
 var queryCases = []string{
 	"",
-	"gatecheck-id=abc",
-	"delay=1s&gatecheck-id=abc&gatecheck-id=def",
-	"gatecheck-id=&gatecheck-id=x",
-	"gatecheck-id",
-	"gatecheck%2Did=escaped-name",
-	"gatecheck-id=a%20b+c",
-	"gatecheck-id=bad%zz&gatecheck-id=good",
-	"gatecheck%zzid=x&gatecheck-id=y",
-	"gatecheck-id=a;b&gatecheck-id=c",
-	"a=1;gatecheck-id=2",
-	"&&gatecheck-fault=status%3D418%3Bdelay%3D1s&",
-	"gatecheck-fault=status=418",
+	"gatewitness-id=abc",
+	"delay=1s&gatewitness-id=abc&gatewitness-id=def",
+	"gatewitness-id=&gatewitness-id=x",
+	"gatewitness-id",
+	"gatewitness%2Did=escaped-name",
+	"gatewitness-id=a%20b+c",
+	"gatewitness-id=bad%zz&gatewitness-id=good",
+	"gatewitness%zzid=x&gatewitness-id=y",
+	"gatewitness-id=a;b&gatewitness-id=c",
+	"a=1;gatewitness-id=2",
+	"&&gatewitness-fault=status%3D418%3Bdelay%3D1s&",
+	"gatewitness-fault=status=418",
 	"delay=1s&delay=2s",
 	"x=%&delay=5ms",
-	"gatecheck+id=1&gatecheck id=2",
-	"Gatecheck-Id=upper",
-	"=v&gatecheck-id==v",
+	"gatewitness+id=1&gatewitness id=2",
+	"Gatewitness-Id=upper",
+	"=v&gatewitness-id==v",
 }
 
-var queryKeys = []string{"gatecheck-id", "gatecheck-fault", "delay", "x"}
+var queryKeys = []string{"gatewitness-id", "gatewitness-fault", "delay", "x"}
 
 func TestQueryGetMatchesNetURL(t *testing.T) {
-	long := strings.Repeat("a=1&", maxScannedPairs) + "gatecheck-id=far" // through url.ParseQuery
-	tooLong := strings.Repeat("a=1&", 10000) + "gatecheck-id=too-far"    // over net/url's limit
+	long := strings.Repeat("a=1&", maxScannedPairs) + "gatewitness-id=far" // through url.ParseQuery
+	tooLong := strings.Repeat("a=1&", 10000) + "gatewitness-id=too-far"    // over net/url's limit
 	for _, raw := range append(queryCases, long, tooLong) {
 		want, _ := url.ParseQuery(raw)
 		for _, key := range queryKeys {
@@ -42,7 +42,7 @@ func TestQueryGetMatchesNetURL(t *testing.T) {
 			}
 		}
 	}
-	if got := queryGet(long, "gatecheck-id"); got != "far" {
+	if got := queryGet(long, "gatewitness-id"); got != "far" {
 		t.Errorf("queryGet(long query) = %q, want far", got)
 	}
 }
@@ -62,11 +62,11 @@ func FuzzQueryGet(f *testing.F) {
 }
 
 func BenchmarkQueryGet(b *testing.B) {
-	const raw = "gatecheck-id=0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"
+	const raw = "gatewitness-id=0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"
 	b.Run("queryGet", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if queryGet(raw, "gatecheck-id") == "" || queryGet(raw, "gatecheck-fault") != "" || queryGet(raw, "delay") != "" {
+			if queryGet(raw, "gatewitness-id") == "" || queryGet(raw, "gatewitness-fault") != "" || queryGet(raw, "delay") != "" {
 				b.Fatal("wrong value")
 			}
 		}
@@ -75,7 +75,7 @@ func BenchmarkQueryGet(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			q, _ := url.ParseQuery(raw)
-			if q.Get("gatecheck-id") == "" || q.Get("gatecheck-fault") != "" || q.Get("delay") != "" {
+			if q.Get("gatewitness-id") == "" || q.Get("gatewitness-fault") != "" || q.Get("delay") != "" {
 				b.Fatal("wrong value")
 			}
 		}

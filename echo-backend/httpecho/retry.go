@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
 )
 
 // retrySim is echo-basic's flaky backend:
@@ -19,7 +19,7 @@ import (
 // Unlike echo-basic, which holds one lock over every uuid and its sleeps,
 // the attempts are counted in the ledger under the id "retry/"+U, so uuids
 // never wait on each other, and the attempts can be read back from
-// /_gatecheck/ledger/retry/U. The fault vocabulary does not apply here.
+// /_gatewitness/ledger/retry/U. The fault vocabulary does not apply here.
 type retrySim struct {
 	h *handler
 }

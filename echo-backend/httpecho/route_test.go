@@ -11,9 +11,9 @@ import (
 // redirects.
 var routeCases = []string{
 	"/", "/echo", "/echo/", "/a/b/c", "/healthz", "/health", "/health/", "/status", "/status/418",
-	"/statusx", "/retry", "/retry/", "/retryx", "/ws", "/wsx", "/_gatecheck", "/_gatecheck/ledger/x",
+	"/statusx", "/retry", "/retry/", "/retryx", "/ws", "/wsx", "/_gatewitness", "/_gatewitness/ledger/x",
 	"/a/./b", "/a/../b", "/a/.", "/a/..", "/.well-known/x", "/a/.hidden", "//", "///echo", "/a//b",
-	"/%68ealth", "/a%2Fb", "/caf%C3%A9", "/a%20b", "/a?x=1", "/echo?gatecheck-id=1", "*",
+	"/%68ealth", "/a%2Fb", "/caf%C3%A9", "/a%20b", "/a?x=1", "/echo?gatewitness-id=1", "*",
 }
 
 // TestEchoesDirectlyAgreesWithMux checks the shortcut past the mux: for
@@ -55,7 +55,7 @@ func TestEchoesDirectlyAgreesWithMux(t *testing.T) {
 // a prefix that goes elsewhere than the echo is covered.
 func TestRoutePrefixes(t *testing.T) {
 	h := NewHandler(Options{}).(*handler)
-	for _, target := range []string{"/health", "/status/200", "/retry", "/retry/x", "/ws", "/_gatecheck/admin/state"} {
+	for _, target := range []string{"/health", "/status/200", "/retry", "/retry/x", "/ws", "/_gatewitness/admin/state"} {
 		_, pattern := h.mux.Handler(httptest.NewRequest(http.MethodGet, target, nil))
 		if pattern == "/" {
 			t.Errorf("%s: the mux routes it to the echo; the test list is stale", target)

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/h2tap"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 )
 
 // ReadHeaderTimeout is the default time a client has to send request

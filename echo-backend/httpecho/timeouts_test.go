@@ -14,8 +14,8 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent use.
@@ -77,7 +77,7 @@ func TestSlowBodyIsCutByReadTimeout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("X-Gatecheck-Id", id)
+			req.Header.Set("X-Gatewitness-Id", id)
 			start := time.Now()
 			resp, err := tr.client(e).Do(req)
 			elapsed := time.Since(start)
@@ -139,7 +139,7 @@ func TestMalformedChunkedBodyIs400(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.SetDeadline(time.Now().Add(30 * time.Second))
-		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nX-Gatecheck-Id: %s\r\nTransfer-Encoding: chunked\r\n\r\n%s", id, body)
+		fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nX-Gatewitness-Id: %s\r\nTransfer-Encoding: chunked\r\n\r\n%s", id, body)
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		if err != nil {
 			t.Fatalf("body %q: %v", body, err)

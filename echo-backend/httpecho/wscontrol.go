@@ -1,21 +1,21 @@
 package httpecho
 
 // WebSocket controls for the connection timeout tests: a /ws request with
-// ?gatecheck-ws=<mode> is upgraded by hand, so the handler holds the TCP
+// ?gatewitness-ws=<mode> is upgraded by hand, so the handler holds the TCP
 // connection and can half-close it, and is recorded in the ledger under
 // its request id:
 //
-//	gatecheck-ws=halfclose  right after the 101 the backend shuts its writes
+//	gatewitness-ws=halfclose  right after the 101 the backend shuts its writes
 //	                        (TCP FIN) and waits for its peer to close; the
 //	                        attempt's headersSent is the moment of the
 //	                        half-close and ended the moment the peer closed
-//	gatecheck-ws=hold       the backend reads and drops what arrives and,
+//	gatewitness-ws=hold       the backend reads and drops what arrives and,
 //	                        after its peer half-closes, keeps the connection
 //	                        open without a byte for wsHoldAfterFin (a peer's
 //	                        later close cannot be seen without writing);
 //	                        ended is the peer's half-close
 //
-// Both modes end after wsHoldLimit at most. Without gatecheck-ws, /ws is
+// Both modes end after wsHoldLimit at most. Without gatewitness-ws, /ws is
 // echo-basic's echoing WebSocket.
 
 import (
@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // WSModeQuery is the query parameter that selects a WebSocket control mode

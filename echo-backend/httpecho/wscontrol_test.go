@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
-// wsControl opens /ws?gatecheck-ws=mode with request id id and returns the
+// wsControl opens /ws?gatewitness-ws=mode with request id id and returns the
 // connection after the 101.
 func wsControl(t *testing.T, httpURL, mode, id string) (*net.TCPConn, *bufio.Reader) {
 	t.Helper()
@@ -30,7 +30,7 @@ func wsControl(t *testing.T, httpURL, mode, id string) (*net.TCPConn, *bufio.Rea
 	conn := c.(*net.TCPConn)
 	t.Cleanup(func() { conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	req := "GET /ws?" + httpecho.WSModeQuery + "=" + mode + "&gatecheck-id=" + url.QueryEscape(id) + " HTTP/1.1\r\nHost: x\r\n" +
+	req := "GET /ws?" + httpecho.WSModeQuery + "=" + mode + "&gatewitness-id=" + url.QueryEscape(id) + " HTTP/1.1\r\nHost: x\r\n" +
 		"Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
 	if _, err := io.WriteString(conn, req); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestWSControlHalfClose(t *testing.T) {
 	<-closeAt.C // the peer's delay under test, not synchronisation
 	conn.Close()
 	a := endedAttempt(t, e.ledger, id)
-	if a.HeadersSent == nil || a.Outcome != ledger.Answered || a.Fault != "gatecheck-ws=halfclose" {
+	if a.HeadersSent == nil || a.Outcome != ledger.Answered || a.Fault != "gatewitness-ws=halfclose" {
 		t.Fatalf("attempt %+v", a)
 	}
 	if d := a.Ended.Sub(*a.HeadersSent); d < wait || d > wait+tolerance {
@@ -91,7 +91,7 @@ func TestWSControlHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := endedAttempt(t, e.ledger, id)
-	if a.Outcome != ledger.Answered || a.Fault != "gatecheck-ws=hold" {
+	if a.Outcome != ledger.Answered || a.Fault != "gatewitness-ws=hold" {
 		t.Fatalf("attempt %+v", a)
 	}
 	// The backend stays open and silent after the half-close.

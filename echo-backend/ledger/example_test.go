@@ -6,13 +6,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // A backend records each attempt of a request id with Begin, its progress
 // through the Handle, and a test reads the id back with Get. The clock is
 // fixed here so the output is stable; the JSON is what
-// GET /_gatecheck/ledger/{id} answers.
+// GET /_gatewitness/ledger/{id} answers.
 func ExampleLedger_Get() {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	l := ledger.New(ledger.Options{Now: func() time.Time { return now }})
@@ -20,7 +20,7 @@ func ExampleLedger_Get() {
 
 	// Attempt 1: the backend resets it after 100ms.
 	h := l.Begin("req-1", ledger.Attempt{Listener: "h2c", Protocol: "HTTP/2.0", Method: "GET", Path: "/",
-		Headers: map[string][]string{"X-Gatecheck-Id": {"req-1"}}})
+		Headers: map[string][]string{"X-Gatewitness-Id": {"req-1"}}})
 	h.Update(func(a *ledger.Attempt) { a.Fault = "delay=100ms;reset=before-headers" })
 	h.End(ledger.Reset, now.Add(100*time.Millisecond))
 
@@ -59,7 +59,7 @@ func ExampleLedger_Get() {
 	//    "method": "GET",
 	//    "path": "/",
 	//    "headers": {
-	//     "X-Gatecheck-Id": [
+	//     "X-Gatewitness-Id": [
 	//      "req-1"
 	//     ]
 	//    },

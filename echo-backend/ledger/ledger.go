@@ -34,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 )
 
 // The ledger's JSON types are the echo-backend's wire contract, in

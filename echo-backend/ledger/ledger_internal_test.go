@@ -224,7 +224,7 @@ func TestPackHeadersBounded(t *testing.T) {
 }
 
 func BenchmarkPackHeaders(b *testing.B) {
-	h := map[string][]string{"User-Agent": {"fortio.org/fortio-1.68.2"}, "X-Gatecheck-Id": {"0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"}}
+	h := map[string][]string{"User-Agent": {"fortio.org/fortio-1.68.2"}, "X-Gatewitness-Id": {"0f8e2c1a-5b7d-4e3f-9a6c-2d1b0e8f7a9c"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		packHeaders(h, DefaultMaxHeaderBytes)

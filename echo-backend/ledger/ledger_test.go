@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 // clock is a fake clock safe for concurrent use.

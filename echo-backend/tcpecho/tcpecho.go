@@ -16,7 +16,7 @@
 // conformance helpers (utils/tcp) work unchanged; echo-basic ignores other
 // lines, which this server echoes.
 //
-// ACCEPTED is gatecheck's: the count includes the asking connection and
+// ACCEPTED is gatewitness's: the count includes the asking connection and
 // every connection the kernel handed to the server since it started,
 // whether or not it completed a TLS handshake or sent a byte. Asking it
 // before and after a client does something through a proxy shows how many
@@ -43,7 +43,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
 // WelcomeMessage is the first line sent on every connection, as echo-basic.

@@ -20,10 +20,10 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamutil "sigs.k8s.io/gateway-api/conformance/utils/tcp"
 
-	"github.com/gatecheck/gatecheck/echo-backend/control"
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
-	"github.com/gatecheck/gatecheck/echo-backend/tcpecho"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/echo-backend/control"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/tcpecho"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 var _ control.Switch = (*tcpecho.Server)(nil)

@@ -1,4 +1,4 @@
-// Package apis holds gatecheck's Go types for Gateway API fields that no
+// Package apis holds gatewitness's Go types for Gateway API fields that no
 // release of sigs.k8s.io/gateway-api has yet. Today that is GEP-3139's
 // GRPCRoute timeouts: rules[].timeouts.maxStreamDuration and
 // rules[].timeouts.strictEnforcement.

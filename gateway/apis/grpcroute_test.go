@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/crds"
-	"github.com/gatecheck/gatecheck/gateway/apis"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/crds"
+	"github.com/gatewitness/gatewitness/gateway/apis"
 )
 
 // route returns a GRPCRoute manifest whose first rule has the given

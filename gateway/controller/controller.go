@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/reconcile"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/reconcile"
 )
 
 // Options configure a Controller.
@@ -44,7 +44,7 @@ type Options struct {
 	Client client.WithWatch
 
 	// ControllerName is the GatewayClass spec.controllerName this controller
-	// owns, e.g. "gatecheck.dev/reference-gateway".
+	// owns, e.g. "gatewitness.dev/reference-gateway".
 	ControllerName gwv1.GatewayController
 
 	// Apply receives every new snapshot. An error means the data plane could
@@ -91,7 +91,7 @@ func New(opts Options) (*Controller, error) {
 		return nil, errors.New("controller: Options.Client is nil; it must be a client.WithWatch")
 	}
 	if opts.ControllerName == "" {
-		return nil, errors.New(`controller: Options.ControllerName is empty; it must be a domain-prefixed path such as "gatecheck.dev/reference-gateway"`)
+		return nil, errors.New(`controller: Options.ControllerName is empty; it must be a domain-prefixed path such as "gatewitness.dev/reference-gateway"`)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()

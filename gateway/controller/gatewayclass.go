@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/gateway/apis"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/apis"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // decodedGRPCRoute is one version of a GRPCRoute decoded both ways.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -29,8 +29,8 @@ import (
 )
 
 const (
-	testClassName      = "gatecheck"
-	testControllerName = gwv1.GatewayController("gatecheck.dev/reference-gateway")
+	testClassName      = "gatewitness"
+	testControllerName = gwv1.GatewayController("gatewitness.dev/reference-gateway")
 	infraNS            = "gateway-conformance-infra"
 	webNS              = "gateway-conformance-web-backend"
 )

@@ -14,10 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/gcpace"
+	"github.com/gatewitness/gatewitness/cluster/store"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/gcpace"
 )
 
 // BenchmarkRoutesReady measures the control path at scale, in-process: N
@@ -25,7 +25,7 @@ import (
 // defaulted with the real CRDs), and the clock stops when every route is
 // Accepted and ResolvedRefs at its generation and the data plane has taken
 // a snapshot that serves all N. The controller and the real data plane run
-// as they do in `gatecheck run`. One op is one such apply; its ns/op is the
+// as they do in `gatewitness run`. One op is one such apply; its ns/op is the
 // time from the first Create to ready. apply-s/op is the part the Creates
 // took (each is validated with the CRD's OpenAPI schema and CEL rules, as
 // an API server does), ready-after-apply-s/op what the control path took
@@ -44,7 +44,7 @@ import (
 // more cores the Creates then overlap with each other and with the
 // controller's status writes; the CPU they cost is the same.
 //
-// The garbage collector is paced as `gatecheck run` paces it
+// The garbage collector is paced as `gatewitness run` paces it
 // (gcpace.Run: GOGC=400 unless $GOGC is set, a memory limit of half the
 // machine's memory unless $GOMEMLIMIT is), so the figures are the run's;
 // GOGC=100 in the environment measures Go's default.

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/cluster/store"
+	"github.com/gatewitness/gatewitness/cluster/store"
 )
 
 // TestAgainstInProcessStore runs the controller against the embedded

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/contract/conntimeouts"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/contract/conntimeouts"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // tuningKey is one ConfigMap key and the field it sets.

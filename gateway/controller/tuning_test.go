@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/contract/conntimeouts"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/contract/conntimeouts"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // tuningClass returns the test class with a parametersRef to ConfigMap

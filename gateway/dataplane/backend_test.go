@@ -16,9 +16,9 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 func TestErrorAnswers(t *testing.T) {

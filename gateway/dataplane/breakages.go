@@ -1,7 +1,7 @@
 package dataplane
 
 // Test-only breakages: the ways real data planes go wrong, built into the
-// reference data plane so that gatecheck's negative checks can show each
+// reference data plane so that gatewitness's negative checks can show each
 // conformance test fails against the data plane it is meant to catch
 // (conformance/tests/breakages_test.go). The switches are in the internal
 // package breakage, so only package dataplanetest can turn them on; a
@@ -14,7 +14,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
 )
 
 func init() {

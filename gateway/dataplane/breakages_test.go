@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // The test-only breakages (breakages.go) each make the data plane go wrong

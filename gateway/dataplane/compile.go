@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // errServerTimeout is the cause of an attempt context that the Server

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // connGateway serves one route to backend on a listener with timeouts t

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 

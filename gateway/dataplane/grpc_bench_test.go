@@ -14,8 +14,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 )
 
 // BenchmarkGRPCUnaryAdded measures what the data plane adds to a unary

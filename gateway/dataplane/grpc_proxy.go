@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/internal/grpctimeout"
+	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
 
 // errCallBudget is the cause of a call context whose budget ran out.

@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/grpctimeout"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
 
 // grpcLimits is a GRPCRoute rule's compiled GEP-3139 timeouts.

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 )
 
 // BenchmarkGRPCBudget measures one call through the data plane to the

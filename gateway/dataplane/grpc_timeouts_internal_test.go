@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
 )
 
 func TestClientTimeout(t *testing.T) {

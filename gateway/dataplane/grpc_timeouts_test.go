@@ -21,20 +21,20 @@ import (
 	"google.golang.org/protobuf/proto"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/echo-backend/echopb"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/grpctimeout"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
 
 // The GEP-3139 tests run calls through the data plane to the real
 // echo-backend gRPC server. Every rule is selected by the x-rule metadata
 // key, so one gateway serves all of them.
 
-const echoService = "gatecheck.echo.v1.Echo"
+const echoService = "gatewitness.echo.v1.Echo"
 
 // limit is the short maxStreamDuration the expiry tests use; their faults
 // last far longer, so a call that is not cut ends with OK instead.
@@ -247,9 +247,9 @@ func allKindsExpire(t *testing.T, b *echobackend.Backend, addr string, backendFl
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			id := newID(t)
-			md := metadata.Pairs("x-rule", "short", "x-gatecheck-id", id)
+			md := metadata.Pairs("x-rule", "short", "x-gatewitness-id", id)
 			if k.fault != "" {
-				md.Append("x-gatecheck-fault", k.fault)
+				md.Append("x-gatewitness-fault", k.fault)
 			}
 			ctx := metadata.NewOutgoingContext(noDeadline(t), md)
 			start := time.Now()
@@ -304,7 +304,7 @@ var rawGRPCClient = func() *http.Client {
 	return &http.Client{Transport: &http.Transport{Protocols: p}, Timeout: 30 * time.Second}
 }()
 
-// rawCall sends one gatecheck.echo.v1.Echo call with an empty EchoRequest
+// rawCall sends one gatewitness.echo.v1.Echo call with an empty EchoRequest
 // and the given metadata pairs (grpc-timeout included, verbatim) and reads
 // the whole response, message by message.
 func rawCall(t *testing.T, addr, method string, grpcTimeout []string, md ...string) rawResult {
@@ -376,7 +376,7 @@ func TestGRPCExpiryResponseShape(t *testing.T) {
 	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
 
 	t.Run("before headers", func(t *testing.T) {
-		res := rawCall(t, addr, "Unary", nil, "x-rule", "short", "x-gatecheck-fault", "delay=10s")
+		res := rawCall(t, addr, "Unary", nil, "x-rule", "short", "x-gatewitness-fault", "delay=10s")
 		within(t, "trailers-only response", res.elapsed, limit)
 		if res.status != http.StatusOK || res.header.Get("Grpc-Status") != "4" || len(res.messages) != 0 || len(res.trailer) != 0 {
 			t.Errorf("HTTP %d, header grpc-status %q, %d messages, trailers %v; want 200, 4 in the headers, no body, no trailers",
@@ -388,7 +388,7 @@ func TestGRPCExpiryResponseShape(t *testing.T) {
 	})
 
 	t.Run("after headers", func(t *testing.T) {
-		res := rawCall(t, addr, "ServerStream", nil, "x-rule", "short", "x-gatecheck-fault", "messages=200,interval=50ms")
+		res := rawCall(t, addr, "ServerStream", nil, "x-rule", "short", "x-gatewitness-fault", "messages=200,interval=50ms")
 		within(t, "trailers", res.elapsed, limit)
 		if res.bodyErr != nil {
 			t.Errorf("reading the body: %v; want a clean end with trailers", res.bodyErr)
@@ -477,7 +477,7 @@ func TestGRPCBudgetEnforced(t *testing.T) {
 		{"0s: no limit at all", "zero", nil, "delay=1s", 0, ""},
 	}
 	for _, tc := range tests {
-		res := rawCall(t, addr, "Unary", tc.client, "x-rule", tc.rule, "x-gatecheck-fault", tc.fault)
+		res := rawCall(t, addr, "Unary", tc.client, "x-rule", tc.rule, "x-gatewitness-fault", tc.fault)
 		if tc.expireAt == 0 {
 			if res.code() != "0" {
 				t.Errorf("%s: grpc-status %q %q, want 0", tc.name, res.code(), res.message())
@@ -499,7 +499,7 @@ func TestGRPCBadClientTimeout(t *testing.T) {
 	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
 	for _, v := range [][]string{{"1x"}, {"123456789S"}, {"S"}, {"-5S"}, {"1.5S"}, {"1S", "2S"}} {
 		id := newID(t)
-		res := rawCall(t, addr, "Unary", v, "x-rule", "allow-10s", "x-gatecheck-id", id)
+		res := rawCall(t, addr, "Unary", v, "x-rule", "allow-10s", "x-gatewitness-id", id)
 		if res.code() != "13" || !strings.Contains(res.message(), "grpc-timeout") || !strings.Contains(res.message(), grpctimeout.Form) {
 			t.Errorf("grpc-timeout %q: grpc-status %q %q, want 13 naming grpc-timeout and the accepted form", v, res.code(), res.message())
 		}
@@ -527,14 +527,14 @@ func TestGRPCTimeoutFaults(t *testing.T) {
 	}
 
 	t.Run("UnavailableOnExpiry", func(t *testing.T) {
-		res := rawCall(t, faulty(dataplanetest.GRPCUnavailableOnExpiry), "Unary", nil, "x-rule", "short", "x-gatecheck-fault", "delay=3s")
+		res := rawCall(t, faulty(dataplanetest.GRPCUnavailableOnExpiry), "Unary", nil, "x-rule", "short", "x-gatewitness-fault", "delay=3s")
 		if res.code() != "14" {
 			t.Errorf("grpc-status %q, want 14 (UNAVAILABLE)", res.code())
 		}
 	})
 	t.Run("IgnoreClientTimeout", func(t *testing.T) {
 		addr := faulty(dataplanetest.GRPCIgnoreClientTimeout)
-		res := rawCall(t, addr, "Unary", []string{"300m"}, "x-rule", "allow-10s", "x-gatecheck-fault", "delay=1s")
+		res := rawCall(t, addr, "Unary", []string{"300m"}, "x-rule", "allow-10s", "x-gatewitness-fault", "delay=1s")
 		if res.code() != "0" {
 			t.Errorf("grpc-status %q %q, want 0: the client's 300ms is ignored", res.code(), res.message())
 		}
@@ -567,7 +567,7 @@ func TestGRPCClientDeadlineThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := client.Unary(metadata.AppendToOutgoingContext(ctx, "x-rule", "short", "x-gatecheck-fault", "delay=10s"), &echopb.EchoRequest{})
+	_, err := client.Unary(metadata.AppendToOutgoingContext(ctx, "x-rule", "short", "x-gatewitness-fault", "delay=10s"), &echopb.EchoRequest{})
 	within(t, "call ended", time.Since(start), limit)
 	wantExpired(t, "client deadline 20s, rule 400ms", err, "maxStreamDuration")
 

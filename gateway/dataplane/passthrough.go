@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // defaultInspectLimit bounds the wait for a ClientHello when neither

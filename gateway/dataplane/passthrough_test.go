@@ -13,11 +13,11 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/echo-backend/podinfo"
-	"github.com/gatecheck/gatecheck/echo-backend/tcpecho"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
+	"github.com/gatewitness/gatewitness/echo-backend/tcpecho"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 // tlsBackend is an echo-backend TLS line server (tcpecho) whose pod name

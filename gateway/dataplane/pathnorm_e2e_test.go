@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 

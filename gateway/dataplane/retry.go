@@ -15,8 +15,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 

@@ -15,11 +15,11 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	echobackend "github.com/gatecheck/gatecheck/echo-backend"
-	"github.com/gatecheck/gatecheck/echo-backend/fault"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	echobackend "github.com/gatewitness/gatewitness/echo-backend"
+	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // startEcho starts an in-process echo-backend serving HTTP/1.1 and h2c on
@@ -501,7 +501,7 @@ func TestRequestTimeoutCoversRetries(t *testing.T) {
 // digest of each matches); bodies over the replay limit, or of unknown
 // length, go to one attempt only.
 func TestRetryReplaysBody(t *testing.T) {
-	small := bytes.Repeat([]byte("gatecheck retry body "), 3000) // 63000 bytes
+	small := bytes.Repeat([]byte("gatewitness retry body "), 3000) // 63000 bytes
 	large := bytes.Repeat([]byte("x"), 64<<10+1)
 	for _, h2c := range []bool{false, true} {
 		t.Run(map[bool]string{false: "h1", true: "h2c"}[h2c], func(t *testing.T) {

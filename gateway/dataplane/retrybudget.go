@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // budgetSlots is the number of slots a budget's window is counted in: a

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // BenchmarkRetryBudget measures what a retry budget costs a request

@@ -15,8 +15,8 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // Options configures a Server.

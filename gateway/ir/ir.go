@@ -14,7 +14,7 @@
 //
 // The types are plain data with no behaviour beyond walking and parsing
 // helpers; a Config handed to the data plane must not be modified
-// afterwards. Gatecheck's negative checks mutate a Config before it is
+// afterwards. Gatewitness's negative checks mutate a Config before it is
 // applied to break the reference gateway the way real data planes go wrong
 // (conformance/tests/breakages_test.go), so a field here is also a knob
 // those checks can turn.

@@ -1,4 +1,4 @@
-// Package probeproxy is gatecheck's reference probe proxy: what a service
+// Package probeproxy is gatewitness's reference probe proxy: what a service
 // mesh does so that the kubelet's probes still reach an application whose
 // inbound traffic a sidecar captures.
 //
@@ -11,14 +11,14 @@
 //
 //	/<port><path>   GET <path> on the app's <port>; the app's status is
 //	                returned as is. HTTPS probes carry the header
-//	                X-Gatecheck-Probe-Scheme: HTTPS.
+//	                X-Gatewitness-Probe-Scheme: HTTPS.
 //	/tcp/<port>     connect to the app's <port>: 200 if it completes, else 503
 //	/grpc/<port>    grpc.health.v1.Health/Check on the app's <port> for the
-//	                service in the header X-Gatecheck-Probe-Grpc-Service:
+//	                service in the header X-Gatewitness-Probe-Grpc-Service:
 //	                200 if SERVING, else 503
 //
 // The in-process pod runner applies both to Deployments whose pod template
-// (or the Deployment itself) is annotated gatecheck.dev/probe-proxy:
+// (or the Deployment itself) is annotated gatewitness.dev/probe-proxy:
 // enabled. On a cluster, the mesh under test does its own rewrite and this
 // package plays no part.
 package probeproxy
@@ -38,16 +38,16 @@ import (
 const (
 	// AnnotationInject turns the probe proxy on for a pod when its value is
 	// "enabled"; "disabled" or no annotation leaves the pod alone.
-	AnnotationInject = "gatecheck.dev/probe-proxy"
+	AnnotationInject = "gatewitness.dev/probe-proxy"
 	// AnnotationPort chooses the probe proxy's port. Without it, Rewrite
 	// takes the first port from DefaultPort up that the pod does not
 	// use, and writes its choice here.
-	AnnotationPort = "gatecheck.dev/probe-proxy-port"
+	AnnotationPort = "gatewitness.dev/probe-proxy-port"
 
 	// HeaderScheme marks a rewritten HTTPS probe.
-	HeaderScheme = "X-Gatecheck-Probe-Scheme"
+	HeaderScheme = "X-Gatewitness-Probe-Scheme"
 	// HeaderGRPCService carries a rewritten gRPC probe's service.
-	HeaderGRPCService = "X-Gatecheck-Probe-Grpc-Service"
+	HeaderGRPCService = "X-Gatewitness-Probe-Grpc-Service"
 )
 
 // DefaultPort is where the search for a free probe port starts.

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of TestRewriteGolden from the current output")

@@ -41,13 +41,13 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
-	"github.com/gatecheck/gatecheck/gateway/controller"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/controller"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
 )
 
 // Defaults for Options fields left empty.
 const (
-	DefaultControllerName gwv1.GatewayController = "gatecheck.dev/reference-gateway"
+	DefaultControllerName gwv1.GatewayController = "gatewitness.dev/reference-gateway"
 	DefaultAddresses                             = "127.1.0.0/16"
 )
 
@@ -119,7 +119,7 @@ func NewClient(cfg *rest.Config) (client.WithWatch, error) {
 		cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	}
 	if cfg.UserAgent == "" {
-		cfg.UserAgent = "gatecheck-reference-gateway"
+		cfg.UserAgent = "gatewitness-reference-gateway"
 	}
 	s, err := NewScheme()
 	if err != nil {

@@ -28,8 +28,8 @@ import (
 // grpcRouteFile is the GRPCRoute CRD file name, as in the upstream bundle.
 const grpcRouteFile = "gateway.networking.k8s.io_grpcroutes.yaml"
 
-// overlayAnnotation marks a CRD as gatecheck's overlay of an upstream one.
-const overlayAnnotation = "gatecheck.dev/overlay"
+// overlayAnnotation marks a CRD as gatewitness's overlay of an upstream one.
+const overlayAnnotation = "gatewitness.dev/overlay"
 
 func main() {
 	dir := flag.String("crds", "crds", "directory of the upstream CRDs; overlays are written to its overlays/ subdirectory")
@@ -130,7 +130,7 @@ const (
 func timeoutsSchema() map[string]any {
 	return map[string]any{
 		"description": "Timeouts bounds the calls this rule routes (GEP-3139, an extension\n" +
-			"served by gatecheck's CRD overlay; no Gateway API release has it).\n\n" +
+			"served by gatewitness's CRD overlay; no Gateway API release has it).\n\n" +
 			"Support: Extended",
 		"type": "object",
 		"properties": map[string]any{

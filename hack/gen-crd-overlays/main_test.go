@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/crds"
+	"github.com/gatewitness/gatewitness/crds"
 )
 
 // repoCRDs is the crds directory seen from this package's directory.

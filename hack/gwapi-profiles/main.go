@@ -2,12 +2,12 @@
 // profiles (GATEWAY-HTTP, GATEWAY-GRPC, ...) from the ConformanceReport
 // YAML files of a report directory, as make test-gwapi-v1.7 shows them:
 // per profile the core and extended results, the tests that failed and the
-// core tests that were skipped. gatecheck's own profiles are left out.
+// core tests that were skipped. gatewitness's own profiles are left out.
 //
 //	go run ./hack/gwapi-profiles out/reports/reference
 //
 // It reads upstream's report type, so it builds against every Gateway API
-// release gatecheck does.
+// release gatewitness does.
 package main
 
 import (
@@ -21,7 +21,7 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatecheck/gatecheck/features"
+	"github.com/gatewitness/gatewitness/features"
 )
 
 func main() {
@@ -40,7 +40,7 @@ func main() {
 	}
 }
 
-// printDir prints every ConformanceReport YAML file under dir (gatecheck
+// printDir prints every ConformanceReport YAML file under dir (gatewitness
 // writes the upstream one under upstream/<version>/<implementation>/) and
 // returns how many it found.
 func printDir(w io.Writer, dir string) (int, error) {

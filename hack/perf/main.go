@@ -1,4 +1,4 @@
-// Command perf measures the throughput of gatecheck's HTTP echo backend side
+// Command perf measures the throughput of gatewitness's HTTP echo backend side
 // by side with two peers, fortio's echo server and upstream's echo-basic,
 // and with a floor: the least a net/http server answering a fixed JSON
 // echo costs (./hack/perf/floor).
@@ -33,8 +33,8 @@
 //
 // With -cpuprofile, our two servers are ./hack/perf/echoprof instead
 // (the same HTTP handler, writing a CPU profile of itself), and their
-// profiles are left in the directory as gatecheck.pprof and
-// gatecheck-quiet.pprof.
+// profiles are left in the directory as gatewitness.pprof and
+// gatewitness-quiet.pprof.
 //
 // The whole run is bounded: the command refuses settings whose load alone
 // exceeds 150s and gives up after 4 minutes.
@@ -168,14 +168,14 @@ func run(cfg config) error {
 			"-h2c-port=", "-https-port=", "-tcp-port="}
 	}
 	ours := &server{
-		name:   "gatecheck",
+		name:   "gatewitness",
 		pkg:    "./cmd/echo-backend",
 		args:   oursArgs,
 		health: "/health",
 		note:   "HTTP port only; request log on (its default): one line per echo on standard output, which this command reads through a pipe",
 	}
 	quiet := &server{
-		name:   "gatecheck -quiet",
+		name:   "gatewitness -quiet",
 		pkg:    "./cmd/echo-backend",
 		args:   func(port int) []string { return append(oursArgs(port), "-quiet") },
 		health: "/health",
@@ -241,7 +241,7 @@ func run(cfg config) error {
 		// srcDir is filled in once the commit is extracted.
 		for _, s := range []*server{ours, quiet} {
 			b := *s
-			b.name = strings.Replace(s.name, "gatecheck", "gatecheck@"+cfg.baseline, 1)
+			b.name = strings.Replace(s.name, "gatewitness", "gatewitness@"+cfg.baseline, 1)
 			b.note = "built at " + cfg.baseline + ": " + s.note
 			b.fromCommit = cfg.baseline
 			baselineOf[s] = &b
@@ -258,10 +258,10 @@ func run(cfg config) error {
 		{srv: basic, name: "GET echo", path: "/echo", want: 200},
 		{srv: floor, name: "fixed JSON body", path: "/echo", want: 200},
 		{srv: fortio, name: "GET /debug (headers echoed as text)", path: "/debug", want: 200},
-		{srv: ours, name: "GET echo, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", want: 200},
-		{srv: quiet, name: "GET echo, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", want: 200},
-		{srv: quiet, name: "GET echo, ledger on, same id", path: "/echo", header: "X-Gatecheck-Id: perf-same-id", want: 200},
-		{srv: quiet, name: "fault status=418, ledger on, new id per request", path: "/echo?gatecheck-id={uuid}", header: "X-Gatecheck-Fault: status=418", want: 418},
+		{srv: ours, name: "GET echo, ledger on, new id per request", path: "/echo?gatewitness-id={uuid}", want: 200},
+		{srv: quiet, name: "GET echo, ledger on, new id per request", path: "/echo?gatewitness-id={uuid}", want: 200},
+		{srv: quiet, name: "GET echo, ledger on, same id", path: "/echo", header: "X-Gatewitness-Id: perf-same-id", want: 200},
+		{srv: quiet, name: "fault status=418, ledger on, new id per request", path: "/echo?gatewitness-id={uuid}", header: "X-Gatewitness-Fault: status=418", want: 418},
 		{srv: fortio, name: "status 418 (?status=418)", path: "/echo?status=418", want: 418},
 		{srv: basic, name: "status 418 (/status/418)", path: "/status/418", want: 418},
 	}
@@ -301,7 +301,7 @@ func run(cfg config) error {
 		}
 	}
 
-	dir, err := os.MkdirTemp("", "gatecheck-perf-")
+	dir, err := os.MkdirTemp("", "gatewitness-perf-")
 	if err != nil {
 		return fmt.Errorf("creating the build directory: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 func TestContext(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package gcpace sets how often the garbage collector runs in a short-lived
-// `gatecheck run`. Go's default (GOGC=100: collect when the heap has grown
+// `gatewitness run`. Go's default (GOGC=100: collect when the heap has grown
 // by as much as was live after the last collection) suits a long-running
 // server that must stay small. A run lives for a minute or two and, in
 // process, allocates fast: at 10,000 HTTPRoutes the collector was about a
@@ -10,7 +10,7 @@
 // The settings are the environment's when it has them: GOGC and GOMEMLIMIT
 // override both, as for any Go program. gateway/controller's
 // BenchmarkRoutesReady calls Run too, so that it measures the collector as
-// `gatecheck run` paces it.
+// `gatewitness run` paces it.
 package gcpace
 
 import (
@@ -21,7 +21,7 @@ import (
 	"strings"
 )
 
-// Percent is the GOGC `gatecheck run` uses when the environment sets none.
+// Percent is the GOGC `gatewitness run` uses when the environment sets none.
 const Percent = 400
 
 // Run paces the collector for a short run: GOGC=Percent unless $GOGC is

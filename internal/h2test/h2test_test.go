@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
-	"github.com/gatecheck/gatecheck/internal/h2test"
+	"github.com/gatewitness/gatewitness/internal/h2test"
 )
 
 // seen is what the test server read from the client.

@@ -16,7 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gatecheck/gatecheck/internal/rawgrpc"
+	"github.com/gatewitness/gatewitness/internal/rawgrpc"
 )
 
 // h2cClient speaks prior-knowledge HTTP/2 over plaintext, as gRPC does.

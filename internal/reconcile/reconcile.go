@@ -12,7 +12,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 )
 
 // Default retry delays, used when Options leaves them zero.

@@ -5,7 +5,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/internal/testcert"
+	"github.com/gatewitness/gatewitness/internal/testcert"
 )
 
 func TestHandshakeAgainstTheCertificate(t *testing.T) {

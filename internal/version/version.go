@@ -1,4 +1,4 @@
-// Package version says which gatecheck a binary is, in a form the
+// Package version says which gatewitness a binary is, in a form the
 // Gateway API project accepts as an implementation version: a semantic
 // version naming a snapshot.
 package version
@@ -17,12 +17,12 @@ import (
 // from a git checkout, or `go install` a tagged version, to get a real one.
 const Unknown = "v0.0.0-unknown"
 
-// Gatecheck returns the version of the gatecheck module in this binary:
+// Gatewitness returns the version of the gatewitness module in this binary:
 // the module version for `go install ...@version`, the pseudo-version Go
 // derives from the git commit for a build from a checkout (for example
 // v0.0.0-20260301120000-0123456789ab, with "+dirty" when the work tree
 // had changes), or Unknown.
-func Gatecheck() string {
+func Gatewitness() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return Unknown

@@ -18,8 +18,8 @@ func TestFromBuildInfo(t *testing.T) {
 	if !IsSemantic(Unknown) {
 		t.Errorf("Unknown (%q) is not a semantic version", Unknown)
 	}
-	if g := Gatecheck(); !IsSemantic(g) {
-		t.Errorf("Gatecheck() = %q, not a semantic version", g)
+	if g := Gatewitness(); !IsSemantic(g) {
+		t.Errorf("Gatewitness() = %q, not a semantic version", g)
 	}
 }
 

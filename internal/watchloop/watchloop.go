@@ -9,7 +9,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatecheck/gatecheck/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/gatecheck/gatecheck/internal/watchloop"
+	"github.com/gatewitness/gatewitness/internal/watchloop"
 )
 
 // patience bounds every wait for Run to do something; it is long because

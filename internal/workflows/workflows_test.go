@@ -148,10 +148,10 @@ func TestWorkflowsDoWhatTheReadmeSays(t *testing.T) {
 		t.Errorf("nightly.yml uses %q; want actions/cache for the control plane's binaries", uses)
 	}
 
-	tmpl := parse(t, "docs/workflows/gatecheck-kind-nightly.yml")
+	tmpl := parse(t, "docs/workflows/gatewitness-kind-nightly.yml")
 	scripts, _ = steps(tmpl)
 	all = strings.Join(scripts, "\n")
-	for _, want := range []string{"make kind-up", "make kind-conformance", "gatecheck publish", "git push"} {
+	for _, want := range []string{"make kind-up", "make kind-conformance", "gatewitness publish", "git push"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the implementers' template lacks %q", want)
 		}

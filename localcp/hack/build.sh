@@ -3,7 +3,7 @@
 # kube-controller-manager, etcd, kwok) from the Go module proxy into a cache
 # directory. Each binary is built from its own small build module under
 # localcp/build/<name>, so the replace directives Kubernetes needs stay there
-# and never reach gatecheck's go.mod. A binary that already exists is kept;
+# and never reach gatewitness's go.mod. A binary that already exists is kept;
 # delete the cache directory (or pass -f) to rebuild.
 #
 # Usage: localcp/hack/build.sh [-f] [BIN_DIR]   (default BIN_DIR: .cache/localcp/bin)
@@ -64,7 +64,7 @@ if need "$kube_stamp" kube-apiserver kube-controller-manager; then
 	mkdir -p "$dir"
 	cd "$dir"
 	if [[ ! -f go.mod ]]; then
-		"$GO" mod init gatecheck.local/localcp/build/kube >/dev/null 2>&1
+		"$GO" mod init gatewitness.local/localcp/build/kube >/dev/null 2>&1
 		modfile="$("$GO" mod download -json k8s.io/kubernetes@$KUBERNETES_VERSION | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
 		if [[ -z "$modfile" ]]; then echo "build.sh: k8s.io/kubernetes@$KUBERNETES_VERSION did not resolve through the module proxy" >&2; exit 1; fi
 		for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$modfile"); do
@@ -85,7 +85,7 @@ if need "$ETCD_VERSION" etcd; then
 	mkdir -p "$dir"
 	cd "$dir"
 	if [[ ! -f go.mod ]]; then
-		"$GO" mod init gatecheck.local/localcp/build/etcd >/dev/null 2>&1
+		"$GO" mod init gatewitness.local/localcp/build/etcd >/dev/null 2>&1
 		"$GO" mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
 	fi
 	"$GO" build -trimpath -ldflags "$ldflags" -o "$bin/etcd" go.etcd.io/etcd/server/v3
@@ -100,7 +100,7 @@ if need "$KWOK_VERSION" kwok; then
 	mkdir -p "$dir"
 	cd "$dir"
 	if [[ ! -f go.mod ]]; then
-		"$GO" mod init gatecheck.local/localcp/build/kwok >/dev/null 2>&1
+		"$GO" mod init gatewitness.local/localcp/build/kwok >/dev/null 2>&1
 		"$GO" mod edit -require "sigs.k8s.io/kwok@$KWOK_VERSION"
 	fi
 	"$GO" build -trimpath -ldflags "$ldflags" -o "$bin/kwok" sigs.k8s.io/kwok/cmd/kwok

@@ -22,7 +22,7 @@ type Badge struct {
 func badgeOf(s *series) Badge {
 	run := s.latest().Run
 	passed, failed, skipped := run.Counts()
-	b := Badge{SchemaVersion: 1, Label: "gatecheck " + s.Label, CacheSeconds: 3600}
+	b := Badge{SchemaVersion: 1, Label: "gatewitness " + s.Label, CacheSeconds: 3600}
 	switch {
 	case failed > 0:
 		b.Message = fmt.Sprintf("%d failed, %d passed", failed, passed)

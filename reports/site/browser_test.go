@@ -25,18 +25,18 @@ import (
 //
 // Environment:
 //
-//	GATECHECK_CHROMIUM          the browser to run (default: chromium,
+//	GATEWITNESS_CHROMIUM          the browser to run (default: chromium,
 //	                            chromium-browser, google-chrome-stable or
 //	                            google-chrome on $PATH)
-//	GATECHECK_BROWSER_REQUIRED  when 1, a browser that is missing or cannot
+//	GATEWITNESS_BROWSER_REQUIRED  when 1, a browser that is missing or cannot
 //	                            start fails the test instead of skipping it
 //	                            (.ci/run sets it)
-//	GATECHECK_SCREENSHOTS       the folder for the screenshots (default:
+//	GATEWITNESS_SCREENSHOTS       the folder for the screenshots (default:
 //	                            out/browser-test at the module's root)
-const installHint = "install Chromium with: apt-get install chromium (Debian), or set GATECHECK_CHROMIUM to a Chrome or Chromium binary"
+const installHint = "install Chromium with: apt-get install chromium (Debian), or set GATEWITNESS_CHROMIUM to a Chrome or Chromium binary"
 
 func findBrowser() (string, error) {
-	if p := os.Getenv("GATECHECK_CHROMIUM"); p != "" {
+	if p := os.Getenv("GATEWITNESS_CHROMIUM"); p != "" {
 		return exec.LookPath(p)
 	}
 	names := []string{"chromium", "chromium-browser", "google-chrome-stable", "google-chrome"}
@@ -52,14 +52,14 @@ func findBrowser() (string, error) {
 func cannotRun(t *testing.T, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...) + "; " + installHint
-	if os.Getenv("GATECHECK_BROWSER_REQUIRED") == "1" {
+	if os.Getenv("GATEWITNESS_BROWSER_REQUIRED") == "1" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
 }
 
 func screenshotDir(t *testing.T) string {
-	if d := os.Getenv("GATECHECK_SCREENSHOTS"); d != "" {
+	if d := os.Getenv("GATEWITNESS_SCREENSHOTS"); d != "" {
 		return d
 	}
 	dir, err := os.Getwd()
@@ -224,7 +224,7 @@ func TestSiteInBrowser(t *testing.T) {
 	}
 	wantRows := []seriesRow{
 		{"in-process", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
-		{"localcp · gatecheck", "3", "0", []string{"cell pass current ✓"}},
+		{"localcp · gatewitness", "3", "0", []string{"cell pass current ✓"}},
 	}
 	if !slices.EqualFunc(rows, wantRows, func(a, b seriesRow) bool {
 		return a.Target == b.Target && a.Passed == b.Passed && a.Failed == b.Failed && slices.Equal(a.Strip, b.Strip)
@@ -249,9 +249,9 @@ func TestSiteInBrowser(t *testing.T) {
 		}
 		return m
 	}
-	resilience := readMatrix("GATECHECK-HTTP-RESILIENCE")
+	resilience := readMatrix("GATEWITNESS-HTTP-RESILIENCE")
 	if len(resilience) != 2 {
-		t.Fatalf("GATECHECK-HTTP-RESILIENCE has %d rows, want 2 (in-process, localcp): %+v", len(resilience), resilience)
+		t.Fatalf("GATEWITNESS-HTTP-RESILIENCE has %d rows, want 2 (in-process, localcp): %+v", len(resilience), resilience)
 	}
 	for _, tt := range []struct {
 		row                           int
@@ -261,14 +261,14 @@ func TestSiteInBrowser(t *testing.T) {
 		// The second in-process night failed HTTPRouteTimeoutsWithoutRetry,
 		// a test of the request and backend timeouts.
 		{0, "in-process", "success", "failure", "✗", "✓", "✓", "○"},
-		{1, "localcp · gatecheck", "success", "partial", "✓", "✓", "✓", "○"},
+		{1, "localcp · gatewitness", "success", "partial", "✓", "✓", "✓", "○"},
 	} {
 		r := resilience[tt.row]
 		if r.Target != tt.target || !strings.HasPrefix(r.Core, tt.core) || !strings.HasPrefix(r.Extended, tt.extended) ||
 			r.Cells["HTTPRouteRequestTimeout"] != tt.timeout || r.Cells["HTTPRouteBackendTimeout"] != tt.timeout ||
 			r.Cells["HTTPRouteRetryCodes"] != tt.codes || r.Cells["HTTPRouteRetry"] != tt.retry || r.Cells["HTTPRouteRetryBackoff"] != tt.backof ||
 			r.Cells["HTTPRouteRetryLastStatus"] != "○" {
-			t.Errorf("GATECHECK-HTTP-RESILIENCE row %d = %+v; want %s, core %s, extended %s, timeouts %s, codes %s, retry %s, backoff %s",
+			t.Errorf("GATEWITNESS-HTTP-RESILIENCE row %d = %+v; want %s, core %s, extended %s, timeouts %s, codes %s, retry %s, backoff %s",
 				tt.row, r, tt.target, tt.core, tt.extended, tt.timeout, tt.codes, tt.retry, tt.backof)
 		}
 	}
@@ -287,7 +287,7 @@ func TestSiteInBrowser(t *testing.T) {
 	shoot("index.png")
 
 	// From the index to the failed run, and on to the failed test.
-	click(`tr.series-row[data-series="gatecheck-reference-gateway-default-in-process"] td:nth-child(4) a`)
+	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process"] td:nth-child(4) a`)
 	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
 	type testView struct {
 		Heading  string   `json:"heading"`
@@ -336,7 +336,7 @@ func TestSiteInBrowser(t *testing.T) {
 	shoot("failed-test.png")
 
 	// The series page and a passing test's page, for the console.
-	open(srv.URL + "/series/gatecheck-reference-gateway-default-in-process.html")
+	open(srv.URL + "/series/gatewitness-reference-gateway-default-in-process.html")
 	open(srv.URL + "/runs/" + h.Entries[0].ID + "/tests/HTTPRouteRetryCodesAndAttempts.html")
 	settle()
 	if p := cons.problems(); len(p) > 0 {

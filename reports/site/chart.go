@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
+	"github.com/gatewitness/gatewitness/conformance/observe"
 )
 
 // Geometry of a timing chart, in SVG user units (CSS pixels).

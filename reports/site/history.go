@@ -13,21 +13,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // A history folder holds one folder per run, named by the run's ID, with
 // the run record inside:
 //
 //	history/
-//	  20261121T020000Z-gatecheck-reference-gateway-default-in-process/run.json
-//	  20261121T020412Z-gatecheck-reference-gateway-default-localcp-gatecheck/run.json
+//	  20261121T020000Z-gatewitness-reference-gateway-default-in-process/run.json
+//	  20261121T020412Z-gatewitness-reference-gateway-default-localcp-gatewitness/run.json
 //
 // A run record is all the site needs: every page is built from it, so a
-// newer gatecheck can build the site of old runs again.
+// newer gatewitness can build the site of old runs again.
 
 // MaxHistoryRuns is the most runs ReadHistory reads; prune an older
-// history with Prune (gatecheck publish --keep).
+// history with Prune (gatewitness publish --keep).
 const MaxHistoryRuns = 5000
 
 // Entry is one run of a history.
@@ -104,7 +104,7 @@ func slug(s string) string {
 const idTime = "20060102T150405Z"
 
 // RunID is the name of run in a history: its start time in UTC and its
-// series, e.g. "20261121T020000Z-gatecheck-reference-gateway-default-in-process".
+// series, e.g. "20261121T020000Z-gatewitness-reference-gateway-default-in-process".
 func RunID(run *reports.Run) string {
 	return run.Started.UTC().Format(idTime) + "-" + SeriesOf(run)
 }
@@ -175,7 +175,7 @@ func ReadHistory(dir string) (*History, error) {
 			continue
 		}
 		if len(h.Entries) == MaxHistoryRuns {
-			return nil, fmt.Errorf("the history %s holds more than %d runs; keep fewer with gatecheck publish --keep N", dir, MaxHistoryRuns)
+			return nil, fmt.Errorf("the history %s holds more than %d runs; keep fewer with gatewitness publish --keep N", dir, MaxHistoryRuns)
 		}
 		path := filepath.Join(dir, e.Name(), reports.RunFileName)
 		data, err := readLimited(path)

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gatecheck/gatecheck/docs"
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/docs"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // gepURL is where the Gateway API project publishes a GEP.

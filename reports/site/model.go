@@ -7,8 +7,8 @@ import (
 
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 
-	"github.com/gatecheck/gatecheck/features"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // series is the runs of one implementation, mode and target, oldest first,
@@ -212,7 +212,7 @@ func rank(r reports.Result) int {
 
 // profileResult is one profile's result in a run.
 type profileResult struct {
-	Report string // "upstream" or "gatecheck": which report holds it
+	Report string // "upstream" or "gatewitness": which report holds it
 	confv1.ProfileReport
 }
 
@@ -224,8 +224,8 @@ func profilesOf(run *reports.Run) []profileResult {
 			out = append(out, profileResult{"upstream", p})
 		}
 	}
-	for _, p := range run.GatecheckProfiles {
-		out = append(out, profileResult{"gatecheck", p})
+	for _, p := range run.GatewitnessProfiles {
+		out = append(out, profileResult{"gatewitness", p})
 	}
 	slices.SortStableFunc(out, func(a, b profileResult) int {
 		return cmp.Or(cmp.Compare(b.Report, a.Report), cmp.Compare(a.Name, b.Name))

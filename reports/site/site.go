@@ -1,4 +1,4 @@
-// Package site builds gatecheck's report site: static HTML pages, written
+// Package site builds gatewitness's report site: static HTML pages, written
 // from the run records of a history of runs (see ReadHistory), that show
 //
 //   - a matrix in the shape of the Gateway API project's implementations
@@ -33,8 +33,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/internal/project"
+
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // Defaults and bounds of Options.
@@ -45,10 +47,10 @@ const (
 	// MaxNights bounds Options.Nights.
 	MaxNights = 400
 	// DefaultTitle is the site's title.
-	DefaultTitle = "gatecheck conformance"
-	// DefaultSourceURL is where gatecheck's files are browsed, for the
+	DefaultTitle = "gatewitness conformance"
+	// DefaultSourceURL is where gatewitness's files are browsed, for the
 	// links to docs/semantics.
-	DefaultSourceURL = "https://github.com/gatecheck/gatecheck/blob/main/"
+	DefaultSourceURL = project.SourceURL
 )
 
 // Options shape a site.
@@ -59,7 +61,7 @@ type Options struct {
 	// each series' latest runs get pages (1 to MaxNights); DefaultNights
 	// when zero.
 	Nights int
-	// SourceURL is the address at which gatecheck's repository files are
+	// SourceURL is the address at which gatewitness's repository files are
 	// browsed (docs/semantics/... is appended); DefaultSourceURL when
 	// empty.
 	SourceURL string

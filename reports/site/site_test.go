@@ -17,8 +17,8 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatecheck/gatecheck/conformance/observe"
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 var night0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
@@ -27,7 +27,7 @@ var night0 = time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
 // the given results ("" leaves the test out of the run).
 func nightRun(n int, results map[string]reports.Result) *reports.Run {
 	r := &reports.Run{
-		Implementation: confv1.Implementation{Organization: "gatecheck", Project: "reference-gateway", Version: "v0.1.0"},
+		Implementation: confv1.Implementation{Organization: "gatewitness", Project: "reference-gateway", Version: "v0.1.0"},
 		Mode:           "default",
 		Started:        night0.Add(time.Duration(n) * 24 * time.Hour),
 		Target:         reports.Target{InProcess: true},
@@ -39,7 +39,7 @@ func nightRun(n int, results map[string]reports.Result) *reports.Run {
 	slices.Sort(names)
 	for _, name := range names {
 		if results[name] != "" {
-			r.Tests = append(r.Tests, reports.TestResult{ShortName: name, Source: reports.Gatecheck, Result: results[name]})
+			r.Tests = append(r.Tests, reports.TestResult{ShortName: name, Source: reports.Gatewitness, Result: results[name]})
 		}
 	}
 	return r
@@ -83,7 +83,7 @@ func TestHistory(t *testing.T) {
 		t.Fatalf("got %d series, want 1 of 5 runs", len(all))
 	}
 	s := all[0]
-	if s.Label != "in-process" || s.Slug != "gatecheck-reference-gateway-default-in-process" {
+	if s.Label != "in-process" || s.Slug != "gatewitness-reference-gateway-default-in-process" {
 		t.Errorf("series %q labelled %q", s.Slug, s.Label)
 	}
 	at := func(e *Entry) int {
@@ -160,8 +160,8 @@ func TestMatrix(t *testing.T) {
 	run := nightRun(0, nil)
 	// Claimed by the run though the report does not list it.
 	run.Claims.Features = []gwfeatures.FeatureName{"HTTPRouteTimeout504"}
-	run.GatecheckProfiles = []confv1.ProfileReport{{
-		Name: "GATECHECK-HTTP-RESILIENCE",
+	run.GatewitnessProfiles = []confv1.ProfileReport{{
+		Name: "GATEWITNESS-HTTP-RESILIENCE",
 		Core: confv1.Status{Result: confv1.Success},
 		Extended: &confv1.ExtendedStatus{
 			Status:              confv1.Status{Result: confv1.Failure},
@@ -170,11 +170,11 @@ func TestMatrix(t *testing.T) {
 		},
 	}}
 	test := func(name string, r reports.Result, profile string, fs ...gwfeatures.FeatureName) reports.TestResult {
-		return reports.TestResult{ShortName: name, Source: reports.Gatecheck, Result: r, Profiles: []string{profile}, Features: fs}
+		return reports.TestResult{ShortName: name, Source: reports.Gatewitness, Result: r, Profiles: []string{profile}, Features: fs}
 	}
 	run.Tests = []reports.TestResult{
-		test("Codes", P, "GATECHECK-HTTP-RESILIENCE", "HTTPRoute", "HTTPRouteRetry", "HTTPRouteRetryCodes"),
-		test("Timeouts", F, "GATECHECK-HTTP-RESILIENCE", "HTTPRoute", "HTTPRouteRequestTimeout"),
+		test("Codes", P, "GATEWITNESS-HTTP-RESILIENCE", "HTTPRoute", "HTTPRouteRetry", "HTTPRouteRetryCodes"),
+		test("Timeouts", F, "GATEWITNESS-HTTP-RESILIENCE", "HTTPRoute", "HTTPRouteRequestTimeout"),
 		test("TimeoutsElsewhere", F, "OTHER", "HTTPRouteRetryCodes"),
 	}
 	h, err := NewHistory(run)
@@ -182,7 +182,7 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	tables := matrix(groupSeries(h))
-	if len(tables) != 1 || tables[0].Name != "GATECHECK-HTTP-RESILIENCE" || len(tables[0].Rows) != 1 {
+	if len(tables) != 1 || tables[0].Name != "GATEWITNESS-HTTP-RESILIENCE" || len(tables[0].Rows) != 1 {
 		t.Fatalf("matrix = %+v, want one table with one row", tables)
 	}
 	cells := map[string]string{}
@@ -300,7 +300,7 @@ func TestBadge(t *testing.T) {
 		if err := json.Unmarshal(data, &got); err != nil {
 			t.Fatal(err)
 		}
-		if got["schemaVersion"] != 1.0 || got["label"] != "gatecheck in-process" || got["message"] != tt.message || got["color"] != tt.colr {
+		if got["schemaVersion"] != 1.0 || got["label"] != "gatewitness in-process" || got["message"] != tt.message || got["color"] != tt.colr {
 			t.Errorf("badge of %v = %s; want schemaVersion 1, message %q, color %q", tt.results, data, tt.message, tt.colr)
 		}
 	}
@@ -331,7 +331,7 @@ func TestHistoryFolder(t *testing.T) {
 		paths = append(paths, p)
 	}
 	cluster := nightRun(1, map[string]reports.Result{"A": F})
-	cluster.Target = reports.Target{Server: "https://127.0.0.1:6443", Context: "localcp", GatewayClass: "gatecheck"}
+	cluster.Target = reports.Target{Server: "https://127.0.0.1:6443", Context: "localcp", GatewayClass: "gatewitness"}
 	cp := filepath.Join(dir, "in", "cluster.json")
 	writeRecord(t, cp, cluster)
 	paths = append(paths, cp)
@@ -343,7 +343,7 @@ func TestHistoryFolder(t *testing.T) {
 	}
 	// Adding the same run again changes nothing.
 	id, err := AddRun(hist, paths[0])
-	if err != nil || id != "20261101T020000Z-gatecheck-reference-gateway-default-in-process" {
+	if err != nil || id != "20261101T020000Z-gatewitness-reference-gateway-default-in-process" {
 		t.Errorf("adding a run again: %q, %v; want its ID and no error", id, err)
 	}
 	// A different record under the same ID is refused.
@@ -365,11 +365,11 @@ func TestHistoryFolder(t *testing.T) {
 		ids = append(ids, e.ID)
 	}
 	want := []string{
-		"20261101T020000Z-gatecheck-reference-gateway-default-in-process",
-		"20261102T020000Z-gatecheck-reference-gateway-default-in-process",
-		"20261102T020000Z-gatecheck-reference-gateway-default-localcp-gatecheck",
-		"20261103T020000Z-gatecheck-reference-gateway-default-in-process",
-		"20261104T020000Z-gatecheck-reference-gateway-default-in-process",
+		"20261101T020000Z-gatewitness-reference-gateway-default-in-process",
+		"20261102T020000Z-gatewitness-reference-gateway-default-in-process",
+		"20261102T020000Z-gatewitness-reference-gateway-default-localcp-gatewitness",
+		"20261103T020000Z-gatewitness-reference-gateway-default-in-process",
+		"20261104T020000Z-gatewitness-reference-gateway-default-in-process",
 	}
 	if !slices.Equal(ids, want) {
 		t.Errorf("history = %q, want %q", ids, want)
@@ -387,7 +387,7 @@ func TestHistoryFolder(t *testing.T) {
 	}
 
 	// A broken record is named.
-	bad := filepath.Join(hist, "20261105T020000Z-gatecheck-reference-gateway-default-in-process", "run.json")
+	bad := filepath.Join(hist, "20261105T020000Z-gatewitness-reference-gateway-default-in-process", "run.json")
 	os.MkdirAll(filepath.Dir(bad), 0o755)
 	os.WriteFile(bad, []byte(`{"schema": "someone-else/v9"}`), 0o644)
 	if _, err := ReadHistory(hist); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "schema") {
@@ -432,7 +432,7 @@ func TestBuildKeepsOtherFiles(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("the build left %q behind", left)
 	}
-	badge, err := os.ReadFile(filepath.Join(out, "badges", "gatecheck-reference-gateway-default-in-process.json"))
+	badge, err := os.ReadFile(filepath.Join(out, "badges", "gatewitness-reference-gateway-default-in-process.json"))
 	if err != nil || !bytes.Contains(badge, []byte(`"message": "1 passed"`)) {
 		t.Errorf("badge: %s, %v; want the latest night's 1 passed", badge, err)
 	}
@@ -570,7 +570,7 @@ func TestFixturePages(t *testing.T) {
 	}
 	for _, want := range []string{
 		`href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"`,
-		`href="https://github.com/gatecheck/gatecheck/blob/main/docs/semantics/http-retries-and-timeouts.md"`,
+		`href="https://github.com/gatewitness/gatewitness/blob/main/docs/semantics/http-retries-and-timeouts.md"`,
 		`<svg class="timing out"`,
 		`<table class="ledger">`,
 		`want it to end 1s after the request was sent (tolerance 1ms)`,

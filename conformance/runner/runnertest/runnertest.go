@@ -12,13 +12,13 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
-	"github.com/gatecheck/gatecheck/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 // ReferenceGateway says how the in-process reference gateway is broken.

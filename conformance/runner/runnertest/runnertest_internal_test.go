@@ -6,10 +6,10 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/dataplanetest"
-	"github.com/gatecheck/gatecheck/gateway/ir"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
 )
 
 func TestZeroReferenceGatewayIsHealthy(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package dataplanetest builds reference data planes broken on purpose,
-// the way real data planes go wrong, for gatecheck's negative checks: each
+// the way real data planes go wrong, for gatewitness's negative checks: each
 // conformance test must fail against the data plane it is meant to catch.
 // It is for tests, as net/http/httptest is; production code has no way to
 // break a data plane, since the switches live in an internal package that
@@ -20,9 +20,9 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
-	"github.com/gatecheck/gatecheck/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // Breakage names a way the reference data plane's own code goes wrong.

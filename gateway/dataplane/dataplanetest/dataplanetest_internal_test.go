@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/gateway/dataplane"
-	"github.com/gatecheck/gatecheck/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
 )
 
 // TestEachBreakageTurnsOnItsOwnSwitch: Breakages lists exactly the names

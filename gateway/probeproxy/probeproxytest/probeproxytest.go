@@ -1,5 +1,5 @@
 // Package probeproxytest starts reference probe proxies broken on purpose,
-// the way real sidecars go wrong, for gatecheck's negative checks: the
+// the way real sidecars go wrong, for gatewitness's negative checks: the
 // MeshProbe conformance tests must fail against a proxy that does not
 // forward probes. It is for tests, as net/http/httptest is; production
 // code has no way to break a probe proxy.
@@ -8,8 +8,8 @@ package probeproxytest
 import (
 	"fmt"
 
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/internal/breakage"
 )
 
 // Breakage names a way the probe proxy goes wrong.

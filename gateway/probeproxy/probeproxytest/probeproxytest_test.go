@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/gateway/probeproxy"
-	"github.com/gatecheck/gatecheck/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
 )
 
 func TestListenRefusesUnknownBreakage(t *testing.T) {

@@ -1,4 +1,4 @@
-// Command echoprof serves gatecheck's HTTP echo (httpecho.NewServer on one
+// Command echoprof serves gatewitness's HTTP echo (httpecho.NewServer on one
 // plain HTTP port, with a ledger of default bounds, as cmd/echo-backend's
 // HTTP port) while writing a CPU profile of itself, until SIGINT or SIGTERM.
 // hack/perf runs it in place of cmd/echo-backend when given -cpuprofile, so
@@ -20,8 +20,8 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/gatecheck/gatecheck/echo-backend/httpecho"
-	"github.com/gatecheck/gatecheck/echo-backend/ledger"
+	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
+	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 )
 
 func main() {

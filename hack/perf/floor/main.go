@@ -1,5 +1,5 @@
 // Command floor is the "net/http floor" of hack/perf: the least a net/http
-// server can do per request under gatecheck's echo contract. It answers
+// server can do per request under gatewitness's echo contract. It answers
 // every request with the same fixed JSON body of about 400 bytes (the size
 // of an echo with a pod's details filled in), with the echo's
 // Content-Type and X-Content-Type-Options headers, in one Write, so

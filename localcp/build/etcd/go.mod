@@ -1,4 +1,4 @@
-module gatecheck.local/localcp/build/etcd
+module gatewitness.local/localcp/build/etcd
 
 go 1.26.8
 

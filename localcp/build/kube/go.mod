@@ -1,4 +1,4 @@
-module gatecheck.local/localcp/build/kube
+module gatewitness.local/localcp/build/kube
 
 go 1.26.8
 

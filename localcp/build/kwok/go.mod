@@ -1,4 +1,4 @@
-module gatecheck.local/localcp/build/kwok
+module gatewitness.local/localcp/build/kwok
 
 go 1.26.8
 

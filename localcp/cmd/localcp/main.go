@@ -10,7 +10,7 @@
 //	localcp -bin-dir DIR -echo-backend DIR/echo-backend \
 //	    -gateway-class acme -controller-name example.com/acme \
 //	    -impl 'acme-gateway --kubeconfig "$KUBECONFIG" --addresses "$GATEWAY_ADDRESSES"' \
-//	    -- gatecheck run --kubeconfig '$KUBECONFIG' --gateway-class acme
+//	    -- gatewitness run --kubeconfig '$KUBECONFIG' --gateway-class acme
 //
 // An argument of the command that is exactly $KUBECONFIG is replaced by the
 // kubeconfig's path. It must run as root (Pod IPs go on the loopback
@@ -37,9 +37,9 @@ import (
 	"k8s.io/client-go/discovery"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatecheck/gatecheck/conformance/runner"
-	"github.com/gatecheck/gatecheck/gateway/standalone"
-	"github.com/gatecheck/gatecheck/localcp"
+	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/standalone"
+	"github.com/gatewitness/gatewitness/localcp"
 )
 
 // exitNeedsRoot is the exit status when the process is not root.
@@ -52,7 +52,7 @@ func main() {
 	binDir := fs.String("bin-dir", "", "directory of the control plane's binaries (make localcp-build); required")
 	echo := fs.String("echo-backend", "", "path of the echo-backend binary run for each echo Pod; required")
 	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
-	class := fs.String("gateway-class", "gatecheck", "the GatewayClass the reference gateway (or, with -impl, the implementation) serves; created by localcp. Empty, without -impl: no gateway at all")
+	class := fs.String("gateway-class", "gatewitness", "the GatewayClass the reference gateway (or, with -impl, the implementation) serves; created by localcp. Empty, without -impl: no gateway at all")
 	controllerName := fs.String("controller-name", "", "spec.controllerName of the GatewayClass: required with -impl; default for the reference gateway "+string(standalone.DefaultControllerName))
 	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (added to lo): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; two control planes on one host need different ones")
 	gatewayAddrs := fs.String("gateway-addresses", "", "the prefix Gateway addresses come from, one per Gateway (default "+standalone.DefaultAddresses+" for the reference gateway, "+localcp.DefaultImplementationAddresses+" for -impl, given to it as $"+localcp.EnvGatewayAddresses+"); two control planes on one host need different ones")

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatecheck/gatecheck/gateway/standalone"
-	"github.com/gatecheck/gatecheck/localcp"
+	"github.com/gatewitness/gatewitness/gateway/standalone"
+	"github.com/gatewitness/gatewitness/localcp"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -16,15 +16,15 @@ func TestParseFlags(t *testing.T) {
 		want                                    string // substring of the error; empty: accepted
 		wantAddrs, wantController               string
 	}{
-		{name: "reference defaults", podCIDR: localcp.DefaultPodCIDR, class: "gatecheck",
+		{name: "reference defaults", podCIDR: localcp.DefaultPodCIDR, class: "gatewitness",
 			wantAddrs: standalone.DefaultAddresses, wantController: string(standalone.DefaultControllerName)},
 		{name: "impl defaults", podCIDR: localcp.DefaultPodCIDR, class: "acme", controller: "example.com/acme", impl: "acme",
 			wantAddrs: localcp.DefaultImplementationAddresses, wantController: "example.com/acme"},
-		{name: "loopback pod CIDR", podCIDR: "127.3.0.0/16", class: "gatecheck",
+		{name: "loopback pod CIDR", podCIDR: "127.3.0.0/16", class: "gatewitness",
 			want: "-pod-cidr: pod CIDR 127.3.0.0/16 overlaps 127.0.0.0/8, which is loopback: the API server refuses loopback addresses in EndpointSlices"},
-		{name: "not a prefix", podCIDR: "10.244.0.0", class: "gatecheck", want: `-pod-cidr "10.244.0.0"`},
-		{name: "addresses in the pod CIDR", podCIDR: "10.244.0.0/16", addrs: "10.244.8.0/24", class: "gatecheck", want: "-gateway-addresses 10.244.8.0/24 overlaps -pod-cidr"},
-		{name: "bad addresses", podCIDR: localcp.DefaultPodCIDR, addrs: "127.20.0.0", class: "gatecheck", want: `-gateway-addresses "127.20.0.0"`},
+		{name: "not a prefix", podCIDR: "10.244.0.0", class: "gatewitness", want: `-pod-cidr "10.244.0.0"`},
+		{name: "addresses in the pod CIDR", podCIDR: "10.244.0.0/16", addrs: "10.244.8.0/24", class: "gatewitness", want: "-gateway-addresses 10.244.8.0/24 overlaps -pod-cidr"},
+		{name: "bad addresses", podCIDR: localcp.DefaultPodCIDR, addrs: "127.20.0.0", class: "gatewitness", want: `-gateway-addresses "127.20.0.0"`},
 		{name: "impl without controller", podCIDR: localcp.DefaultPodCIDR, class: "acme", impl: "acme", want: "-impl needs -controller-name"},
 		{name: "impl without class", podCIDR: localcp.DefaultPodCIDR, controller: "example.com/acme", impl: "acme", want: "-impl needs -gateway-class"},
 	} {

@@ -12,7 +12,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/gatecheck/gatecheck/reports"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 const (

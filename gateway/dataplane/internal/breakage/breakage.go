@@ -1,5 +1,5 @@
 // Package breakage holds the switches that break the reference data plane
-// on purpose, the way real data planes go wrong, for gatecheck's negative
+// on purpose, the way real data planes go wrong, for gatewitness's negative
 // checks. It is internal so that production code cannot reach them: the
 // only way in is package dataplanetest, which builds broken data planes
 // for tests as net/http/httptest builds test servers. The zero Set breaks

@@ -1,5 +1,5 @@
 // Package breakage holds the switches that break the reference probe proxy
-// on purpose, the way real sidecars go wrong, for gatecheck's negative
+// on purpose, the way real sidecars go wrong, for gatewitness's negative
 // checks. It is internal so that production code cannot reach them: the
 // only way in is package probeproxytest. The zero Set breaks nothing.
 package breakage
