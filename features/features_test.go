@@ -98,7 +98,7 @@ func TestGatewitnessFeatures(t *testing.T) {
 	}
 	// Upstream features that gatewitness's profile adds list it too.
 	f, _ := Lookup(SupportHTTPRouteRetry)
-	if want := []string{ProfileHTTPResilience, ProfileRetryBudgets, "GATEWAY-HTTP"}; !slices.Equal(f.Profiles, want) {
+	if want := []string{"GATEWAY-HTTP", ProfileHTTPResilience, ProfileRetryBudgets}; !slices.Equal(f.Profiles, want) {
 		t.Errorf("HTTPRouteRetry: Profiles = %v, want %v", f.Profiles, want)
 	}
 }
@@ -305,7 +305,7 @@ func TestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "" +
-		"NAME                 CHANNEL       LEVEL     GEP   PROFILES     DEPENDS ON\n" +
+		"NAME                 CHANNEL       LEVEL     GEP   PROFILES       DEPENDS ON\n" +
 		"HTTPRoute            standard      core      -     GATEWITNESS-X  -\n" +
 		"HTTPRouteRetryCodes  experimental  extended  1731  GATEWITNESS-X  HTTPRoute,HTTPRouteRetry\n"
 	if got := buf.String(); got != want {
@@ -407,8 +407,9 @@ func TestDefaultProfiles(t *testing.T) {
 		names = append(names, p.Name)
 	}
 	want := []string{
+		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP",
 		ProfileConnectionTimeouts, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes, ProfileRetryBudgets,
-		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP", "MESH-GRPC", "MESH-HTTP",
+		"MESH-GRPC", "MESH-HTTP",
 	}
 	if !slices.Equal(names, want) {
 		t.Errorf("Profiles() = %v, want %v", names, want)
