@@ -631,7 +631,7 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		claimed = claimed.Union(s.suite.SupportedFeatures)
 	}
 	run.Claims.Features = sets.List(claimed)
-	run.Claims.Source = tgt.claimsSource
+	run.Claims.Source = tgt.claimsSource + claimsBreakdown(o, claimed, run.Profiles)
 	switch {
 	case explicitProfiles:
 	case o.RunTest != "":
@@ -640,4 +640,29 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		run.Claims.Source += "; profiles: those whose core features are claimed"
 	}
 	return run
+}
+
+// claimsBreakdown says, when the run was given its features, how many of
+// the claimed ones it was given and which it claims because they are core
+// features of a profile requested (upstream's suite claims those
+// implicitly), so that the header's count adds up: e.g. 24 claimed for 23
+// given is " (23), and the core of the profiles requested (1:
+// ReferenceGrant)". It returns "" when nothing was added, or when the
+// features came from the GatewayClass or --all-features.
+func claimsBreakdown(o *Options, claimed sets.Set[features.FeatureName], profiles []string) string {
+	if o.EnableAllSupportedFeatures || len(o.SupportedFeatures) == 0 {
+		return ""
+	}
+	given := sets.New(o.SupportedFeatures...).Difference(sets.New(o.ExemptFeatures...))
+	core := sets.New[features.FeatureName]()
+	for _, name := range profiles {
+		if p, ok := lookupProfile(name); ok {
+			core.Insert(p.Core...)
+		}
+	}
+	added := claimed.Intersection(core).Difference(given)
+	if added.Len() == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d), and the core of the profiles requested (%d: %s)", given.Len(), added.Len(), featureList(sets.List(added)))
 }

@@ -820,3 +820,27 @@ func TestNamedProfilesLeaveOutUncounted(t *testing.T) {
 		}
 	})
 }
+
+// TestHeaderCountsClaimsByOrigin: upstream's suite claims the core
+// features of each requested profile besides those given, so the header's
+// count of claimed features says how many were given and which a profile
+// added, and the count adds up.
+func TestHeaderCountsClaimsByOrigin(t *testing.T) {
+	useTestProfiles(t)
+	o := testOptions(t.TempDir(), nil)
+	// The test profiles' core is HTTPRoute; give only an extended feature,
+	// twice, and one exempted.
+	o.SupportedFeatures = []features.FeatureName{features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteCORS}
+	o.ExemptFeatures = []features.FeatureName{gwfeatures.SupportHTTPRouteCORS}
+	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
+	upTests := []suite.ConformanceTest{{ShortName: "Passes", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute}, Test: pass}}
+	runPlumbing(t, o, upTests, nil, func(res *Result, progress string) {
+		want := "features:     2 claimed (--supported-features (1), and the core of the profiles requested (1: HTTPRoute)): HTTPRoute, HTTPRouteRetry\n"
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+		if len(res.Run.Claims.Features) != 2 {
+			t.Errorf("claims %v, want the 2 the header counts", res.Run.Claims.Features)
+		}
+	})
+}
