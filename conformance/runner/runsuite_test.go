@@ -505,9 +505,7 @@ func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
 // is the count the run records and the summary prints.
 func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 	useTestProfiles(t)
-	c := fakeCluster(t)
-	var progress bytes.Buffer
-	o := testOptions(t.TempDir(), &progress)
+	o := testOptions(t.TempDir(), nil)
 	o.RunTest = "Passes"
 	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
 	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
@@ -520,30 +518,15 @@ func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 		{ShortName: "GatewitnessTwo", Features: core, Test: pass},
 		{ShortName: "GatewitnessThree", Features: core, Test: pass},
 	}
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
-	observe.Reset()
-	var res *Result
-	t.Cleanup(func() {
-		if res == nil || res.Run == nil {
-			t.Fatal("the run left no record")
-		}
+	runPlumbing(t, o, upTests, gcTests, func(res *Result, progress string) {
 		want := "tests:        1 of 2 will run (1 upstream); 1 skipped: --run-test names one test\n"
-		if !strings.Contains(progress.String(), want) {
-			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
 		if got := len(res.Run.Tests); got != 2 {
 			t.Errorf("the run recorded %d tests, want the 2 of the side that ran: %+v", got, res.Run.Tests)
 		}
 	})
-	var err error
-	if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkPhases checks that the phases are timed in order, each counting
