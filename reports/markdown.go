@@ -139,6 +139,10 @@ func writeProfiles(w *bufio.Writer, run *Run) {
 	fmt.Fprintf(w, "| Profile | Report | Core | Extended | Failed tests |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		p := r.p
+		if ProfileNotClaimed(p) {
+			fmt.Fprintf(w, "| %s | %s | %s: no test of it ran | - | - |\n", cell(p.Name), r.report, NotClaimed)
+			continue
+		}
 		ext, failedTests := "-", slices.Clone(p.Core.FailedTests)
 		if p.Extended != nil {
 			ext = status(p.Extended.Status)
@@ -372,6 +376,10 @@ func WriteMarkdownShort(w io.Writer, run *Run) error {
 	if rows := profileRows(run); len(rows) > 0 {
 		fmt.Fprintf(bw, "\n| Profile | Core | Extended |\n|---|---|---|\n")
 		for _, r := range rows {
+			if ProfileNotClaimed(r.p) {
+				fmt.Fprintf(bw, "| %s | %s | - |\n", cell(r.p.Name), NotClaimed)
+				continue
+			}
 			ext := "-"
 			if r.p.Extended != nil {
 				ext = shortStatus(r.p.Extended.Status)

@@ -241,6 +241,10 @@ func profileResults(run *reports.Run) []string {
 		ps = slices.Clone(ps)
 		slices.SortFunc(ps, func(a, b confv1.ProfileReport) int { return strings.Compare(a.Name, b.Name) })
 		for _, p := range ps {
+			if reports.ProfileNotClaimed(p) {
+				out = append(out, fmt.Sprintf("%s (%s report): %s, no test of it ran", p.Name, report, reports.NotClaimed))
+				continue
+			}
 			line := fmt.Sprintf("%s (%s report): core %s", p.Name, report, p.Core.Result)
 			if p.Extended != nil {
 				line += ", extended " + string(p.Extended.Result)

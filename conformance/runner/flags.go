@@ -31,7 +31,7 @@ var upstreamStringFlags = []struct{ name, note string }{
 	{"namespace-labels", ""},
 	{"namespace-annotations", ""},
 	{"skip-tests", "ShortNames, as gatewitness tests lists them"},
-	{"run-test", "a ShortName, as gatewitness tests lists them"},
+	{"run-test", "a ShortName, as gatewitness tests lists them, or several, comma-separated (those whose features are claimed run)"},
 	{"mode", "it names the report file"},
 	{"conformance-profiles", "e.g. GATEWAY-HTTP,GATEWITNESS-HTTP-RESILIENCE; upstream profiles go to the upstream report, GATEWITNESS-* ones to the gatewitness report"},
 	{"report-output", "the upstream ConformanceReport YAML, as upstream's suite writes it"},
@@ -266,9 +266,7 @@ func applyString(o *Options, name, v string) error {
 		}
 	case "run-test":
 		o.RunTest = strings.TrimSpace(v)
-		if o.RunTest != "" {
-			err = checkTestNames([]string{o.RunTest})
-		}
+		err = checkRunTest(o.RunTest)
 	case "mode":
 		err = checkFileNamePart(v, false)
 		o.Mode = v

@@ -92,6 +92,10 @@ type Options struct {
 	// test output it captures; without it, a failure's message says where
 	// the log is.
 	TestLog func(shortName string) string
+
+	// defaultProfiles is true when ConformanceProfiles holds the
+	// in-process defaults rather than profiles the user named.
+	defaultProfiles bool
 }
 
 // DefaultOptions returns the options a run has when nothing is set: the

@@ -132,6 +132,9 @@ func TestBadFlagsNameTheFlagAndTheForm(t *testing.T) {
 		{[]string{"--conformance-profiles", "GATEWAY-FTP"}, []string{"flag --conformance-profiles", `unknown conformance profile "GATEWAY-FTP"`, "GATEWAY-HTTP"}},
 		{[]string{"--skip-tests", "NoSuchTest"}, []string{"flag --skip-tests", `"NoSuchTest"`, "gatewitness tests"}},
 		{[]string{"--run-test", "NoSuchTest"}, []string{"flag --run-test", `"NoSuchTest"`}},
+		{[]string{"--run-test", "HTTPRouteSimpleSameNamespace,HTTPRouteRetryBodyReplai"}, []string{"flag --run-test", `"HTTPRouteRetryBodyReplai"`, "did you mean HTTPRouteRetryBodyReplay?"}},
+		{[]string{"--run-test", "HTTPRouteSimpleSameNamespace,,HTTPRouteRetryBodyReplay"}, []string{"flag --run-test", "empty element", "HTTPRouteSimpleSameNamespace,HTTPRouteRetryBodyReplay"}},
+		{[]string{"--run-test", "HTTPRouteRetryBodyReplay,HTTPRouteRetryBodyReplay"}, []string{"flag --run-test", "names HTTPRouteRetryBodyReplay twice"}},
 		{[]string{"--mode", "a/b"}, []string{"flag --mode", `has '/'`, "letters, digits"}},
 		{[]string{"--mode", ""}, []string{"flag --mode", "empty"}},
 		{[]string{"--version", "1 2"}, []string{"flag --version", `has ' '`}},
@@ -318,5 +321,24 @@ func TestTargetSelection(t *testing.T) {
 	}
 	if _, err := parse("--organization", "acme"); err == nil || !strings.Contains(err.Error(), "in-process") {
 		t.Errorf("--organization with no cluster: %v, want a refusal", err)
+	}
+}
+
+// TestRunTestTakesAList: --run-test takes one name, as upstream's flag
+// does, or a comma-separated list; Validate accepts the same.
+func TestRunTestTakesAList(t *testing.T) {
+	for _, v := range []string{"HTTPRouteSimpleSameNamespace", "HTTPRouteSimpleSameNamespace, HTTPRouteRetryBodyReplay"} {
+		o, err := parse("--run-test", v)
+		if err != nil {
+			t.Fatalf("--run-test %q: %v", v, err)
+		}
+		if err := o.Validate(); err != nil {
+			t.Errorf("--run-test %q: Validate: %v", v, err)
+		}
+	}
+	o := runner.DefaultOptions()
+	o.RunTest = "HTTPRouteSimpleSameNamespace,NoSuchTest"
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `runTest: no test has the ShortName "NoSuchTest"`) {
+		t.Errorf("Validate = %v, want the options-file key and the unknown name", err)
 	}
 }

@@ -27,6 +27,13 @@ type plannedTest struct {
 	source reports.Source
 	// runs is true if the test will run (it may still skip itself).
 	runs bool
+	// notSelected is true if --run-test names other tests and not this
+	// one.
+	notSelected bool
+	// outsideProfiles is true if the test would run, but counts in none
+	// of the profiles the run names, so the run leaves it out (see
+	// dropUncounted).
+	outsideProfiles bool
 	// unclaimed lists the test's features the run does not claim.
 	unclaimed []features.FeatureName
 	// profiles are the requested profiles, of the test's own side, that
@@ -49,10 +56,12 @@ type side struct {
 
 // planSide decides, for each test of s, whether it runs, which claimed
 // features it lacks and which requested profiles it counts in. A test
-// runs as upstream's ConformanceTest.Run lets it: with --run-test, only
-// that test (whatever the claims); otherwise each test whose features are
-// all claimed; never one named by --skip-tests.
-func planSide(s *side) {
+// runs as upstream's ConformanceTest.Run lets it: with --run-test naming
+// one test, only that test (whatever the claims); with --run-test naming
+// several (selected), those of them whose features are all claimed;
+// otherwise each test whose features are all claimed; never one named by
+// --skip-tests.
+func planSide(s *side, selected []string) {
 	st := s.suite
 	s.planned = make([]plannedTest, len(s.tests))
 	for i, ct := range s.tests {
@@ -63,9 +72,11 @@ func planSide(s *side) {
 			}
 		}
 		switch {
+		case len(selected) > 0 && !slices.Contains(selected, ct.ShortName):
+			p.notSelected = true
 		case st.SkipTests.Has(ct.ShortName):
 		case st.RunTest != "":
-			p.runs = ct.ShortName == st.RunTest
+			p.runs = true
 		default:
 			p.runs = len(p.unclaimed) == 0
 		}
@@ -232,4 +243,95 @@ func profileStrings(ps []suite.ConformanceProfileName) []string {
 		out[i] = string(p)
 	}
 	return out
+}
+
+// selectedTests returns the tests --run-test names, in order: one
+// ShortName, as upstream's flag takes it, or a comma-separated list.
+func selectedTests(runTest string) []string {
+	names, _ := parseList(strings.TrimSpace(runTest), "")
+	return names
+}
+
+// selectSeveral makes a suite's options run exactly the tests named when
+// --run-test names more than one: upstream's suite takes one name in
+// RunTest, so the options name none there and skip every other test
+// instead, as upstream's runner would run them given the same claims and
+// that --skip-tests. A test named once runs as upstream's --run-test runs
+// it, and the options are left as they are.
+func selectSeveral(co *suite.ConformanceOptions, selected []string, all []suite.ConformanceTest) {
+	if len(selected) < 2 {
+		return
+	}
+	co.RunTest = ""
+	skip := slices.Clone(co.SkipTests)
+	for _, ct := range all {
+		if !slices.Contains(selected, ct.ShortName) && !slices.Contains(skip, ct.ShortName) {
+			skip = append(skip, ct.ShortName)
+		}
+	}
+	co.SkipTests = skip
+}
+
+// selectedUnclaimed returns an error naming each test that --run-test
+// names among others but whose features the run does not claim: upstream's
+// suite runs a test whatever the claims only when it is the one test
+// named.
+func selectedUnclaimed(sides []*side, selected []string) error {
+	if len(selected) < 2 {
+		return nil
+	}
+	var lines []string
+	for _, s := range sides {
+		for _, p := range s.planned {
+			if slices.Contains(selected, p.test.ShortName) && len(p.unclaimed) > 0 {
+				lines = append(lines, fmt.Sprintf("  %s needs %s", p.test.ShortName, featureList(p.unclaimed)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--run-test names %d tests, and the run does not claim every feature of %d of them:\n%s\n"+
+		"Claim the features with --supported-features, or name the test alone: --run-test with one name runs it whatever the claims, as upstream's flag does",
+		len(selected), len(lines), strings.Join(lines, "\n"))
+}
+
+// dropUncounted leaves out of the run each test that would run but counts
+// in none of the profiles the run names, unless --run-test names it: with
+// profiles named, the run is about them. The suites skip the tests left
+// out as --skip-tests would; no profile report changes, since upstream's
+// report counts a test only in the requested profiles that have all its
+// features. A side left with no test to run does not run. It returns the
+// header's note naming them, or "".
+func dropUncounted(sides []*side, selected []string) string {
+	var names []string
+	for _, s := range sides {
+		if !s.run {
+			continue
+		}
+		left := 0
+		for i := range s.planned {
+			p := &s.planned[i]
+			if p.runs && len(p.profiles) == 0 && !slices.Contains(selected, p.test.ShortName) {
+				p.runs, p.outsideProfiles = false, true
+				s.suite.SkipTests.Insert(p.test.ShortName)
+				names = append(names, p.test.ShortName)
+			}
+			if p.runs {
+				left++
+			}
+		}
+		s.run = left > 0
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	shown := names
+	const most = 8
+	list := strings.Join(shown, ", ")
+	if len(shown) > most {
+		list = strings.Join(shown[:most], ", ") + fmt.Sprintf(" and %d more", len(shown)-most)
+	}
+	return fmt.Sprintf("%d test(s) whose features are claimed count in none of the profiles named, so they do not run: %s "+
+		"(name them with --run-test, or name a profile that counts them)", len(names), list)
 }

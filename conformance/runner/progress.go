@@ -23,6 +23,8 @@ type recorder struct {
 	testLog  func(string) string
 	planned  map[string]plannedTest
 	total    int // tests planned to run
+	// selected are the tests --run-test names, if any.
+	selected []string
 
 	mu       sync.Mutex
 	begun    time.Time
@@ -173,7 +175,7 @@ func (r *recorder) result(name string) (reports.TestResult, bool) {
 }
 
 // testResult builds a test's result from how its subtest ended.
-func (r *recorder) testResult(p plannedTest, failed, skipped bool, runTest string) reports.TestResult {
+func (r *recorder) testResult(p plannedTest, failed, skipped bool, selected []string) reports.TestResult {
 	ct := p.test
 	tr := reports.TestResult{
 		ShortName:           ct.ShortName,
@@ -197,16 +199,19 @@ func (r *recorder) testResult(p plannedTest, failed, skipped bool, runTest strin
 		}
 	case skipped:
 		tr.Result = reports.Skip
-		tr.Message, tr.Unclaimed = skipReason(p, runTest, r.testLog)
+		tr.Message, tr.Unclaimed = skipReason(p, selected, r.testLog)
 	}
 	return tr
 }
 
-// skipReason says why a test was skipped, as upstream's suite decided it.
-func skipReason(p plannedTest, runTest string, testLog func(string) string) (string, []features.FeatureName) {
+// skipReason says why a test was skipped, as upstream's suite decided it;
+// selected are the tests --run-test names.
+func skipReason(p plannedTest, selected []string, testLog func(string) string) (string, []features.FeatureName) {
 	switch {
-	case runTest != "" && runTest != p.test.ShortName:
-		return "not selected: --run-test names " + runTest, nil
+	case p.notSelected || len(selected) > 0 && !slices.Contains(selected, p.test.ShortName):
+		return "not selected: --run-test names " + strings.Join(selected, ", "), nil
+	case p.outsideProfiles:
+		return "not run: it counts in none of the profiles named", nil
 	case !p.runs && len(p.unclaimed) == 0:
 		return "skipped by --skip-tests", nil
 	case !p.runs:
@@ -274,7 +279,11 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 			ps = strings.Join(s.profiles, ", ")
 		}
 		if !s.run {
-			ps += " (not run: --run-test names a test of the other report)"
+			why := " (not run: --run-test names no test of it)"
+			if slices.ContainsFunc(s.planned, func(p plannedTest) bool { return p.outsideProfiles }) {
+				why = " (not run: none of its tests counts in the profiles named)"
+			}
+			ps += why
 		}
 		profiles = append(profiles, fmt.Sprintf("%s report: %s", s.source, ps))
 		if !s.run {
@@ -295,10 +304,25 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 	}
 	fmt.Fprintf(w, "profiles:     %s\n", strings.Join(profiles, "; "))
 	why := "their features are not claimed, or --skip-tests names them"
+	named, notNamed := 0, 0
 	for _, s := range sides {
-		if s.suite != nil && s.suite.RunTest != "" {
-			why = "--run-test names one test"
+		for _, p := range s.planned {
+			switch {
+			case p.notSelected:
+				notNamed++
+			case p.outsideProfiles:
+				why = "their features are not claimed, they count in none of the profiles named, or --skip-tests names them"
+				named++
+			default:
+				named++
+			}
 		}
+	}
+	switch {
+	case notNamed > 0 && named == 1:
+		why = "--run-test names one test"
+	case notNamed > 0:
+		why = fmt.Sprintf("--run-test names %d tests", named)
 	}
 	fmt.Fprintf(w, "tests:        %d of %d will run (%s); %d skipped: %s\n", runs, total, strings.Join(perSide, ", "), total-runs, why)
 	env := info.Environment

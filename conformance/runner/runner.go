@@ -138,7 +138,7 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	case len(opts.SupportedFeatures) > 0:
 	case inProcess:
 		claimsSource = "the reference gateway's features"
-	case opts.RunTest != "" || len(opts.ExemptFeatures) > 0:
+	case len(selectedTests(opts.RunTest)) == 1 || len(opts.ExemptFeatures) > 0:
 		claimsSource = "none given, so only the profiles' core features"
 	default:
 		claimsSource = "the GatewayClass's status.supportedFeatures"
@@ -213,6 +213,12 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	rec := newRecorder(opts)
 	co.Hook = rec.hook
 	explicitProfiles := len(co.ConformanceProfiles) > 0
+	// Profiles the user named, not the in-process defaults: the run is
+	// about them, and leaves out what counts in none (dropUncounted).
+	namedProfiles := explicitProfiles && !opts.defaultProfiles
+	selected := selectedTests(co.RunTest)
+	rec.selected = selected
+	selectSeveral(&co, selected, append(slices.Clone(upTests), gcTests...))
 
 	build := func(profiles []string, restCfg *rest.Config) (*suite.ConformanceTestSuite, error) {
 		c := co
@@ -245,12 +251,12 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		// No profile named: report on every profile whose core features
 		// the run claims (on a cluster the claims may come from the
 		// GatewayClass, known only now), and with --run-test on the
-		// profiles of its side that count that test.
+		// profiles of their sides that count the tests it names.
 		claimed := up.suite.SupportedFeatures
 		co.ConformanceProfiles = claimedProfiles(claimed)
 		for _, s := range []*side{up, gc} {
 			for _, ct := range s.tests {
-				if ct.ShortName != co.RunTest {
+				if !slices.Contains(selected, ct.ShortName) {
 					continue
 				}
 				for _, p := range countingProfiles(ct, profileNames(s.source)) {
@@ -272,19 +278,28 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 	}
 	sides := []*side{up, gc}
 	for _, s := range sides {
-		planSide(s)
-		s.run = len(s.tests) > 0 && (co.RunTest == "" || slices.ContainsFunc(s.tests, func(ct suite.ConformanceTest) bool { return ct.ShortName == co.RunTest }))
+		planSide(s, selected)
+		s.run = len(s.tests) > 0 && (len(selected) == 0 || slices.ContainsFunc(s.tests, func(ct suite.ConformanceTest) bool { return slices.Contains(selected, ct.ShortName) }))
+	}
+	if err := selectedUnclaimed(sides, selected); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	var notes []string
+	if namedProfiles {
+		if note := dropUncounted(sides, selected); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	running := slices.DeleteFunc(slices.Clone(sides), func(s *side) bool { return !s.run })
 	if len(running) == 0 {
 		return nil, errors.New("runner: there is no test to run")
 	}
-	var notes []string
 	if explicitProfiles || opts.ReportDir != "" || opts.ReportOutputPath != "" {
-		var err error
-		if notes, err = uncounted(sides); err != nil {
+		more, err := uncounted(sides)
+		if err != nil {
 			return nil, fmt.Errorf("runner: %w", err)
 		}
+		notes = append(notes, more...)
 	}
 
 	tgt.info.Controller = gatewayClassController(co.Client, co.GatewayClassName, co.TimeoutConfig.GetTimeout)
@@ -450,6 +465,7 @@ func setInProcessDefaults(o *Options) {
 		o.SupportedFeatures = ReferenceFeatures()
 	}
 	if len(o.ConformanceProfiles) == 0 {
+		o.defaultProfiles = true
 		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
 			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets) {
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
@@ -529,7 +545,7 @@ func (r *recorder) hook(t *testing.T, ct suite.ConformanceTest, s *suite.Conform
 	if !ok {
 		p = plannedTest{test: ct}
 	}
-	tr := r.testResult(p, t.Failed(), t.Skipped(), s.RunTest)
+	tr := r.testResult(p, t.Failed(), t.Skipped(), r.selected)
 	r.record(tr, p.runs)
 }
 
@@ -615,13 +631,38 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		claimed = claimed.Union(s.suite.SupportedFeatures)
 	}
 	run.Claims.Features = sets.List(claimed)
-	run.Claims.Source = tgt.claimsSource
+	run.Claims.Source = tgt.claimsSource + claimsBreakdown(o, claimed, run.Profiles)
 	switch {
 	case explicitProfiles:
 	case o.RunTest != "":
-		run.Claims.Source += "; profiles: those whose core features are claimed, and those of the --run-test test"
+		run.Claims.Source += "; profiles: those whose core features are claimed, and those of the --run-test tests"
 	default:
 		run.Claims.Source += "; profiles: those whose core features are claimed"
 	}
 	return run
+}
+
+// claimsBreakdown says, when the run was given its features, how many of
+// the claimed ones it was given and which it claims because they are core
+// features of a profile requested (upstream's suite claims those
+// implicitly), so that the header's count adds up: e.g. 24 claimed for 23
+// given is " (23), and the core of the profiles requested (1:
+// ReferenceGrant)". It returns "" when nothing was added, or when the
+// features came from the GatewayClass or --all-features.
+func claimsBreakdown(o *Options, claimed sets.Set[features.FeatureName], profiles []string) string {
+	if o.EnableAllSupportedFeatures || len(o.SupportedFeatures) == 0 {
+		return ""
+	}
+	given := sets.New(o.SupportedFeatures...).Difference(sets.New(o.ExemptFeatures...))
+	core := sets.New[features.FeatureName]()
+	for _, name := range profiles {
+		if p, ok := lookupProfile(name); ok {
+			core.Insert(p.Core...)
+		}
+	}
+	added := claimed.Intersection(core).Difference(given)
+	if added.Len() == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d), and the core of the profiles requested (%d: %s)", given.Len(), added.Len(), featureList(sets.List(added)))
 }

@@ -362,16 +362,27 @@ func readYAML(t *testing.T, path string, v any) {
 
 // TestRunRefusesTestsCountedNowhere: a test that would run, but whose
 // features no requested profile of its side has, stops the run before
-// anything runs, with a message naming the test and the missing feature.
+// anything runs, with a message naming the test and the missing feature,
+// when the profiles are the run's defaults (with profiles named, the test
+// is left out instead: TestNamedProfilesLeaveOutUncounted) or when
+// --run-test names the test.
 func TestRunRefusesTestsCountedNowhere(t *testing.T) {
+	t.Run("default profiles", func(t *testing.T) { refusesCountedNowhere(t, true, "") })
+	t.Run("named by --run-test", func(t *testing.T) { refusesCountedNowhere(t, false, "NeedsCORS,Counted") })
+}
+
+func refusesCountedNowhere(t *testing.T, defaultProfiles bool, runTest string) {
 	useTestProfiles(t)
 	c := fakeCluster(t)
 	o := testOptions(t.TempDir(), &bytes.Buffer{})
+	o.defaultProfiles = defaultProfiles
+	o.RunTest = runTest
 	o.SupportedFeatures = append(o.SupportedFeatures, gwfeatures.SupportHTTPRouteCORS)
 	co := suite.ConformanceOptions{ConfigurableOptions: o.ConfigurableOptions, Client: c, RestConfig: &rest.Config{Host: "http://x.invalid", Transport: noAPIServer{}}}
 	ran := false
 	gcTests := []suite.ConformanceTest{{ShortName: "NeedsCORS", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS},
-		Test: func(*testing.T, *suite.ConformanceTestSuite) { ran = true }}}
+		Test: func(*testing.T, *suite.ConformanceTestSuite) { ran = true }},
+		{ShortName: "Counted", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute}, Test: func(*testing.T, *suite.ConformanceTestSuite) { ran = true }}}
 	_, err := runSuites(t, &o, co, &target{info: reports.Target{InProcess: true}}, nil, gcTests)
 	if err == nil || !strings.Contains(err.Error(), "NeedsCORS: "+testGatewitnessProfile+" lacks HTTPRouteCORS") {
 		t.Fatalf("runSuites = %v, want a refusal naming NeedsCORS and HTTPRouteCORS", err)
@@ -421,19 +432,19 @@ func (b *syncBuffer) String() string {
 func TestSkipReasons(t *testing.T) {
 	ct := suite.ConformanceTest{ShortName: "X", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS}}
 	p := plannedTest{test: ct, unclaimed: []features.FeatureName{gwfeatures.SupportHTTPRouteCORS}}
-	if got, unclaimed := skipReason(p, "", nil); got != "the run does not claim HTTPRouteCORS" || len(unclaimed) != 1 {
+	if got, unclaimed := skipReason(p, nil, nil); got != "the run does not claim HTTPRouteCORS" || len(unclaimed) != 1 {
 		t.Errorf("unsupported feature: %q, %v", got, unclaimed)
 	}
-	if got, _ := skipReason(p, "Y", nil); got != "not selected: --run-test names Y" {
+	if got, _ := skipReason(p, []string{"Y"}, nil); got != "not selected: --run-test names Y" {
 		t.Errorf("--run-test: %q", got)
 	}
-	if got, _ := skipReason(plannedTest{test: ct}, "", nil); got != "skipped by --skip-tests" {
+	if got, _ := skipReason(plannedTest{test: ct}, nil, nil); got != "skipped by --skip-tests" {
 		t.Errorf("--skip-tests: %q", got)
 	}
 	log := func(string) string {
 		return "=== RUN   gatewitness/X\n    x.go:3: needs two backends\n--- SKIP: gatewitness/X (0.00s)\n"
 	}
-	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", log); got != "the test skipped itself: x.go:3: needs two backends" {
+	if got, _ := skipReason(plannedTest{test: ct, runs: true}, nil, log); got != "the test skipped itself: x.go:3: needs two backends" {
 		t.Errorf("self-skip: %q", got)
 	}
 	// The Applier's cleanup deletes the test's objects after the skip and
@@ -446,7 +457,7 @@ func TestSkipReasons(t *testing.T) {
 			"    apply.go:279: 2026-11-28T08:48:38.6Z: Deleting mesh-probe-http HTTPRoute\n" +
 			"--- SKIP: gatewitness/X (20.67s)\n"
 	}
-	if got, _ := skipReason(plannedTest{test: ct, runs: true}, "", withCleanup); got != "the test skipped itself: probe_helpers.go:267: no mesh intercepts the readiness probes" {
+	if got, _ := skipReason(plannedTest{test: ct, runs: true}, nil, withCleanup); got != "the test skipped itself: probe_helpers.go:267: no mesh intercepts the readiness probes" {
 		t.Errorf("self-skip with the Applier's cleanup after it: %q", got)
 	}
 }
@@ -494,9 +505,7 @@ func TestUncountedNotesWhatNoProfileCanCount(t *testing.T) {
 // is the count the run records and the summary prints.
 func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 	useTestProfiles(t)
-	c := fakeCluster(t)
-	var progress bytes.Buffer
-	o := testOptions(t.TempDir(), &progress)
+	o := testOptions(t.TempDir(), nil)
 	o.RunTest = "Passes"
 	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
 	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
@@ -509,30 +518,15 @@ func TestRunTestHeaderCountsWhatIsRecorded(t *testing.T) {
 		{ShortName: "GatewitnessTwo", Features: core, Test: pass},
 		{ShortName: "GatewitnessThree", Features: core, Test: pass},
 	}
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
-	observe.Reset()
-	var res *Result
-	t.Cleanup(func() {
-		if res == nil || res.Run == nil {
-			t.Fatal("the run left no record")
-		}
+	runPlumbing(t, o, upTests, gcTests, func(res *Result, progress string) {
 		want := "tests:        1 of 2 will run (1 upstream); 1 skipped: --run-test names one test\n"
-		if !strings.Contains(progress.String(), want) {
-			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
 		if got := len(res.Run.Tests); got != 2 {
 			t.Errorf("the run recorded %d tests, want the 2 of the side that ran: %+v", got, res.Run.Tests)
 		}
 	})
-	var err error
-	if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkPhases checks that the phases are timed in order, each counting
@@ -665,4 +659,171 @@ func TestSerialTestsOfBothSidesOverlap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runPlumbing runs upTests and gcTests through runSuites on a fake
+// cluster with options o (whose Progress it sets), as the in-process
+// target sets the suites up, and calls check with the finished run and
+// its progress output once t's cleanups have run the tests.
+func runPlumbing(t *testing.T, o Options, upTests, gcTests []suite.ConformanceTest, check func(res *Result, progress string)) {
+	t.Helper()
+	c := fakeCluster(t)
+	var progress bytes.Buffer
+	o.Progress = &progress
+	co := suite.ConformanceOptions{
+		ConfigurableOptions: o.ConfigurableOptions,
+		Client:              c,
+		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
+	}
+	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	observe.Reset()
+	var res *Result
+	t.Cleanup(func() {
+		if res == nil || res.Run == nil {
+			t.Fatalf("the run left no record; progress:\n%s", progress.String())
+		}
+		check(res, progress.String())
+	})
+	var err error
+	if res, err = runSuites(t, &o, co, tgt, upTests, gcTests); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resultsByName returns the run's results by ShortName.
+func resultsByName(run *reports.Run) map[string]reports.TestResult {
+	out := map[string]reports.TestResult{}
+	for _, tr := range run.Tests {
+		out[tr.ShortName] = tr
+	}
+	return out
+}
+
+// mustNotRun is a test body that fails the run if it is called.
+func mustNotRun(t *testing.T, _ *suite.ConformanceTestSuite) {
+	t.Error("ran a test the run should have left out")
+}
+
+// TestRunTestListRunsExactlyThose: --run-test naming two tests, one of
+// each side, runs exactly those two; the others are skipped as not
+// selected, and upstream's report holds what upstream's runner writes
+// when --skip-tests names the others: the skipped test in its profile's
+// skipped tests.
+func TestRunTestListRunsExactlyThose(t *testing.T) {
+	useTestProfiles(t)
+	o := testOptions(t.TempDir(), nil)
+	o.RunTest = "Passes,GatewitnessOne"
+	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
+	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
+	upTests := []suite.ConformanceTest{
+		{ShortName: "Passes", Features: core, Test: pass},
+		{ShortName: "NotNamed", Features: core, Test: mustNotRun},
+	}
+	gcTests := []suite.ConformanceTest{
+		{ShortName: "GatewitnessOne", Features: core, Test: pass},
+		{ShortName: "GatewitnessTwo", Features: core, Parallel: true, Test: mustNotRun},
+	}
+	runPlumbing(t, o, upTests, gcTests, func(res *Result, progress string) {
+		want := "tests:        2 of 4 will run (1 upstream, 1 gatewitness); 2 skipped: --run-test names 2 tests\n"
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+		got := resultsByName(res.Run)
+		for name, want := range map[string]reports.Result{"Passes": reports.Pass, "GatewitnessOne": reports.Pass, "NotNamed": reports.Skip, "GatewitnessTwo": reports.Skip} {
+			if got[name].Result != want {
+				t.Errorf("%s: %s, want %s", name, got[name].Result, want)
+			}
+		}
+		if msg := got["NotNamed"].Message; msg != "not selected: --run-test names Passes, GatewitnessOne" {
+			t.Errorf("NotNamed: message %q", msg)
+		}
+		up := res.Run.Conformance
+		if up == nil || len(up.ProfileReports) != 1 {
+			t.Fatalf("upstream report: %+v", up)
+		}
+		if p := up.ProfileReports[0]; p.Core.Passed != 1 || p.Core.Skipped != 1 || !slices.Equal(p.Core.SkippedTests, []string{"NotNamed"}) {
+			t.Errorf("upstream profile %+v, want 1 passed and NotNamed skipped", p.Core)
+		}
+	})
+}
+
+// TestRunTestListRefusesUnclaimed: upstream's suite runs a test whatever
+// the claims only when RunTest names it alone; among several, a test
+// whose features are not claimed stops the run before it starts.
+func TestRunTestListRefusesUnclaimed(t *testing.T) {
+	useTestProfiles(t)
+	c := fakeCluster(t)
+	o := testOptions(t.TempDir(), &bytes.Buffer{})
+	o.RunTest = "Passes,NeedsRetry"
+	co := suite.ConformanceOptions{ConfigurableOptions: o.ConfigurableOptions, Client: c, RestConfig: &rest.Config{Host: "http://x.invalid", Transport: noAPIServer{}}}
+	upTests := []suite.ConformanceTest{
+		{ShortName: "Passes", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute}, Test: mustNotRun},
+		{ShortName: "NeedsRetry", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, features.SupportHTTPRouteRetry}, Test: mustNotRun},
+	}
+	_, err := runSuites(t, &o, co, &target{info: reports.Target{InProcess: true}}, upTests, nil)
+	if err == nil || !strings.Contains(err.Error(), "NeedsRetry needs HTTPRouteRetry") || !strings.Contains(err.Error(), "--supported-features") {
+		t.Fatalf("runSuites = %v, want a refusal naming NeedsRetry and HTTPRouteRetry", err)
+	}
+}
+
+// TestNamedProfilesLeaveOutUncounted: with profiles named, a test whose
+// features are claimed but that counts in none of them does not run, and
+// the header says so; a side none of whose tests counts does not run at
+// all.
+func TestNamedProfilesLeaveOutUncounted(t *testing.T) {
+	useTestProfiles(t)
+	o := testOptions(t.TempDir(), nil)
+	o.SupportedFeatures = append(o.SupportedFeatures, gwfeatures.SupportHTTPRouteCORS)
+	o.ConformanceProfiles = []suite.ConformanceProfileName{testGatewitnessProfile}
+	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
+	upTests := []suite.ConformanceTest{{ShortName: "UpstreamCounted", Features: core, Test: mustNotRun}}
+	gcTests := []suite.ConformanceTest{
+		{ShortName: "Counted", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) {}},
+		{ShortName: "NeedsCORS", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportHTTPRouteCORS}, Test: mustNotRun},
+	}
+	runPlumbing(t, o, upTests, gcTests, func(res *Result, progress string) {
+		for _, want := range []string{
+			"profiles:     upstream report: none (not run: none of its tests counts in the profiles named); gatewitness report: " + testGatewitnessProfile,
+			"tests:        1 of 2 will run (1 gatewitness); 1 skipped",
+			"note:         2 test(s) whose features are claimed count in none of the profiles named, so they do not run: UpstreamCounted, NeedsCORS",
+		} {
+			if !strings.Contains(progress, want) {
+				t.Errorf("progress lacks %q:\n%s", want, progress)
+			}
+		}
+		got := resultsByName(res.Run)
+		if got["Counted"].Result != reports.Pass || got["NeedsCORS"].Result != reports.Skip {
+			t.Errorf("results %+v, want Counted passed and NeedsCORS skipped", res.Run.Tests)
+		}
+		if msg := got["NeedsCORS"].Message; msg != "not run: it counts in none of the profiles named" {
+			t.Errorf("NeedsCORS: message %q", msg)
+		}
+		if res.Run.Conformance != nil {
+			t.Errorf("an upstream report from a run that named no upstream profile: %+v", res.Run.Conformance)
+		}
+	})
+}
+
+// TestHeaderCountsClaimsByOrigin: upstream's suite claims the core
+// features of each requested profile besides those given, so the header's
+// count of claimed features says how many were given and which a profile
+// added, and the count adds up.
+func TestHeaderCountsClaimsByOrigin(t *testing.T) {
+	useTestProfiles(t)
+	o := testOptions(t.TempDir(), nil)
+	// The test profiles' core is HTTPRoute; give only an extended feature,
+	// twice, and one exempted.
+	o.SupportedFeatures = []features.FeatureName{features.SupportHTTPRouteRetry, features.SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteCORS}
+	o.ExemptFeatures = []features.FeatureName{gwfeatures.SupportHTTPRouteCORS}
+	pass := func(*testing.T, *suite.ConformanceTestSuite) {}
+	upTests := []suite.ConformanceTest{{ShortName: "Passes", Features: []features.FeatureName{gwfeatures.SupportHTTPRoute}, Test: pass}}
+	runPlumbing(t, o, upTests, nil, func(res *Result, progress string) {
+		want := "features:     2 claimed (--supported-features (1), and the core of the profiles requested (1: HTTPRoute)): HTTPRoute, HTTPRouteRetry\n"
+		if !strings.Contains(progress, want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress)
+		}
+		if len(res.Run.Claims.Features) != 2 {
+			t.Errorf("claims %v, want the 2 the header counts", res.Run.Claims.Features)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -38,9 +39,7 @@ func (o *Options) Validate() error {
 	check("exemptFeatures", checkFeatures(o.ExemptFeatures))
 	check("conformanceProfiles", checkProfiles(o.ConformanceProfiles))
 	check("skipTests", checkTestNames(o.SkipTests))
-	if o.RunTest != "" {
-		check("runTest", checkTestNames([]string{o.RunTest}))
-	}
+	check("runTest", checkRunTest(o.RunTest))
 	check("mode", checkFileNamePart(o.Mode, false))
 	check("implementation.version", checkFileNamePart(o.Implementation.Version, true))
 	check("implementation.url", checkURL(o.Implementation.URL))
@@ -115,6 +114,21 @@ func checkProfiles(ps []suite.ConformanceProfileName) error {
 		}
 	}
 	return nil
+}
+
+// checkRunTest checks --run-test: one ShortName, as upstream's flag takes
+// it, or a comma-separated list of them, each named once.
+func checkRunTest(v string) error {
+	names, err := parseList(strings.TrimSpace(v), "test ShortNames, e.g. HTTPRouteSimpleSameNamespace,HTTPRouteRetryBodyReplay")
+	if err != nil {
+		return err
+	}
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return fmt.Errorf("%q names %s twice; want each test once", v, n)
+		}
+	}
+	return checkTestNames(names)
 }
 
 func checkTestNames(names []string) error {

@@ -216,6 +216,11 @@ type profileResult struct {
 	confv1.ProfileReport
 }
 
+// NotClaimed reports whether the run claimed nothing of the profile and
+// ran none of its tests (reports.ProfileNotClaimed): the pages say "not
+// claimed" rather than upstream's "success" of 0 tests.
+func (p profileResult) NotClaimed() bool { return reports.ProfileNotClaimed(p.ProfileReport) }
+
 // profilesOf lists run's profiles, upstream's first, by name.
 func profilesOf(run *reports.Run) []profileResult {
 	var out []profileResult

@@ -634,3 +634,29 @@ func TestObservedText(t *testing.T) {
 		}
 	}
 }
+
+// TestPagesSayNotClaimed: the index's matrix and the run's page show a
+// profile the run claimed nothing of and ran nothing of as not claimed,
+// not as upstream's success of no tests.
+func TestPagesSayNotClaimed(t *testing.T) {
+	run := nightRun(0, map[string]reports.Result{"A": P})
+	run.GatewitnessProfiles = []confv1.ProfileReport{{Name: "GATEWITNESS-MESH-PROBES", Summary: "Core tests succeeded.", Core: confv1.Status{Result: confv1.Success}}}
+	h, err := NewHistory(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Build(out, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pages := []string{filepath.Join(out, "index.html"), filepath.Join(out, "runs", h.Entries[0].ID, "index.html")}
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(">not claimed</td>")) || bytes.Contains(b, []byte(">success <small>0/0/0")) {
+			t.Errorf("%s does not show GATEWITNESS-MESH-PROBES as not claimed:\n%s", page, b)
+		}
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -156,7 +157,7 @@ func run(cfg *config, command []string) int {
 
 	switch {
 	case cfg.impl != "":
-		impl, closeOutput, err := startImplementation(ctx, cp, cfg)
+		impl, closeOutput, err := startImplementation(ctx, cp, cfg, command)
 		defer closeOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%v\n", err)
@@ -224,10 +225,11 @@ func run(cfg *config, command []string) int {
 	return 0
 }
 
-// startImplementation starts -impl and waits for it to accept its class.
+// startImplementation starts -impl and waits for it to accept its class,
+// then says where the suite (command) will take its features from.
 // closeOutput, to be called once the implementation has stopped, flushes
 // or closes where its output goes; it is never nil.
-func startImplementation(ctx context.Context, cp *localcp.ControlPlane, cfg *config) (_ *localcp.Implementation, closeOutput func(), _ error) {
+func startImplementation(ctx context.Context, cp *localcp.ControlPlane, cfg *config, command []string) (_ *localcp.Implementation, closeOutput func(), _ error) {
 	p := &prefixed{w: os.Stderr, prefix: "impl: "}
 	var out io.Writer = p
 	closeOutput = p.Flush
@@ -254,13 +256,35 @@ func startImplementation(ctx context.Context, cp *localcp.ControlPlane, cfg *con
 	if err != nil {
 		return nil, closeOutput, err
 	}
-	if n := len(impl.SupportedFeatures); n > 0 {
-		fmt.Fprintf(os.Stderr, "localcp: the implementation accepted GatewayClass %s and publishes %d supported features (the suite reads them unless it is given --supported-features); its Gateways get addresses from %s\n",
-			cfg.class, n, cfg.addresses)
-	} else {
-		fmt.Fprintf(os.Stderr, "localcp: the implementation accepted GatewayClass %s but publishes no status.supportedFeatures: give the suite --supported-features (SUPPORTED_FEATURES=...)\n", cfg.class)
-	}
+	fmt.Fprintf(os.Stderr, "localcp: %s; its Gateways get addresses from %s\n",
+		featuresMessage(cfg.class, len(impl.SupportedFeatures), featureFlag(command)), cfg.addresses)
 	return impl, closeOutput, nil
+}
+
+// featureFlag returns the flag of the suite's command line that claims
+// features (--supported-features or --all-features, in either of the
+// flag package's forms), or "" if it has none.
+func featureFlag(command []string) string {
+	for _, a := range command {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "supported-features" || name == "all-features") {
+			return "--" + name
+		}
+	}
+	return ""
+}
+
+// featuresMessage says what the implementation accepted and where the
+// suite takes its features from: the flag given on its command line, else
+// the n features the class publishes; with neither, what to give it.
+func featuresMessage(class string, n int, flag string) string {
+	switch {
+	case flag != "":
+		return fmt.Sprintf("the implementation accepted GatewayClass %s (it publishes %d supported features); the suite takes its features from %s", class, n, flag)
+	case n > 0:
+		return fmt.Sprintf("the implementation accepted GatewayClass %s and publishes %d supported features, which the suite reads", class, n)
+	}
+	return fmt.Sprintf("the implementation accepted GatewayClass %s but publishes no status.supportedFeatures, and the suite is given no --supported-features: set SUPPORTED_FEATURES=...", class)
 }
 
 // prefixed writes the lines written to it to w, each behind prefix. A

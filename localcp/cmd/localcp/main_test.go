@@ -62,3 +62,27 @@ func TestPrefixed(t *testing.T) {
 		t.Errorf("after Flush: %q; want %q", got, want)
 	}
 }
+
+// TestFeaturesMessage: localcp asks for SUPPORTED_FEATURES only when the
+// suite's command line claims no features and the class publishes none;
+// when the command gives --supported-features, it says so.
+func TestFeaturesMessage(t *testing.T) {
+	given := []string{"bin/gatewitness", "run", "--kubeconfig", "$KUBECONFIG", "--supported-features", "Gateway,HTTPRoute"}
+	for _, tc := range []struct {
+		command       []string
+		published     int
+		want, wantNot string
+	}{
+		{given, 0, "the suite takes its features from --supported-features", "SUPPORTED_FEATURES"},
+		{[]string{"gatewitness", "run", "-supported-features=Gateway"}, 0, "from --supported-features", "SUPPORTED_FEATURES"},
+		{[]string{"gatewitness", "run", "--all-features"}, 3, "from --all-features", "SUPPORTED_FEATURES"},
+		{[]string{"gatewitness", "run"}, 5, "publishes 5 supported features, which the suite reads", "SUPPORTED_FEATURES"},
+		{[]string{"gatewitness", "run"}, 0, "set SUPPORTED_FEATURES=", "takes its features"},
+		{[]string{"echo", "supported-features"}, 0, "set SUPPORTED_FEATURES=", "takes its features"},
+	} {
+		got := featuresMessage("eg", tc.published, featureFlag(tc.command))
+		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.wantNot) {
+			t.Errorf("featuresMessage(%q, %d) = %q; want %q and not %q", tc.command, tc.published, got, tc.want, tc.wantNot)
+		}
+	}
+}

@@ -1,0 +1,29 @@
+package reports
+
+import confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+
+// ProfileNotClaimed reports whether the run claimed nothing of profile p
+// and ran none of its tests: no test counted in p passed, failed or was
+// skipped, and no extended feature of p is claimed. Upstream's suite
+// still lists such a profile, with its core a "success" of 0 tests and
+// the summary "Core tests succeeded." (requesting a profile claims its
+// core features, and each test of the profile that the run does not
+// support leaves the profile in the report with nothing counted). The
+// upstream report keeps that, as upstream's runner writes it; gatewitness's
+// own report, summaries, CLI lines and pages say "not claimed" instead.
+func ProfileNotClaimed(p confv1.ProfileReport) bool {
+	if counted(p.Core) > 0 {
+		return false
+	}
+	return p.Extended == nil || counted(p.Extended.Status) == 0 && len(p.Extended.SupportedFeatures) == 0
+}
+
+// NotClaimedSummary is the gatewitness report's summary of a profile that
+// ProfileNotClaimed.
+const NotClaimedSummary = "Not claimed: the run claims none of this profile's features beyond its core, and none of its tests ran."
+
+// NotClaimed is how summaries and pages show the result of a profile that
+// ProfileNotClaimed.
+const NotClaimed = "not claimed"
+
+func counted(s confv1.Status) uint32 { return s.Passed + s.Failed + s.Skipped }
