@@ -49,7 +49,9 @@ import (
 	"github.com/gatewitness/gatewitness/conformance/runner"
 	"github.com/gatewitness/gatewitness/conformance/runner/runnertest"
 	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -348,8 +350,8 @@ func compose(bs []Breakage) runnertest.ReferenceGateway {
 			mutates = append(mutates, f)
 		}
 		g.LateApply = max(g.LateApply, b.Gateway.LateApply)
-		g.DataPlane = append(g.DataPlane, b.Gateway.DataPlane...)
-		g.ProbeProxy = append(g.ProbeProxy, b.Gateway.ProbeProxy...)
+		g.DataPlane = dataplanetest.Merge(g.DataPlane, b.Gateway.DataPlane)
+		g.ProbeProxy = probeproxytest.Merge(g.ProbeProxy, b.Gateway.ProbeProxy)
 		g.NoMesh = g.NoMesh || b.Gateway.NoMesh
 	}
 	if len(mutates) > 0 {

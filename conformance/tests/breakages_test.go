@@ -76,7 +76,7 @@ var breakages = []negative.Breakage{
 			"request by itself when a reused keep-alive connection fails; the resend must not pass for a retry",
 		Gateway: runnertest.ReferenceGateway{
 			MutateConfig: eachHTTPRule(func(r *ir.HTTPRule) { r.Retry = nil }),
-			DataPlane:    []dataplanetest.Breakage{dataplanetest.TransportResends},
+			DataPlane:    dataplanetest.Hooks{TransportResends: true},
 		},
 		// No retries at all: the retry budget's tests, which need retries
 		// the budget allows, fail too.
@@ -132,7 +132,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "non-idempotent-not-retried",
 		Models:   "a data plane that never retries a POST, as nginx's proxy_next_upstream does by default (GEP-1731 allows it)",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{NoNonIdempotentRetries: true}},
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBody},
 	},
@@ -140,7 +140,7 @@ var breakages = []negative.Breakage{
 		Name: "timeouts-as-inactivity",
 		Models: "a data plane whose route timeouts are inactivity timers, as HAProxy's timeout server is, restarted by every response " +
 			"byte or message, and which (like HAProxy) does not rewrite grpc-timeout",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.InactivityTimeouts}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{InactivityTimeouts: true}},
 		Profiles: []string{httpProfile, grpcProfile},
 		Fails:    []string{retryBudget, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
 	},
@@ -171,28 +171,28 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "grpc-client-timeout-ignored",
 		Models:   "a data plane that ignores the client's grpc-timeout",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCIgnoreClientTimeout}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{GRPC: dataplanetest.GRPCTimeouts{IgnoreClientTimeout: true}}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
 	{
 		Name:     "grpc-looser-timeout-wins",
 		Models:   "a data plane that takes the longer of maxStreamDuration and grpc-timeout under Allow",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCLooserWins}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{GRPC: dataplanetest.GRPCTimeouts{LooserWins: true}}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcStrict, grpcPropagation},
 	},
 	{
 		Name:     "grpc-unavailable-on-expiry",
 		Models:   "a data plane that ends an expired call as an HTTP 504 would map: UNAVAILABLE, not DEADLINE_EXCEEDED",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCUnavailableOnExpiry}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{GRPC: dataplanetest.GRPCTimeouts{UnavailableOnExpiry: true}}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcDeadline},
 	},
 	{
 		Name:     "grpc-no-timeout-propagation",
 		Models:   "a data plane that forwards grpc-timeout as received, not the call's remaining bound",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCNoTimeoutPropagation}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{GRPC: dataplanetest.GRPCTimeouts{NoTimeoutPropagation: true}}},
 		Profiles: []string{grpcProfile},
 		Fails:    []string{grpcPropagation},
 	},
@@ -230,7 +230,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "tunnel-closed-on-backend-fin",
 		Models:   "HAProxy in HTTP mode: when the backend half-closes a WebSocket, both sides are closed at once, client-fin never applies",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.CloseTunnelOnBackendFIN}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{CloseTunnelOnBackendFIN: true}},
 		Profiles: []string{connProfile},
 		Fails:    []string{connClientFinHeld},
 	},
@@ -283,7 +283,7 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "retry-budget-relays-backend-status",
 		Models:   "a data plane that answers a request whose retry the budget refused with the backend's failed response, as Envoy does when its retry budget overflows, not 503",
-		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.RetryBudgetRelaysBackendStatus}},
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{RetryBudgetRelaysBackendStatus: true}},
 		Profiles: []string{budgetProfile},
 		Fails:    []string{budgetMinRate, budgetPerBackend, budgetUnderLoad},
 	},
@@ -303,21 +303,21 @@ var breakages = []negative.Breakage{
 	{
 		Name:     "probe-proxy-http-always-up",
 		Models:   "a sidecar that answers HTTP probes itself",
-		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.HTTPAlwaysUp}},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: probeproxytest.Hooks{HTTPAlwaysUp: true}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshHTTP, meshRewrite},
 	},
 	{
 		Name:     "probe-proxy-tcp-always-up",
 		Models:   "a sidecar that captures inbound traffic and accepts every TCP probe itself",
-		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.TCPAlwaysUp}},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: probeproxytest.Hooks{TCPAlwaysUp: true}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshTCP},
 	},
 	{
 		Name:     "probe-proxy-grpc-always-serving",
 		Models:   "a sidecar that answers every gRPC probe SERVING",
-		Gateway:  runnertest.ReferenceGateway{ProbeProxy: []probeproxytest.Breakage{probeproxytest.GRPCAlwaysServing}},
+		Gateway:  runnertest.ReferenceGateway{ProbeProxy: probeproxytest.Hooks{GRPCAlwaysServing: true}},
 		Profiles: []string{probeProfile},
 		Fails:    []string{meshGRPC},
 	},
