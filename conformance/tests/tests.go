@@ -15,7 +15,7 @@
 //  1. <name>.go in this package: a package-level variable of type
 //     suite.ConformanceTest with a ShortName unique across upstream's tests
 //     and ours, a Description that says exactly what the test verifies,
-//     Manifests ("gatewitness/<name>.yaml") and Test. Features lists what the
+//     Manifests (ManifestPrefix + "<name>.yaml") and Test. Features lists what the
 //     test needs: upstream names where the meaning matches, and at least one
 //     of gatewitness's own (so the test never counts in an upstream profile).
 //     Every assertion is gated on the feature whose text requires it: a

@@ -169,6 +169,95 @@ func TestEveryConformanceTestIsListed(t *testing.T) {
 	}
 }
 
+// TestTestFilesFollowTheRecipe checks the shape the package doc's recipe
+// gives a test's file, so that every test reads the same way: the variable
+// X's Test is the function testX, declared in X's file; each manifest's
+// name starts with that file's name (httproute_retry_codes.go:
+// httproute-retry-codes.yaml, or httproute-retry-codes-<more>.yaml); and
+// no Go file of the package spells the manifest directory itself, as
+// every path is ManifestPrefix + "<name>.yaml".
+func TestTestFilesFollowTheRecipe(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	fileOf := map[string]string{} // test variable -> its file
+	testFunc := map[string]string{}
+	funcs := map[string]string{} // function -> its file
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			// ManifestPrefix's own declaration is the one literal "gatewitness/".
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.HasPrefix(strings.Trim(lit.Value, "\"`"), tests.ManifestPrefix) && strings.Trim(lit.Value, "\"`") != tests.ManifestPrefix {
+				t.Errorf("%s: %s spells the manifest directory; write ManifestPrefix + %q", fset.Position(lit.Pos()), lit.Value, strings.TrimPrefix(strings.Trim(lit.Value, "\"`"), tests.ManifestPrefix))
+			}
+			return true
+		})
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = name
+				continue
+			}
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					lit, ok := v.(*ast.CompositeLit)
+					if !ok {
+						continue
+					}
+					if sel, ok := lit.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "ConformanceTest" {
+						continue
+					}
+					fileOf[vs.Names[i].Name] = name
+					for _, e := range lit.Elts {
+						kv, ok := e.(*ast.KeyValueExpr)
+						if !ok {
+							continue
+						}
+						if k, _ := kv.Key.(*ast.Ident); k == nil || k.Name != "Test" {
+							continue
+						}
+						testFunc[vs.Names[i].Name] = "(a function literal)"
+						if id, ok := kv.Value.(*ast.Ident); ok {
+							testFunc[vs.Names[i].Name] = id.Name
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, ct := range tests.ConformanceTests {
+		file := fileOf[ct.ShortName]
+		if file == "" {
+			continue // TestEveryConformanceTestIsListed names it
+		}
+		want := "test" + ct.ShortName
+		if got := testFunc[ct.ShortName]; got != want {
+			t.Errorf("%s: %s's Test is %s; want Test: %s, a function declared in %s", file, ct.ShortName, got, want, file)
+		} else if funcs[want] != file {
+			t.Errorf("%s: declare func %s(t *testing.T, s *suite.ConformanceTestSuite) in %s, beside %s (it is in %q)", file, want, file, ct.ShortName, funcs[want])
+		}
+		stem := strings.ReplaceAll(strings.TrimSuffix(file, ".go"), "_", "-")
+		for _, m := range ct.Manifests {
+			base := strings.TrimSuffix(strings.TrimPrefix(m, tests.ManifestPrefix), ".yaml")
+			if base != stem && !strings.HasPrefix(base, stem+"-") {
+				t.Errorf("%s: %s's manifest %s does not share the file's stem; name it %s%s.yaml (or %s-<more>.yaml) in conformance/tests/%s", file, ct.ShortName, m, tests.ManifestPrefix, stem, stem, tests.ManifestPrefix)
+			}
+		}
+	}
+}
+
 // TestEveryGatewitnessTestCountsInAGatewitnessProfile checks, by the upstream
 // suite's own rule (a test counts in a profile when the profile holds every
 // feature the test lists), that each gatewitness test lists one of
