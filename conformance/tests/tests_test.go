@@ -114,38 +114,10 @@ func TestTimingTolerance(t *testing.T) {
 // ConformanceTests, and nothing else is: a test written but not listed
 // would never run.
 func TestEveryConformanceTestIsListed(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	_, files := parsePackage(t)
 	var declared []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, v := range vs.Values {
-					lit, ok := v.(*ast.CompositeLit)
-					if !ok {
-						continue
-					}
-					if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConformanceTest" {
-						declared = append(declared, vs.Names[i].Name)
-					}
-				}
-			}
-		}
+	for _, f := range files {
+		eachTestVariable(f.ast, func(name string, _ *ast.CompositeLit) { declared = append(declared, name) })
 	}
 	var listed []string
 	for _, ct := range tests.ConformanceTests {
@@ -177,22 +149,12 @@ func TestEveryConformanceTestIsListed(t *testing.T) {
 // no Go file of the package spells the manifest directory itself, as
 // every path is ManifestPrefix + "<name>.yaml".
 func TestTestFilesFollowTheRecipe(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	fset, files := parsePackage(t)
 	fileOf := map[string]string{} // test variable -> its file
 	testFunc := map[string]string{}
 	funcs := map[string]string{} // function -> its file
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pf := range files {
+		name, f := pf.name, pf.ast
 		ast.Inspect(f, func(n ast.Node) bool {
 			// ManifestPrefix's own declaration is the one literal "gatewitness/".
 			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.HasPrefix(strings.Trim(lit.Value, "\"`"), tests.ManifestPrefix) && strings.Trim(lit.Value, "\"`") != tests.ManifestPrefix {
@@ -203,39 +165,24 @@ func TestTestFilesFollowTheRecipe(t *testing.T) {
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
 				funcs[fd.Name.Name] = name
-				continue
-			}
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, v := range vs.Values {
-					lit, ok := v.(*ast.CompositeLit)
-					if !ok {
-						continue
-					}
-					if sel, ok := lit.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "ConformanceTest" {
-						continue
-					}
-					fileOf[vs.Names[i].Name] = name
-					for _, e := range lit.Elts {
-						kv, ok := e.(*ast.KeyValueExpr)
-						if !ok {
-							continue
-						}
-						if k, _ := kv.Key.(*ast.Ident); k == nil || k.Name != "Test" {
-							continue
-						}
-						testFunc[vs.Names[i].Name] = "(a function literal)"
-						if id, ok := kv.Value.(*ast.Ident); ok {
-							testFunc[vs.Names[i].Name] = id.Name
-						}
-					}
-				}
 			}
 		}
+		eachTestVariable(f, func(v string, lit *ast.CompositeLit) {
+			fileOf[v] = name
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				if k, _ := kv.Key.(*ast.Ident); k == nil || k.Name != "Test" {
+					continue
+				}
+				testFunc[v] = "(a function literal)"
+				if id, ok := kv.Value.(*ast.Ident); ok {
+					testFunc[v] = id.Name
+				}
+			}
+		})
 	}
 	for _, ct := range tests.ConformanceTests {
 		file := fileOf[ct.ShortName]
@@ -253,6 +200,57 @@ func TestTestFilesFollowTheRecipe(t *testing.T) {
 			base := strings.TrimSuffix(strings.TrimPrefix(m, tests.ManifestPrefix), ".yaml")
 			if base != stem && !strings.HasPrefix(base, stem+"-") {
 				t.Errorf("%s: %s's manifest %s does not share the file's stem; name it %s%s.yaml (or %s-<more>.yaml) in conformance/tests/%s", file, ct.ShortName, m, tests.ManifestPrefix, stem, stem, tests.ManifestPrefix)
+			}
+		}
+	}
+}
+
+// parsedFile is a Go file of the package, not a test file, parsed.
+type parsedFile struct {
+	name string
+	ast  *ast.File
+}
+
+// parsePackage parses the package's Go files, leaving out its tests.
+func parsePackage(t *testing.T) (*token.FileSet, []parsedFile) {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var out []parsedFile
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, parsedFile{name, f})
+	}
+	return fset, out
+}
+
+// eachTestVariable calls fn for each package-level variable of f whose
+// value is a suite.ConformanceTest literal.
+func eachTestVariable(f *ast.File, fn func(name string, lit *ast.CompositeLit)) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, v := range vs.Values {
+				lit, ok := v.(*ast.CompositeLit)
+				if !ok {
+					continue
+				}
+				if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConformanceTest" {
+					fn(vs.Names[i].Name, lit)
+				}
 			}
 		}
 	}
@@ -329,7 +327,7 @@ func TestReferenceGatewayClaimsEveryGatewitnessFeature(t *testing.T) {
 	for _, ct := range tests.ConformanceTests {
 		for _, f := range ct.Features {
 			if !slices.Contains(claimed, f) {
-				t.Errorf("%s needs %s, which the reference gateway does not claim (conformance/runner/reference.go)", ct.ShortName, f)
+				t.Errorf("%s needs %s, which the reference gateway does not claim: add it to referenceExtended in conformance/runner/reference.go, in the change that implements it in gateway/", ct.ShortName, f)
 			}
 		}
 	}
