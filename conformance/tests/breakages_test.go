@@ -28,6 +28,7 @@ var (
 	retryConnection     = tests.HTTPRouteRetryConnectionErrors.ShortName
 	retryBudget         = tests.HTTPRouteRetryRequestTimeoutBudget.ShortName
 	retryBody           = tests.HTTPRouteRetryBodyReplay.ShortName
+	retryStreamReset    = tests.HTTPRouteRetryStreamReset.ShortName
 	routeTimeouts       = tests.HTTPRouteTimeoutsWithoutRetry.ShortName
 
 	grpcMaxStream   = tests.GRPCRouteMaxStreamDuration.ShortName
@@ -81,7 +82,7 @@ var breakages = []negative.Breakage{
 		// No retries at all: the retry budget's tests, which need retries
 		// the budget allows, fail too.
 		Profiles: []string{httpProfile, budgetProfile},
-		Fails: []string{retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody,
+		Fails: []string{retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryStreamReset, retryBudget, retryBody,
 			budgetMinRate, budgetPerBackend, budgetUnderLoad, budgetWithin},
 		Unaffected: unaffected("its rule has no retry stanza: it checks timeouts, which this data plane keeps",
 			routeTimeouts),
@@ -93,7 +94,7 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBackoff, retryBackendTimeout, retryBudget},
 		Unaffected: unaffected("it counts attempts, codes and bodies, which retries at any spacing get right",
-			retryCodes, retryConnection, retryBody, routeTimeouts),
+			retryCodes, retryConnection, retryBody, routeTimeouts, retryStreamReset),
 	},
 	{
 		Name:      "retries-without-backoff-unclaimed",
@@ -102,7 +103,7 @@ var breakages = []negative.Breakage{
 		Unclaimed: []features.FeatureName{features.SupportHTTPRouteRetryBackoff},
 		Profiles:  []string{httpProfile},
 		Unaffected: unaffected("none holds a backoff against a data plane that does not claim HTTPRouteRetryBackoff (the test that needs it skips)",
-			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts),
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, retryStreamReset),
 	},
 	{
 		Name:    "retry-codes-ignored",
@@ -114,7 +115,7 @@ var breakages = []negative.Breakage{
 		Fails: []string{retryCodes, retryBackoff, retryBudget, retryBody,
 			budgetMinRate, budgetPerBackend, budgetUnderLoad, budgetWithin},
 		Unaffected: unaffected("its attempts fail by connection error or timeout, which this data plane still retries, or it has no retries",
-			retryBackendTimeout, retryConnection, routeTimeouts),
+			retryBackendTimeout, retryConnection, routeTimeouts, retryStreamReset),
 	},
 	{
 		Name:     "retry-every-5xx",
@@ -123,7 +124,7 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryCodes},
 		Unaffected: unaffected("its backends fail only with codes the rule lists, or not with a status",
-			retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts),
+			retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, retryStreamReset),
 	},
 	{
 		Name:     "backend-request-timeout-ignored",
@@ -132,7 +133,7 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBackendTimeout, routeTimeouts},
 		Unaffected: unaffected("timeouts.backendRequest does not decide its outcome",
-			retryCodes, retryBackoff, retryConnection, retryBudget, retryBody),
+			retryCodes, retryBackoff, retryConnection, retryBudget, retryBody, retryStreamReset),
 	},
 	{
 		Name:     "request-timeout-per-attempt",
@@ -141,7 +142,20 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBudget},
 		Unaffected: unaffected("its retried rule sets no timeouts.request, so nothing becomes a per-try bound",
-			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBody, routeTimeouts),
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBody, routeTimeouts, retryStreamReset),
+	},
+	{
+		Name: "stream-reset-not-retried",
+		Models: "a data plane whose retry policy covers connection failures but not the reset of an HTTP/2 stream, as Envoy's " +
+			"retry_on: connect-failure without reset does: the backend's RST_STREAM is the client's answer",
+		Gateway: runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{
+			// net/http's HTTP/2 transport reports a reset as "stream error: ...".
+			RetriesAttemptError: func(err error) bool { return !strings.Contains(err.Error(), "stream error") },
+		}},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryStreamReset},
+		Unaffected: unaffected("its failing attempts are HTTP/1.1 connection errors, timeouts or statuses, which this data plane still retries, or it has no retries",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts),
 	},
 	{
 		Name:     "non-idempotent-not-retried",
@@ -150,7 +164,7 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile},
 		Fails:    []string{retryBody},
 		Unaffected: unaffected("it retries GET requests only, which this data plane still retries",
-			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, routeTimeouts),
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, routeTimeouts, retryStreamReset),
 	},
 	{
 		Name: "timeouts-as-inactivity",
@@ -160,7 +174,7 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile, grpcProfile},
 		Fails:    []string{retryBudget, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels},
 		Unaffected: unaffected("no response it waits for keeps trickling past a timeout, so an inactivity timer and a deadline end alike",
-			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBody),
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBody, retryStreamReset),
 	},
 	{
 		Name: "accepted-before-served",
@@ -169,7 +183,7 @@ var breakages = []negative.Breakage{
 		Gateway:  runnertest.ReferenceGateway{LateApply: 2 * time.Second},
 		Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
 		Unaffected: unaffected("it waits for traffic to be served (and for readiness to reach the data plane), not for a status alone",
-			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels, connServer, connClient, connTunnel, connClientFin, connClientFinHeld, connServerFin, connTLS, meshHTTP, meshTCP, meshGRPC, meshRewrite, budgetMinRate, budgetPerBackend, budgetUnderLoad, budgetWithin),
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels, connServer, connClient, connTunnel, connClientFin, connClientFinHeld, connServerFin, connTLS, meshHTTP, meshTCP, meshGRPC, meshRewrite, budgetMinRate, budgetPerBackend, budgetUnderLoad, budgetWithin, retryStreamReset),
 	},
 
 	// GRPCRoute timeouts (GEP-3139). UNAVAILABLE at expiry fails only the

@@ -98,6 +98,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	HTTPRouteRetryBackoffGaps,
 	HTTPRouteRetryBackendTimeoutCancels,
 	HTTPRouteRetryConnectionErrors,
+	HTTPRouteRetryStreamReset,
 	HTTPRouteRetryRequestTimeoutBudget,
 	HTTPRouteRetryBodyReplay,
 	HTTPRouteTimeoutsWithoutRetry,

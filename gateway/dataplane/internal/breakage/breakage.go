@@ -47,6 +47,12 @@ type Set struct {
 	// retry budget refused with the backend's own failed response instead
 	// of 503, as Envoy does when its retry budget overflows.
 	RetryBudgetRelaysBackendStatus bool
+	// RetriesAttemptError, when set, is asked whether an attempt that
+	// failed with err before any response header (not by
+	// timeouts.backendRequest) may be retried; false makes its error the
+	// answer. Nil: every such error may be, as GEP-1731's connection
+	// errors are.
+	RetriesAttemptError func(err error) bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 }
