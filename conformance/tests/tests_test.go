@@ -69,7 +69,7 @@ func TestConformanceTestsAreWellFormed(t *testing.T) {
 				t.Errorf("%s: manifest %s is not under %s", ct.ShortName, m, tests.ManifestPrefix)
 			}
 			if _, err := fs.Stat(tests.Manifests, m); err != nil {
-				t.Errorf("%s: manifest %s: %v", ct.ShortName, m, err)
+				t.Errorf("%s: manifest %s: %v; add conformance/tests/%s, or name the file that is there", ct.ShortName, m, err, m)
 			}
 		}
 	}
