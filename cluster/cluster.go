@@ -32,7 +32,8 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
+	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
 
 // Defaults for Options fields left empty.
@@ -40,6 +41,27 @@ const (
 	DefaultGatewayClassName                        = "gatewitness"
 	DefaultControllerName   gwv1.GatewayController = "gatewitness.dev/reference-gateway"
 )
+
+// Gateway says how Start builds the reference gateway's parts, as
+// http.Server's Handler says what a server does: each nil field means the
+// part as it ships. The zero Gateway is the reference gateway;
+// conformance/runner/runnertest builds one broken on purpose from the
+// test-only constructors (dataplanetest, probeproxytest).
+type Gateway struct {
+	// NewDataPlane builds the data plane. Nil means dataplane.New.
+	NewDataPlane func(dataplane.Options) *dataplane.Server
+	// WrapApply, when set, stands between the controller and the data
+	// plane: it is given the data plane's Apply (and the data plane's
+	// logger) and returns what the controller calls instead, which may
+	// change each snapshot or hand it over late.
+	WrapApply func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error
+	// ListenProbeProxy starts each proxied Pod's probe proxy. Nil means
+	// probeproxy.Listen.
+	ListenProbeProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
+	// NoMesh runs the Pods as a cluster with no mesh would: the kubelet
+	// probes every Pod directly (pods.Options.NoMesh).
+	NoMesh bool
+}
 
 // Options configure an embedded cluster.
 type Options struct {
@@ -84,11 +106,15 @@ type Cluster struct {
 // Start builds the store, creates the GatewayClass, starts the pod runner,
 // the data plane and the controller, and returns once the controller has
 // accepted the GatewayClass. ctx bounds only the start: once Start has
-// returned, the cluster runs until Close. A test that breaks the reference
-// gateway on purpose passes the breakage in ctx (internal/brokengateway,
-// set by conformance/runner/runnertest); Options cannot break it.
+// returned, the cluster runs until Close. Start hosts the reference gateway
+// as it ships: it is StartWith(ctx, opts, Gateway{}).
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
-	broken := brokengateway.FromContext(ctx)
+	return StartWith(ctx, opts, Gateway{})
+}
+
+// StartWith is Start with the reference gateway's parts built as gw says
+// (conformance/runner/runnertest passes one broken on purpose).
+func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) {
 	if opts.GatewayClassName == "" {
 		opts.GatewayClassName = DefaultGatewayClassName
 	}
@@ -111,7 +137,12 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := s.Create(ctx, class); err != nil {
 		return nil, fmt.Errorf("cluster: creating GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
-	runner, err := pods.New(pods.Options{Client: s, Logger: log.WithName("pods")})
+	runner, err := pods.New(pods.Options{
+		Client:           s,
+		Logger:           log.WithName("pods"),
+		ListenProbeProxy: gw.ListenProbeProxy,
+		NoMesh:           gw.NoMesh,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -127,13 +158,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
 	newDataPlane := dataplane.New
-	if broken.NewDataPlane != nil {
-		newDataPlane = broken.NewDataPlane
+	if gw.NewDataPlane != nil {
+		newDataPlane = gw.NewDataPlane
 	}
 	dp := newDataPlane(dpOpts)
 	apply := dp.Apply
-	if broken.Apply != nil {
-		apply = broken.Apply(dp.Apply, dpOpts.Logger)
+	if gw.WrapApply != nil {
+		apply = gw.WrapApply(dp.Apply, dpOpts.Logger)
 	}
 	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(), api: api, restConfig: restConfig, clientset: cs}
 
@@ -162,8 +193,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	// The pod runner takes a test's broken probe proxy from its context.
-	c.done.Go(func() { c.record("pod runner", runner.Run(brokengateway.NewContext(runCtx, broken))) })
+	c.done.Go(func() { c.record("pod runner", runner.Run(runCtx)) })
 	c.done.Go(func() { c.record("controller", ctl.Run(runCtx)) })
 
 	if err := waitAccepted(ctx, w); err != nil {

@@ -40,7 +40,6 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/pods"
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/gateway/ir"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 const (
@@ -54,13 +53,19 @@ const (
 // startCluster starts a cluster that is closed when the test ends.
 func startCluster(t *testing.T, opts cluster.Options) *cluster.Cluster {
 	t.Helper()
+	return startClusterWith(t, opts, cluster.Gateway{})
+}
+
+// startClusterWith is startCluster with the reference gateway built as gw
+// says.
+func startClusterWith(t *testing.T, opts cluster.Options, gw cluster.Gateway) *cluster.Cluster {
+	t.Helper()
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = testr.NewWithOptions(t, testr.Options{Verbosity: 0})
 	}
-	// The reference gateway is broken when the test registered a breakage.
-	ctx, cancel := context.WithTimeout(brokengateway.NewContext(context.Background(), brokengateway.For(t)), startTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	c, err := cluster.Start(ctx, opts)
+	c, err := cluster.StartWith(ctx, opts, gw)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -459,10 +464,9 @@ func TestBrokenApply(t *testing.T) {
 			}
 		}
 	}
-	brokengateway.Set(t, brokengateway.Hooks{Apply: func(apply func(*ir.Config) error, _ logr.Logger) func(*ir.Config) error {
+	c := startClusterWith(t, cluster.Options{}, cluster.Gateway{WrapApply: func(apply func(*ir.Config) error, _ logr.Logger) func(*ir.Config) error {
 		return func(cfg *ir.Config) error { mutate(cfg); return apply(cfg) }
 	}})
-	c := startCluster(t, cluster.Options{})
 	timeouts := config.DefaultTimeoutConfig()
 	gwAddr := smallSetup(t, c, "broken")
 	httputil.MakeRequestAndExpectEventuallyConsistentResponse(t, c.RoundTripper(timeouts, false), timeouts, gwAddr, httputil.ExpectedResponse{

@@ -149,15 +149,35 @@ func init() {
 
 // gatewitnessAreas ties each list of gatewitness's features to the profile its
 // features join.
+// file and list say where the list is, for the messages of the checks
+// (WhereToAdd; TestAreasNameTheirLists keeps them true).
 var gatewitnessAreas = []struct {
-	profile  string
-	features []Feature
+	profile    string
+	features   []Feature
+	file, list string
 }{
-	{ProfileHTTPResilience, httpResilienceFeatures},
-	{ProfileGRPCDeadlines, grpcDeadlineFeatures},
-	{ProfileConnectionTimeouts, connectionFeatures},
-	{ProfileMeshProbes, meshProbeFeatures},
-	{ProfileRetryBudgets, retryBudgetFeatures},
+	{ProfileHTTPResilience, httpResilienceFeatures, "features/gatewitness_http.go", "httpResilienceFeatures"},
+	{ProfileGRPCDeadlines, grpcDeadlineFeatures, "features/gatewitness_grpc.go", "grpcDeadlineFeatures"},
+	{ProfileConnectionTimeouts, connectionFeatures, "features/gatewitness_connection.go", "connectionFeatures"},
+	{ProfileMeshProbes, meshProbeFeatures, "features/gatewitness_probes.go", "meshProbeFeatures"},
+	{ProfileRetryBudgets, retryBudgetFeatures, "features/gatewitness_retrybudget.go", "retryBudgetFeatures"},
+}
+
+// WhereToAdd says, as an instruction naming the file and the list, how f
+// joins the gatewitness profile named profile: a feature of gatewitness's
+// own is an entry of the profile's area list; an upstream feature goes in
+// the profile's Extended list. It is for the messages of checks that find
+// a feature missing from a profile.
+func WhereToAdd(profile string, f FeatureName) string {
+	if IsGatewitness(f) || !upstreamHas(f) {
+		for _, a := range gatewitnessAreas {
+			if a.profile == profile {
+				return fmt.Sprintf("add a Feature{Name: %q, ...} entry to %s in %s (it joins %s from there)", f, a.list, a.file, profile)
+			}
+		}
+		return fmt.Sprintf("add %s's area (its profile and its feature list) to gatewitnessAreas in features/features.go", profile)
+	}
+	return fmt.Sprintf("add gwfeatures.Support%s to %s's Extended list in features/gatewitness.go", f, profile)
 }
 
 // ownFeatures returns gatewitness's features as the linked release has them:

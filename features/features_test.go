@@ -2,6 +2,8 @@ package features
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -462,5 +464,28 @@ func TestGEP3139Features(t *testing.T) {
 		if !slices.Equal(f.Profiles, []string{ProfileGRPCDeadlines}) {
 			t.Errorf("%s: Profiles = %v, want [%s]", tt.name, f.Profiles, ProfileGRPCDeadlines)
 		}
+	}
+}
+
+// TestAreasNameTheirLists: the file and list each area names for
+// WhereToAdd's messages hold that list.
+func TestAreasNameTheirLists(t *testing.T) {
+	for _, a := range gatewitnessAreas {
+		src, err := os.ReadFile(filepath.Join("..", a.file))
+		if err != nil {
+			t.Errorf("area %s names %s: %v", a.profile, a.file, err)
+			continue
+		}
+		if !strings.Contains(string(src), "\nvar "+a.list+" = []Feature{") {
+			t.Errorf("area %s: %s has no \"var %s = []Feature{\"; fix gatewitnessAreas in features/features.go", a.profile, a.file, a.list)
+		}
+	}
+	msg := WhereToAdd(ProfileHTTPResilience, "HTTPRouteBackendProtocolH2C")
+	if want := "add gwfeatures.SupportHTTPRouteBackendProtocolH2C to GATEWITNESS-HTTP-RESILIENCE's Extended list in features/gatewitness.go"; msg != want {
+		t.Errorf("WhereToAdd(upstream feature) = %q, want %q", msg, want)
+	}
+	msg = WhereToAdd(ProfileHTTPResilience, "HTTPRouteRetryStreamReset")
+	if !strings.Contains(msg, "httpResilienceFeatures in features/gatewitness_http.go") {
+		t.Errorf("WhereToAdd(new feature) = %q, want it to name httpResilienceFeatures in features/gatewitness_http.go", msg)
 	}
 }

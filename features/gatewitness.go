@@ -49,6 +49,8 @@ var gatewitnessProfiles = []Profile{
 			SupportHTTPRouteRetry,
 			SupportHTTPRouteRetryBackendTimeout,
 			gwfeatures.SupportHTTPRouteRetryConnectionError,
+			// HTTPRouteRetryStreamReset retries a reset HTTP/2 stream.
+			gwfeatures.SupportHTTPRouteBackendProtocolH2C,
 		),
 	},
 	{

@@ -27,6 +27,11 @@ const (
 	// timeouts.backendRequest is cancelled then, as the backend sees it,
 	// and retried.
 	SupportHTTPRouteRetryCancelsTimedOutAttempt FeatureName = "HTTPRouteRetryCancelsTimedOutAttempt"
+	// SupportHTTPRouteRetryStreamReset: an attempt whose HTTP/2 stream the
+	// backend resets before the response headers is retried, as GEP-1731's
+	// "SHOULD retry on connection errors (disconnect, reset, ...)" reads
+	// for a backend that speaks HTTP/2.
+	SupportHTTPRouteRetryStreamReset FeatureName = "HTTPRouteRetryStreamReset"
 	// SupportHTTPRouteRetryNonIdempotent: requests with a body and a
 	// non-idempotent method (POST) are retried too, with the body replayed.
 	// GEP-1731 does not ask for it (nginx, for one, does not by default).
@@ -78,6 +83,11 @@ var httpResilienceFeatures = []Feature{
 		Name: SupportHTTPRouteRetryCancelsTimedOutAttempt, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetryBackendTimeout},
 		Description: "Cancels an attempt when timeouts.backendRequest expires, as the backend sees it, and retries it.",
+	},
+	{
+		Name: SupportHTTPRouteRetryStreamReset, Level: LevelExtended, GEP: 1731,
+		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRetryConnectionError, gwfeatures.SupportHTTPRouteBackendProtocolH2C},
+		Description: "Retries an attempt whose HTTP/2 stream the backend reset (RST_STREAM) before the response headers.",
 	},
 	{
 		Name: SupportHTTPRouteRetryNonIdempotent, Level: LevelImplementationSpecific, GEP: 1731,

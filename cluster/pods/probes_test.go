@@ -24,7 +24,6 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 // probeTolerance is how late, beyond periodSeconds × failureThreshold, a
@@ -33,8 +32,7 @@ import (
 const probeTolerance = 3 * time.Second
 
 // startRunnerWith runs a Runner with opts (Client, Dir and Logger filled
-// in) on a fresh store until the test ends, broken as the test registered
-// with brokengateway.Set.
+// in) on a fresh store until the test ends.
 func startRunnerWith(t *testing.T, opts pods.Options) (*store.Store, *pods.Runner) {
 	t.Helper()
 	s, err := store.New(store.Options{})
@@ -46,9 +44,7 @@ func startRunnerWith(t *testing.T, opts pods.Options) (*store.Store, *pods.Runne
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A probe proxy or mesh the test broke (brokengateway.Set) reaches Run
-	// in its context, as the cluster passes it.
-	ctx, cancel := context.WithCancel(brokengateway.NewContext(context.Background(), brokengateway.For(t)))
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	t.Cleanup(func() {
@@ -269,19 +265,19 @@ func follow(t *testing.T, s client.Client, app string, b *echobackend.Backend, f
 // SERVING, keeps a pod ready whose app is down.
 func TestBrokenProbeProxyHidesFailures(t *testing.T) {
 	cases := []struct {
-		fault probeproxytest.Breakage
+		name  string
+		fault probeproxytest.Hooks
 		f     flip
 	}{
-		{probeproxytest.TCPAlwaysUp, flips[1]},
-		{probeproxytest.GRPCAlwaysServing, flips[2]},
+		{"tcp-always-up", probeproxytest.Hooks{TCPAlwaysUp: true}, flips[1]},
+		{"grpc-always-serving", probeproxytest.Hooks{GRPCAlwaysServing: true}, flips[2]},
 	}
 	for _, c := range cases {
-		t.Run(string(c.fault), func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			brokengateway.Set(t, brokengateway.Hooks{ListenProbeProxy: func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
+			s, r := startRunnerWith(t, pods.Options{ListenProbeProxy: func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
 				return probeproxytest.Listen(addr, o, c.fault)
 			}})
-			s, r := startRunnerWith(t, pods.Options{})
 			app := "broken-" + c.f.name
 			create(t, s, probed(app, c.f.handler, true, c.f.env...), service("default", app, intstr.FromInt32(3000)))
 			b := startedBackend(t, s, r, app, c.f)

@@ -79,7 +79,6 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/podlog"
 	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
 	"github.com/gatewitness/gatewitness/internal/reconcile"
 	"github.com/gatewitness/gatewitness/internal/watchloop"
 )
@@ -121,6 +120,14 @@ type Options struct {
 	// Logger receives unsupported Deployments, start failures and, at V(1),
 	// progress and readiness changes. The zero Logger discards.
 	Logger logr.Logger
+	// ListenProbeProxy starts each proxied Pod's probe proxy. Nil means
+	// probeproxy.Listen; conformance/runner/runnertest passes a broken one
+	// (probeproxytest.Listen) through cluster.Gateway.
+	ListenProbeProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
+	// NoMesh runs the Pods as a cluster with no mesh would: the probe proxy
+	// annotation is ignored, every Pod keeps its probes and the kubelet
+	// probes the app directly.
+	NoMesh bool
 }
 
 // Runner runs the replicas of Deployments in-process. Create it with New and
@@ -131,8 +138,7 @@ type Runner struct {
 	prefix      netip.Prefix
 	maxReplicas int
 	parentDir   string
-	// Set by Run from its context (internal/brokengateway): a test's
-	// broken probe proxy, or no mesh at all. Owned by the Run goroutine.
+	// From Options: how probe proxies start, and whether there is a mesh.
 	listenProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
 	noMesh      bool
 	trigger     reconcile.Trigger
@@ -169,6 +175,9 @@ func New(opts Options) (*Runner, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.ListenProbeProxy == nil {
+		opts.ListenProbeProxy = probeproxy.Listen
+	}
 	prefix = prefix.Masked()
 	r := &Runner{
 		c:           opts.Client,
@@ -176,6 +185,8 @@ func New(opts Options) (*Runner, error) {
 		prefix:      prefix,
 		maxReplicas: opts.MaxReplicas,
 		parentDir:   opts.Dir,
+		listenProxy: opts.ListenProbeProxy,
+		noMesh:      opts.NoMesh,
 		trigger:     reconcile.NewTrigger(),
 		ipUsed:      map[netip.Addr]bool{},
 		reported:    map[types.UID]string{},
@@ -251,15 +262,8 @@ const (
 // Run watches the objects and brings the replicas, Pods, Deployment status
 // and EndpointSlices in line after every burst of changes, until ctx is
 // done. It then stops every backend, removes the volume files, waits for
-// its watches to end and returns nil. Run must be called once. A test
-// breaks the runner's probe proxies, or its mesh, through ctx
-// (internal/brokengateway).
+// its watches to end and returns nil. Run must be called once.
 func (r *Runner) Run(ctx context.Context) error {
-	broken := brokengateway.FromContext(ctx)
-	r.listenProxy, r.noMesh = probeproxy.Listen, broken.NoMesh
-	if broken.ListenProbeProxy != nil {
-		r.listenProxy = broken.ListenProbeProxy
-	}
 	dir, err := os.MkdirTemp(r.parentDir, "gatewitness-pods-")
 	if err != nil {
 		return fmt.Errorf("pods: making the volume directory: %w", err)

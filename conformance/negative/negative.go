@@ -49,7 +49,9 @@ import (
 	"github.com/gatewitness/gatewitness/conformance/runner"
 	"github.com/gatewitness/gatewitness/conformance/runner/runnertest"
 	"github.com/gatewitness/gatewitness/features"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -77,6 +79,47 @@ type Breakage struct {
 	// Skips lists the ShortNames of tests that must skip themselves (not
 	// pass) against the breakage, such as a probe test without a mesh.
 	Skips []string
+	// Unaffected maps the ShortName of every other test of the breakage's
+	// scope to why it passes against it. Every test of the scope is in
+	// exactly one of Fails, Skips and Unaffected (Unaccounted checks it
+	// without a run), so a new test in a profile must be placed in each
+	// breakage of that profile, as a reviewer reads it.
+	Unaffected map[string]string
+}
+
+// Unaccounted returns, for b and the tests all, a message for each test of
+// b's scope that is in none of Fails, Skips and Unaffected, or in more
+// than one, and for each name in them outside the scope; where says where
+// b is declared. It needs no run: it is the fast half of Check.
+func Unaccounted(b Breakage, all []Test, where string) []string {
+	scope := Scope(b, all)
+	var out []string
+	for _, name := range scope {
+		n := 0
+		for _, in := range []bool{slices.Contains(b.Fails, name), slices.Contains(b.Skips, name), b.Unaffected[name] != ""} {
+			if in {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			out = append(out, fmt.Sprintf("breakage %s: %s counts in its profiles %v but is in none of its Fails, Skips and Unaffected: add it to Fails if the breakage must fail it, else to Unaffected with why it passes, in %s",
+				b.Name, name, b.Profiles, where))
+		case n > 1:
+			out = append(out, fmt.Sprintf("breakage %s: %s is in more than one of its Fails, Skips and Unaffected; keep it in one, in %s", b.Name, name, where))
+		}
+	}
+	named := slices.Concat(b.Fails, b.Skips)
+	for name := range b.Unaffected {
+		named = append(named, name)
+	}
+	slices.Sort(named)
+	for _, name := range slices.Compact(named) {
+		if !slices.Contains(scope, name) {
+			out = append(out, fmt.Sprintf("breakage %s names %s, which is not a test of its profiles %v; remove it, or add the profile it counts in to the breakage's Profiles, in %s", b.Name, name, b.Profiles, where))
+		}
+	}
+	return out
 }
 
 // Environment of the child process.
@@ -348,8 +391,8 @@ func compose(bs []Breakage) runnertest.ReferenceGateway {
 			mutates = append(mutates, f)
 		}
 		g.LateApply = max(g.LateApply, b.Gateway.LateApply)
-		g.DataPlane = append(g.DataPlane, b.Gateway.DataPlane...)
-		g.ProbeProxy = append(g.ProbeProxy, b.Gateway.ProbeProxy...)
+		g.DataPlane = dataplanetest.Merge(g.DataPlane, b.Gateway.DataPlane)
+		g.ProbeProxy = probeproxytest.Merge(g.ProbeProxy, b.Gateway.ProbeProxy)
 		g.NoMesh = g.NoMesh || b.Gateway.NoMesh
 	}
 	if len(mutates) > 0 {

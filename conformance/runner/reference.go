@@ -50,6 +50,7 @@ var referenceExtended = []features.FeatureName{
 	features.SupportHTTPRouteRetryLastStatus,              // retry.go: finish relays the last answer
 	features.SupportHTTPRouteTimeout504,                   // retry.go: answerEnd, finish
 	features.SupportHTTPRouteRetryConnectionErrorAttempts, // retry.go: retryReason, forbidTransportResend
+	features.SupportHTTPRouteRetryStreamReset,             // retry.go: retryReason (a stream error is a connection error)
 	features.SupportHTTPRouteRetryCancelsTimedOutAttempt,  // retry.go, timeouts.go: attemptContext
 	features.SupportHTTPRouteRetryNonIdempotent,           // retry.go: bufferBody replays any method's body
 	features.SupportHTTPRouteTimeoutDeadlines,             // handler.go, timeouts.go: context deadlines

@@ -103,8 +103,18 @@ func (c *phaseClock) list() []reports.Phase {
 //
 // Run returns an error, and runs nothing, if the options are bad, the
 // target cannot be reached, or a test that would run counts in no
-// requested profile.
+// requested profile. Options that name no cluster run against the
+// in-process reference gateway as it ships (RunInProcess with the zero
+// InProcess).
 func Run(t *testing.T, opts Options) (*Result, error) {
+	t.Helper()
+	return RunInProcess(t, opts, InProcess{})
+}
+
+// RunInProcess is Run with the in-process target in: when opts name no
+// cluster, the run is against in. On a cluster (opts.Kubeconfig set), in
+// is not used.
+func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 	t.Helper()
 	began := time.Now()
 	if err := opts.Validate(); err != nil {
@@ -169,7 +179,7 @@ func Run(t *testing.T, opts Options) (*Result, error) {
 	var tgt *target
 	var err error
 	if inProcess {
-		tgt, err = startInProcess(t, &opts, &co)
+		tgt, err = startInProcess(t, &opts, &co, in)
 	} else {
 		tgt, err = connect(&opts, &co)
 	}

@@ -28,7 +28,6 @@ import (
 
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/crds"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -49,25 +48,33 @@ type target struct {
 	began time.Time
 }
 
+// InProcess is the target of a run whose Options name no cluster: the
+// embedded cluster hosting the reference gateway, its parts built as
+// Gateway says. The zero InProcess is the reference gateway as it ships;
+// conformance/runner/runnertest builds one broken on purpose, as
+// net/http/httptest builds a server.
+type InProcess struct {
+	// Gateway builds the reference gateway's parts (cluster.StartWith).
+	Gateway cluster.Gateway
+}
+
 // startInProcess starts the embedded cluster with the reference gateway
-// and points the suite's options at it. The cluster is closed in a
+// built as in says and points the suite's options at it. The cluster is closed in a
 // cleanup of t, registered before the suite registers its own, so it
 // outlives the deletion of the base resources.
-func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions) (*target, error) {
+func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions, in InProcess) (*target, error) {
 	supported := make([]gwv1.FeatureName, len(o.SupportedFeatures))
 	for i, f := range o.SupportedFeatures {
 		supported[i] = gwv1.FeatureName(f)
 	}
 	// The cluster lives until the last cleanup; t.Context is cancelled
 	// before cleanups run, when resources are still being deleted.
-	// A test may have broken the reference gateway on purpose
-	// (runnertest.Run); the cluster takes the breakage from ctx.
-	ctx, cancel := context.WithCancel(brokengateway.NewContext(context.Background(), brokengateway.For(t)))
-	c, err := cluster.Start(ctx, cluster.Options{
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := cluster.StartWith(ctx, cluster.Options{
 		GatewayClassName:  o.GatewayClassName,
 		SupportedFeatures: supported,
 		Logger:            o.Logger,
-	})
+	}, in.Gateway)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("starting the in-process cluster: %w", err)

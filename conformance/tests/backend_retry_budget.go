@@ -85,12 +85,12 @@ var BackendRetryBudgetMinRetryRate = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudgetMinRetryRate,
 	},
-	Manifests: []string{"gatewitness/backend-retry-budget-min-rate.yaml"},
+	Manifests: []string{ManifestPrefix + "backend-retry-budget-min-rate.yaml"},
 	Parallel:  true,
-	Test:      testRetryBudgetMinRetryRate,
+	Test:      testBackendRetryBudgetMinRetryRate,
 }
 
-func testRetryBudgetMinRetryRate(t *testing.T, s *suite.ConformanceTestSuite) {
+func testBackendRetryBudgetMinRetryRate(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
 		host     = "retry-budget-min-rate.gatewitness.test"
 		backend  = "gatewitness-retry-budget-min-rate"
@@ -141,12 +141,12 @@ var BackendRetryBudgetPerBackend = suite.ConformanceTest{
 		features.SupportBackendRetryBudgetMinRetryRate,
 		features.SupportBackendRetryBudgetPerBackend,
 	},
-	Manifests: []string{"gatewitness/backend-retry-budget-per-backend.yaml"},
+	Manifests: []string{ManifestPrefix + "backend-retry-budget-per-backend.yaml"},
 	Parallel:  true,
-	Test:      testRetryBudgetPerBackend,
+	Test:      testBackendRetryBudgetPerBackend,
 }
 
-func testRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuite) {
+func testBackendRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
 		sharedHost = "retry-budget-per-backend.gatewitness.test"
 		otherHost  = "retry-budget-other.gatewitness.test"

@@ -67,13 +67,13 @@ var BackendRetryBudgetUnderLoad = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
-	Manifests: []string{"gatewitness/backend-retry-budget-load.yaml"},
+	Manifests: []string{ManifestPrefix + "backend-retry-budget-load.yaml"},
 	// Not parallel: the load is the test's own, and would disturb the
 	// timers of the suite's parallel tests (and a stall of the machine
 	// they cause, the budget's window). gatewitness's runner runs it beside
 	// upstream's serial tests instead, on a Gateway of its own.
 	Parallel: false,
-	Test:     testRetryBudgetUnderLoad,
+	Test:     testBackendRetryBudgetUnderLoad,
 }
 
 // loadRequest is one request of a load run and what it came to.
@@ -172,7 +172,7 @@ func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend st
 		seq: new(atomic.Int64), mu: new(sync.Mutex), sent: new([]loadRequest), fault: fault}
 }
 
-func testRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
+func testBackendRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
 		host    = "retry-budget-load.gatewitness.test"
 		backend = "gatewitness-retry-budget-load"
@@ -296,12 +296,12 @@ var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportBackendRetryBudget,
 	},
-	Manifests: []string{"gatewitness/backend-retry-budget-within.yaml"},
+	Manifests: []string{ManifestPrefix + "backend-retry-budget-load-within.yaml"},
 	Parallel:  false, // as BackendRetryBudgetUnderLoad
-	Test:      testRetryBudgetRetriesWithinBudget,
+	Test:      testBackendRetryBudgetRetriesWithinBudget,
 }
 
-func testRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.ConformanceTestSuite) {
+func testBackendRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.ConformanceTestSuite) {
 	const (
 		host    = "retry-budget-within.gatewitness.test"
 		backend = "gatewitness-retry-budget-within"

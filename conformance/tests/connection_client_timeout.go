@@ -27,45 +27,47 @@ var ConnectionClientTimeout = suite.ConformanceTest{
 		features.SupportConnectionClientTimeout,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "clientTimeout", ExpectedConnectionTimeouts().Client)
-		g := newConnGateway(t, s, "gatewitness-conn-client")
-		tol := TimingTolerance()
-		for _, c := range []struct {
-			name string
-			send string // sent at once, then nothing
-		}{
-			{"idle", ""},
-			{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatewitness-Partial: "},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel() // each connection waits on its own
-				// The gateway's wait starts once the connection is up,
-				// after this.
-				start := time.Now()
-				conn := g.rawConn(t, g.addr)
-				if _, err := io.WriteString(conn, c.send); err != nil {
-					t.Fatalf("sending %q: %v", c.send, err)
-				}
-				elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
-				observe.Record(t, "closed", observe.Within(elapsed, d, d, d+tol))
-				if len(got) > 0 {
-					observe.Record(t, "answer", strings.SplitN(string(got), "\r\n", 2)[0])
-				}
-				// Earlier fails: the client timeout is the time a slow
-				// client is given. Later than the tolerance fails: the
-				// idle connection lingered.
-				switch {
-				case gaveUp:
-					t.Errorf("the connection was still open after %v (client timeout %v)", elapsed.Round(time.Millisecond), d)
-				case elapsed < d || elapsed > d+tol:
-					t.Errorf("the connection was closed after %v, want within [%v, %v] (client timeout %v, tolerance %v)",
-						elapsed.Round(time.Millisecond), d, d+tol, d, tol)
-				}
-				if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.") {
-					t.Errorf("read %.100q before the close, want nothing or an HTTP response", got)
-				}
-			})
-		}
-	},
+	Test:     testConnectionClientTimeout,
+}
+
+func testConnectionClientTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "clientTimeout", ExpectedConnectionTimeouts().Client)
+	g := newConnGateway(t, s, "gatewitness-conn-client")
+	tol := TimingTolerance()
+	for _, c := range []struct {
+		name string
+		send string // sent at once, then nothing
+	}{
+		{"idle", ""},
+		{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatewitness-Partial: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each connection waits on its own
+			// The gateway's wait starts once the connection is up,
+			// after this.
+			start := time.Now()
+			conn := g.rawConn(t, g.addr)
+			if _, err := io.WriteString(conn, c.send); err != nil {
+				t.Fatalf("sending %q: %v", c.send, err)
+			}
+			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
+			observe.Record(t, "closed", observe.Within(elapsed, d, d, d+tol))
+			if len(got) > 0 {
+				observe.Record(t, "answer", strings.SplitN(string(got), "\r\n", 2)[0])
+			}
+			// Earlier fails: the client timeout is the time a slow
+			// client is given. Later than the tolerance fails: the
+			// idle connection lingered.
+			switch {
+			case gaveUp:
+				t.Errorf("the connection was still open after %v (client timeout %v)", elapsed.Round(time.Millisecond), d)
+			case elapsed < d || elapsed > d+tol:
+				t.Errorf("the connection was closed after %v, want within [%v, %v] (client timeout %v, tolerance %v)",
+					elapsed.Round(time.Millisecond), d, d+tol, d, tol)
+			}
+			if len(got) > 0 && !strings.HasPrefix(string(got), "HTTP/1.") {
+				t.Errorf("read %.100q before the close, want nothing or an HTTP response", got)
+			}
+		})
+	}
 }

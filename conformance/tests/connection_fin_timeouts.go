@@ -45,35 +45,37 @@ var ConnectionClientFinTimeout = suite.ConformanceTest{
 		features.SupportConnectionClientFinTimeout,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
-		g := newConnGateway(t, s, "gatewitness-conn-client-fin")
-		tol := TimingTolerance()
-		id := newHTTPRequestID(t)
-		_, conn, start := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
-		// The backend half-closes at once: its FIN, or the gateway's
-		// close, must reach the client within the window's end.
-		finAt, err := readUntilEnd(conn, start, d+tol)
-		observe.Record(t, "fin-after", finAt.Round(time.Millisecond))
-		if err != nil {
-			t.Fatalf("after the backend's half-close: %v; want EOF or a reset within client-fin %v plus the tolerance %v", err, d, tol)
-		}
-		// Later than the tolerance fails: a half-closed connection
-		// outlived the limit set to stop it lingering. Earlier is fine.
-		a := endedWSAttempt(t, g, id, connGiveUp(d))
-		gap := a.Ended.Sub(*a.HeadersSent)
-		observe.Record(t, "halfclose-to-backend-close", gap.Round(time.Millisecond))
-		if gap > d+tol {
-			t.Errorf("the gateway closed the backend's side of the tunnel %v after the backend's half-close, want at most %v (client-fin timeout %v, tolerance %v)",
-				gap.Round(time.Millisecond), d+tol, d, tol)
-		}
-		open, detail := stillOpenAt(conn, start.Add(finAt+d+tol))
-		observe.Record(t, "client-side-at-limit", detail)
-		if open {
-			t.Errorf("the client's side of the half-closed tunnel was still open %v after the client got the FIN (client-fin timeout %v, tolerance %v): %s",
-				d+tol, d, tol, detail)
-		}
-	},
+	Test:     testConnectionClientFinTimeout,
+}
+
+func testConnectionClientFinTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
+	g := newConnGateway(t, s, "gatewitness-conn-client-fin")
+	tol := TimingTolerance()
+	id := newHTTPRequestID(t)
+	_, conn, start := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
+	// The backend half-closes at once: its FIN, or the gateway's
+	// close, must reach the client within the window's end.
+	finAt, err := readUntilEnd(conn, start, d+tol)
+	observe.Record(t, "fin-after", finAt.Round(time.Millisecond))
+	if err != nil {
+		t.Fatalf("after the backend's half-close: %v; want EOF or a reset within client-fin %v plus the tolerance %v", err, d, tol)
+	}
+	// Later than the tolerance fails: a half-closed connection
+	// outlived the limit set to stop it lingering. Earlier is fine.
+	a := endedWSAttempt(t, g, id, connGiveUp(d))
+	gap := a.Ended.Sub(*a.HeadersSent)
+	observe.Record(t, "halfclose-to-backend-close", gap.Round(time.Millisecond))
+	if gap > d+tol {
+		t.Errorf("the gateway closed the backend's side of the tunnel %v after the backend's half-close, want at most %v (client-fin timeout %v, tolerance %v)",
+			gap.Round(time.Millisecond), d+tol, d, tol)
+	}
+	open, detail := stillOpenAt(conn, start.Add(finAt+d+tol))
+	observe.Record(t, "client-side-at-limit", detail)
+	if open {
+		t.Errorf("the client's side of the half-closed tunnel was still open %v after the client got the FIN (client-fin timeout %v, tolerance %v): %s",
+			d+tol, d, tol, detail)
+	}
 }
 
 // ConnectionClientFinHalfOpen checks the finer reading of the client-fin
@@ -96,29 +98,31 @@ var ConnectionClientFinHalfOpen = suite.ConformanceTest{
 		features.SupportConnectionClientFinHalfOpen,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
-		g := newConnGateway(t, s, "gatewitness-conn-client-fin-held")
-		tol := TimingTolerance()
-		id := newHTTPRequestID(t)
-		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
-		// The backend's FIN must come through as a FIN, not a close; then
-		// the client stays idle and open.
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
-			t.Fatalf("after the backend's half-close: read %v, want EOF (the gateway passes the FIN on)", err)
-		}
-		a := endedWSAttempt(t, g, id, connGiveUp(d))
-		gap := a.Ended.Sub(*a.HeadersSent)
-		observe.Record(t, "halfclose-to-close", gap.Round(time.Millisecond))
-		// Earlier fails: this feature promises the client the client-fin
-		// timeout to finish sending. Later than the tolerance fails: the
-		// half-closed tunnel lingered.
-		if gap < d-ledgerLag() || gap > d+tol {
-			t.Errorf("the gateway closed the tunnel %v after the backend's half-close, want within [%v, %v] (client-fin timeout %v, tolerance %v)",
-				gap.Round(time.Millisecond), d, d+tol, d, tol)
-		}
-	},
+	Test:     testConnectionClientFinHalfOpen,
+}
+
+func testConnectionClientFinHalfOpen(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "clientFinTimeout", ExpectedConnectionTimeouts().ClientFin)
+	g := newConnGateway(t, s, "gatewitness-conn-client-fin-held")
+	tol := TimingTolerance()
+	id := newHTTPRequestID(t)
+	_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
+	// The backend's FIN must come through as a FIN, not a close; then
+	// the client stays idle and open.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the backend's half-close: read %v, want EOF (the gateway passes the FIN on)", err)
+	}
+	a := endedWSAttempt(t, g, id, connGiveUp(d))
+	gap := a.Ended.Sub(*a.HeadersSent)
+	observe.Record(t, "halfclose-to-close", gap.Round(time.Millisecond))
+	// Earlier fails: this feature promises the client the client-fin
+	// timeout to finish sending. Later than the tolerance fails: the
+	// half-closed tunnel lingered.
+	if gap < d-ledgerLag() || gap > d+tol {
+		t.Errorf("the gateway closed the tunnel %v after the backend's half-close, want within [%v, %v] (client-fin timeout %v, tolerance %v)",
+			gap.Round(time.Millisecond), d, d+tol, d, tol)
+	}
 }
 
 // ConnectionServerFinTimeout checks the gateway's server-fin timeout
@@ -143,34 +147,36 @@ var ConnectionServerFinTimeout = suite.ConformanceTest{
 		features.SupportConnectionServerFinTimeout,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "serverFinTimeout", ExpectedConnectionTimeouts().ServerFin)
-		g := newConnGateway(t, s, "gatewitness-conn-server-fin")
-		tol := TimingTolerance()
-		id := newHTTPRequestID(t)
-		_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
-		hc, ok := conn.(interface{ CloseWrite() error })
-		if !ok {
-			t.Fatalf("the connection to the Gateway (%T) cannot half-close", conn)
-		}
-		start := time.Now()
-		if err := hc.CloseWrite(); err != nil {
-			t.Fatalf("half-closing: %v", err)
-		}
-		elapsed, _, gaveUp := closedAfter(conn, start, connGiveUp(d))
-		observe.Record(t, "halfclose-to-close", elapsed.Round(time.Millisecond))
-		// Earlier fails: the backend's answer may still be on its way.
-		// Later than the tolerance fails: the half-closed tunnel lingered.
-		switch {
-		case gaveUp:
-			t.Errorf("the tunnel was still open %v after the client's half-close (server-fin timeout %v)", elapsed.Round(time.Millisecond), d)
-		case elapsed < d || elapsed > d+tol:
-			t.Errorf("the tunnel was closed %v after the client's half-close, want within [%v, %v] (server-fin timeout %v, tolerance %v)",
-				elapsed.Round(time.Millisecond), d, d+tol, d, tol)
-		}
-		// Evidence that the FIN reached the backend, which then held.
-		endedWSAttempt(t, g, id, 5*time.Second)
-	},
+	Test:     testConnectionServerFinTimeout,
+}
+
+func testConnectionServerFinTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "serverFinTimeout", ExpectedConnectionTimeouts().ServerFin)
+	g := newConnGateway(t, s, "gatewitness-conn-server-fin")
+	tol := TimingTolerance()
+	id := newHTTPRequestID(t)
+	_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
+	hc, ok := conn.(interface{ CloseWrite() error })
+	if !ok {
+		t.Fatalf("the connection to the Gateway (%T) cannot half-close", conn)
+	}
+	start := time.Now()
+	if err := hc.CloseWrite(); err != nil {
+		t.Fatalf("half-closing: %v", err)
+	}
+	elapsed, _, gaveUp := closedAfter(conn, start, connGiveUp(d))
+	observe.Record(t, "halfclose-to-close", elapsed.Round(time.Millisecond))
+	// Earlier fails: the backend's answer may still be on its way.
+	// Later than the tolerance fails: the half-closed tunnel lingered.
+	switch {
+	case gaveUp:
+		t.Errorf("the tunnel was still open %v after the client's half-close (server-fin timeout %v)", elapsed.Round(time.Millisecond), d)
+	case elapsed < d || elapsed > d+tol:
+		t.Errorf("the tunnel was closed %v after the client's half-close, want within [%v, %v] (server-fin timeout %v, tolerance %v)",
+			elapsed.Round(time.Millisecond), d, d+tol, d, tol)
+	}
+	// Evidence that the FIN reached the backend, which then held.
+	endedWSAttempt(t, g, id, 5*time.Second)
 }
 
 // endedWSAttempt polls the backend's ledger until the controlled WebSocket

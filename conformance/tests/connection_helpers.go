@@ -164,7 +164,7 @@ func expectTimeout(t *testing.T, key string, d time.Duration) time.Duration {
 // Names in gatewitness/connection-timeouts.yaml. Each test applies its own
 // copy of it, with every object renamed (see connFixture).
 const (
-	connManifest = "gatewitness/connection-timeouts.yaml"
+	connManifest = ManifestPrefix + "connection-timeouts.yaml"
 	connHost     = "connection-timeouts.gatewitness.test"
 )
 

@@ -26,27 +26,29 @@ var ConnectionServerTimeout = suite.ConformanceTest{
 		features.SupportConnectionServerTimeout,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "serverTimeout", ExpectedConnectionTimeouts().Server)
-		g := newConnGateway(t, s, "gatewitness-conn-server")
-		tol := TimingTolerance()
-		silence := d + 2*tol + 5*time.Second
-		x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})
-		observe.Record(t, "exchange", x.String())
-		if x.Err != nil || x.Status != http.StatusGatewayTimeout {
-			t.Fatalf("a backend silent for %v: %v; want 504 after the server timeout %v", silence, x, d)
-		}
-		// Earlier fails: the server timeout is the time a slow backend is
-		// given to answer. Later than the tolerance fails: it did not end
-		// the wait.
-		if x.Headers < d || x.Headers > d+tol {
-			t.Errorf("504 after %v, want within [%v, %v] (server timeout %v, tolerance %v)",
-				x.Headers.Round(time.Millisecond), d, d+tol, d, tol)
-		}
-		e := g.c.settledLedger(x.ID)
-		observe.Record(t, "backend", attemptSummary(e))
-		if len(e.Attempts) != 1 {
-			t.Errorf("the backend saw %d attempts (%s), want 1: the server timeout is not a retry", len(e.Attempts), attemptSummary(e))
-		}
-	},
+	Test:     testConnectionServerTimeout,
+}
+
+func testConnectionServerTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "serverTimeout", ExpectedConnectionTimeouts().Server)
+	g := newConnGateway(t, s, "gatewitness-conn-server")
+	tol := TimingTolerance()
+	silence := d + 2*tol + 5*time.Second
+	x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})
+	observe.Record(t, "exchange", x.String())
+	if x.Err != nil || x.Status != http.StatusGatewayTimeout {
+		t.Fatalf("a backend silent for %v: %v; want 504 after the server timeout %v", silence, x, d)
+	}
+	// Earlier fails: the server timeout is the time a slow backend is
+	// given to answer. Later than the tolerance fails: it did not end
+	// the wait.
+	if x.Headers < d || x.Headers > d+tol {
+		t.Errorf("504 after %v, want within [%v, %v] (server timeout %v, tolerance %v)",
+			x.Headers.Round(time.Millisecond), d, d+tol, d, tol)
+	}
+	e := g.c.settledLedger(x.ID)
+	observe.Record(t, "backend", attemptSummary(e))
+	if len(e.Attempts) != 1 {
+		t.Errorf("the backend saw %d attempts (%s), want 1: the server timeout is not a retry", len(e.Attempts), attemptSummary(e))
+	}
 }

@@ -25,7 +25,7 @@ import (
 // Names in gatewitness/connection-tls-inspect-delay.yaml and the suite's
 // start-up objects it uses.
 const (
-	connTLSManifest = "gatewitness/connection-tls-inspect-delay.yaml"
+	connTLSManifest = ManifestPrefix + "connection-tls-inspect-delay.yaml"
 	connTLSGateway  = "gatewitness-conn-tls" // the test's Gateway, which the TLSRoute names
 	connTLSRoute    = "gatewitness-connection-tls"
 	connTLSListener = "tls"
@@ -55,76 +55,78 @@ var ConnectionTLSInspectDelay = suite.ConformanceTest{
 	},
 	Manifests: []string{connTLSManifest},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		d := expectTimeout(t, "tlsInspectDelay", ExpectedConnectionTimeouts().TLSInspectDelay)
-		tol := TimingTolerance()
-		passthrough := gwv1.TLSModePassthrough
-		same := gwv1.NamespacesFromSame
-		g := newConnGateway(t, s, connTLSGateway, gwv1.Listener{
-			Name: connTLSListener, Port: 443, Protocol: gwv1.TLSProtocolType,
-			TLS:           &gwv1.ListenerTLSConfig{Mode: &passthrough},
-			AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
-		})
-		gwNN := types.NamespacedName{Namespace: infraNamespace, Name: connTLSGateway}
-		addr, _ := kubernetes.GatewayAndTLSRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
-			kubernetes.NewGatewayRef(gwNN, connTLSListener), types.NamespacedName{Namespace: infraNamespace, Name: connTLSRoute})
-		ca, err := kubernetes.GetConfigMapData(s.Client, s.TimeoutConfig, types.NamespacedName{Namespace: infraNamespace, Name: connTLSCA})
-		if err != nil {
-			t.Fatalf("reading ConfigMap %s/%s: %v", infraNamespace, connTLSCA, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(ca["ca.crt"])) {
-			t.Fatalf("ConfigMap %s/%s has no PEM certificate under ca.crt", infraNamespace, connTLSCA)
-		}
+	Test:      testConnectionTLSInspectDelay,
+}
 
-		// A client with a ClientHello reaches the backend: the route may
-		// take a while to be served, so try until it does.
-		before, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
-		if err != nil {
-			t.Fatalf("a TLS client with SNI %s through the passthrough listener %s: %v", connTLSHost, addr, err)
-		}
-		observe.Record(t, "backend-accepted-before", before)
+func testConnectionTLSInspectDelay(t *testing.T, s *suite.ConformanceTestSuite) {
+	d := expectTimeout(t, "tlsInspectDelay", ExpectedConnectionTimeouts().TLSInspectDelay)
+	tol := TimingTolerance()
+	passthrough := gwv1.TLSModePassthrough
+	same := gwv1.NamespacesFromSame
+	g := newConnGateway(t, s, connTLSGateway, gwv1.Listener{
+		Name: connTLSListener, Port: 443, Protocol: gwv1.TLSProtocolType,
+		TLS:           &gwv1.ListenerTLSConfig{Mode: &passthrough},
+		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
+	})
+	gwNN := types.NamespacedName{Namespace: infraNamespace, Name: connTLSGateway}
+	addr, _ := kubernetes.GatewayAndTLSRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
+		kubernetes.NewGatewayRef(gwNN, connTLSListener), types.NamespacedName{Namespace: infraNamespace, Name: connTLSRoute})
+	ca, err := kubernetes.GetConfigMapData(s.Client, s.TimeoutConfig, types.NamespacedName{Namespace: infraNamespace, Name: connTLSCA})
+	if err != nil {
+		t.Fatalf("reading ConfigMap %s/%s: %v", infraNamespace, connTLSCA, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(ca["ca.crt"])) {
+		t.Fatalf("ConfigMap %s/%s has no PEM certificate under ca.crt", infraNamespace, connTLSCA)
+	}
 
-		cases := []struct {
-			name, key string
-			send      []byte
-		}{
-			{"silent", "silent", nil},
-			// A handshake record header announcing 512 bytes, and the
-			// first bytes of a ClientHello: the SNI never comes.
-			{"partial ClientHello", "partial-clienthello", []byte{22, 3, 1, 2, 0, 1, 0, 1, 252, 3, 3}},
-		}
-		for _, tc := range cases {
-			start := time.Now()
-			conn := g.rawConn(t, addr)
-			if _, err := conn.Write(tc.send); err != nil {
-				t.Fatalf("%s: writing %d bytes: %v", tc.name, len(tc.send), err)
-			}
-			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
-			observe.Record(t, tc.key, fmt.Sprintf("closed after %v, %d bytes read", elapsed.Round(time.Millisecond), len(got)))
-			// Earlier fails: the inspect delay is the time a client is
-			// given to send its ClientHello. Later than the tolerance
-			// fails: the gateway waited on (a client timeout, say).
-			switch {
-			case gaveUp:
-				t.Errorf("%s client: not closed %v after connecting, want within [%v, %v] (inspect delay %v, tolerance %v)",
-					tc.name, elapsed.Round(time.Millisecond), d, d+tol, d, tol)
-			case elapsed < d || elapsed > d+tol:
-				t.Errorf("%s client: closed after %v, want within [%v, %v] (inspect delay %v, tolerance %v)",
-					tc.name, elapsed.Round(time.Millisecond), d, d+tol, d, tol)
-			}
-		}
+	// A client with a ClientHello reaches the backend: the route may
+	// take a while to be served, so try until it does.
+	before, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
+	if err != nil {
+		t.Fatalf("a TLS client with SNI %s through the passthrough listener %s: %v", connTLSHost, addr, err)
+	}
+	observe.Record(t, "backend-accepted-before", before)
 
-		after, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
-		if err != nil {
-			t.Fatalf("a TLS client after the silent ones: %v", err)
+	cases := []struct {
+		name, key string
+		send      []byte
+	}{
+		{"silent", "silent", nil},
+		// A handshake record header announcing 512 bytes, and the
+		// first bytes of a ClientHello: the SNI never comes.
+		{"partial ClientHello", "partial-clienthello", []byte{22, 3, 1, 2, 0, 1, 0, 1, 252, 3, 3}},
+	}
+	for _, tc := range cases {
+		start := time.Now()
+		conn := g.rawConn(t, addr)
+		if _, err := conn.Write(tc.send); err != nil {
+			t.Fatalf("%s: writing %d bytes: %v", tc.name, len(tc.send), err)
 		}
-		observe.Record(t, "backend-accepted-after", after)
-		if after != before+1 {
-			t.Errorf("the backend accepted %d connections while the clients without a ClientHello were open, want 1 (the check's own): the gateway must not connect to a backend before it has the SNI",
-				after-before)
+		elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
+		observe.Record(t, tc.key, fmt.Sprintf("closed after %v, %d bytes read", elapsed.Round(time.Millisecond), len(got)))
+		// Earlier fails: the inspect delay is the time a client is
+		// given to send its ClientHello. Later than the tolerance
+		// fails: the gateway waited on (a client timeout, say).
+		switch {
+		case gaveUp:
+			t.Errorf("%s client: not closed %v after connecting, want within [%v, %v] (inspect delay %v, tolerance %v)",
+				tc.name, elapsed.Round(time.Millisecond), d, d+tol, d, tol)
+		case elapsed < d || elapsed > d+tol:
+			t.Errorf("%s client: closed after %v, want within [%v, %v] (inspect delay %v, tolerance %v)",
+				tc.name, elapsed.Round(time.Millisecond), d, d+tol, d, tol)
 		}
-	},
+	}
+
+	after, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
+	if err != nil {
+		t.Fatalf("a TLS client after the silent ones: %v", err)
+	}
+	observe.Record(t, "backend-accepted-after", after)
+	if after != before+1 {
+		t.Errorf("the backend accepted %d connections while the clients without a ClientHello were open, want 1 (the check's own): the gateway must not connect to a backend before it has the SNI",
+			after-before)
+	}
 }
 
 // acceptedThroughPassthrough opens a TLS connection with SNI connTLSHost

@@ -31,53 +31,55 @@ var ConnectionTunnelTimeout = suite.ConformanceTest{
 		features.SupportConnectionTunnelTimeout,
 	},
 	Parallel: true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		exp := ExpectedConnectionTimeouts()
-		d := expectTimeout(t, "tunnelTimeout", exp.Tunnel)
-		g := newConnGateway(t, s, "gatewitness-conn-tunnel")
-		tol := TimingTolerance()
-		observe.Record(t, "tunnel-timeout", d)
+	Test:     testConnectionTunnelTimeout,
+}
 
-		// The two WebSockets are independent, so they share the wait.
-		t.Run("idle", func(t *testing.T) {
-			t.Parallel()
-			_, conn, start := g.openWebSocket(t, "/ws")
-			elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
-			observe.Record(t, "closed", elapsed.Round(time.Millisecond))
-			// Earlier fails: the tunnel timeout is the idle time users give a
-			// WebSocket, and a close at the client or server timeout is
-			// the wrong limit. Later than the tolerance fails: it lingered.
-			switch {
-			case gaveUp:
-				t.Errorf("the idle WebSocket was still open after %v (tunnel timeout %v)", elapsed.Round(time.Millisecond), d)
-			case elapsed < d || elapsed > d+tol:
-				t.Errorf("the idle WebSocket was closed after %v, want within [%v, %v] (tunnel timeout %v; client %v, server %v; tolerance %v)",
-					elapsed.Round(time.Millisecond), d, d+tol, d, exp.Client, exp.Server, tol)
-			}
-			if len(got) > 0 {
-				observe.Record(t, "bytes-before-close", len(got))
-			}
-		})
+func testConnectionTunnelTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+	exp := ExpectedConnectionTimeouts()
+	d := expectTimeout(t, "tunnelTimeout", exp.Tunnel)
+	g := newConnGateway(t, s, "gatewitness-conn-tunnel")
+	tol := TimingTolerance()
+	observe.Record(t, "tunnel-timeout", d)
 
-		t.Run("active", func(t *testing.T) {
-			t.Parallel()
-			ws, _, start := g.openWebSocket(t, "/ws")
-			tick := time.NewTicker(d / 4)
-			defer tick.Stop()
-			n := 0
-			for time.Since(start) < d+2*tol+time.Second {
-				_ = ws.SetDeadline(time.Now().Add(d/4 + tol + 5*time.Second))
-				if err := websocket.Message.Send(ws, "ping"); err != nil {
-					t.Fatalf("an active WebSocket: sending message %d after %v: %v", n+1, time.Since(start).Round(time.Millisecond), err)
-				}
-				var echo string
-				if err := websocket.Message.Receive(ws, &echo); err != nil || echo != "ping" {
-					t.Fatalf("an active WebSocket: echo of message %d after %v: %q, %v", n+1, time.Since(start).Round(time.Millisecond), echo, err)
-				}
-				n++
-				<-tick.C // pacing the messages, not synchronisation
+	// The two WebSockets are independent, so they share the wait.
+	t.Run("idle", func(t *testing.T) {
+		t.Parallel()
+		_, conn, start := g.openWebSocket(t, "/ws")
+		elapsed, got, gaveUp := closedAfter(conn, start, connGiveUp(d))
+		observe.Record(t, "closed", elapsed.Round(time.Millisecond))
+		// Earlier fails: the tunnel timeout is the idle time users give a
+		// WebSocket, and a close at the client or server timeout is
+		// the wrong limit. Later than the tolerance fails: it lingered.
+		switch {
+		case gaveUp:
+			t.Errorf("the idle WebSocket was still open after %v (tunnel timeout %v)", elapsed.Round(time.Millisecond), d)
+		case elapsed < d || elapsed > d+tol:
+			t.Errorf("the idle WebSocket was closed after %v, want within [%v, %v] (tunnel timeout %v; client %v, server %v; tolerance %v)",
+				elapsed.Round(time.Millisecond), d, d+tol, d, exp.Client, exp.Server, tol)
+		}
+		if len(got) > 0 {
+			observe.Record(t, "bytes-before-close", len(got))
+		}
+	})
+
+	t.Run("active", func(t *testing.T) {
+		t.Parallel()
+		ws, _, start := g.openWebSocket(t, "/ws")
+		tick := time.NewTicker(d / 4)
+		defer tick.Stop()
+		n := 0
+		for time.Since(start) < d+2*tol+time.Second {
+			_ = ws.SetDeadline(time.Now().Add(d/4 + tol + 5*time.Second))
+			if err := websocket.Message.Send(ws, "ping"); err != nil {
+				t.Fatalf("an active WebSocket: sending message %d after %v: %v", n+1, time.Since(start).Round(time.Millisecond), err)
 			}
-			observe.Record(t, "messages", n)
-		})
-	},
+			var echo string
+			if err := websocket.Message.Receive(ws, &echo); err != nil || echo != "ping" {
+				t.Fatalf("an active WebSocket: echo of message %d after %v: %q, %v", n+1, time.Since(start).Round(time.Millisecond), echo, err)
+			}
+			n++
+			<-tick.C // pacing the messages, not synchronisation
+		}
+		observe.Record(t, "messages", n)
+	})
 }

@@ -47,12 +47,12 @@ var HTTPRouteRetryBackendTimeoutCancels = suite.ConformanceTest{
 		features.SupportHTTPRouteRetryBackendTimeout,
 		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-backend-timeout.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-backend-timeout.yaml"},
 	Parallel:  true,
-	Test:      testRetryBackendTimeout,
+	Test:      testHTTPRouteRetryBackendTimeoutCancels,
 }
 
-func testRetryBackendTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryBackendTimeoutCancels(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-backend-timeout.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-backend-timeout", "gatewitness-retry-backend-timeout")
 	c := newRouteClient(t, s, gwAddr, host)

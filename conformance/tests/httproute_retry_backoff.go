@@ -38,12 +38,12 @@ var HTTPRouteRetryBackoffGaps = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryBackoff,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-backoff.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-backoff.yaml"},
 	Parallel:  true,
-	Test:      testRetryBackoff,
+	Test:      testHTTPRouteRetryBackoffGaps,
 }
 
-func testRetryBackoff(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryBackoffGaps(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-backoff.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-backoff", "gatewitness-retry-backoff")
 	c := newRouteClient(t, s, gwAddr, host)

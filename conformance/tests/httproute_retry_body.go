@@ -32,12 +32,12 @@ var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryNonIdempotent,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-body.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-body.yaml"},
 	Parallel:  true,
-	Test:      testRetryBody,
+	Test:      testHTTPRouteRetryBodyReplay,
 }
 
-func testRetryBody(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryBodyReplay(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-body.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-body", "gatewitness-retry-body")
 	c := newRouteClient(t, s, gwAddr, host)

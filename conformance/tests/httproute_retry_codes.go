@@ -32,12 +32,12 @@ var HTTPRouteRetryCodesAndAttempts = suite.ConformanceTest{
 		features.SupportHTTPRouteRetry,
 		features.SupportHTTPRouteRetryCodes,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-codes.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-codes.yaml"},
 	Parallel:  true,
-	Test:      testRetryCodes,
+	Test:      testHTTPRouteRetryCodesAndAttempts,
 }
 
-func testRetryCodes(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryCodesAndAttempts(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-codes.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-codes", "gatewitness-retry-codes")
 	c := newRouteClient(t, s, gwAddr, host)

@@ -54,12 +54,12 @@ var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteRetryConnectionError,
 		features.SupportHTTPRouteRetryConnectionErrorAttempts,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-connection.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-connection.yaml"},
 	Parallel:  true,
-	Test:      testRetryConnection,
+	Test:      testHTTPRouteRetryConnectionErrors,
 }
 
-func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-connection.gatewitness.test"
 	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-connection", "gatewitness-retry-connection")
 	c := newRouteClient(t, s, gwAddr, host)
@@ -83,27 +83,7 @@ func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := *c
 			c.t = t
-			x := xs[i]
-			observe.Record(t, "status", x.Status)
-			if x.Err != nil || x.Status != http.StatusOK {
-				t.Errorf("%v; want 200 from the retry", x)
-			}
-			e := c.settledLedger(x.ID)
-			observe.Record(t, "ledger", attemptSummary(e))
-			if len(e.Attempts) == 0 {
-				t.Fatalf("the backend saw no attempt of %s", x.ID)
-			}
-			first := e.Attempts[0]
-			observe.Record(t, "failing-attempt-conn-request", first.ConnRequest)
-			// The premise: a fresh connection, which no transport resends
-			// by itself, so a second attempt is the gateway's retry.
-			if first.ConnRequest != 1 {
-				t.Fatalf("attempt 1 arrived as request %d of its connection (%s), though the backend closes every connection after one answer; want a fresh connection",
-					first.ConnRequest, first.Conn)
-			}
-			if len(e.Attempts) != 2 || first.Outcome != tc.outcome || e.Attempts[1].Status != http.StatusOK {
-				t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), tc.outcome)
-			}
+			expectRetriedOnFreshConnection(&c, xs[i], tc.outcome)
 		})
 	}
 
@@ -127,6 +107,38 @@ func testRetryConnection(t *testing.T, s *suite.ConformanceTestSuite) {
 		observe.Record(t, "requests", refusedRequests)
 		observe.Record(t, "failed", failed)
 	})
+}
+
+// expectRetriedOnFreshConnection checks, with c's test, that the exchange
+// x, whose first attempt the backend ended with outcome before the response
+// headers (a fault such as "script=reset|ok"), was retried: 200 to the
+// client, and the ledger shows the failing attempt on a fresh connection
+// (which no transport resends by itself, so a second attempt is the
+// gateway's retry) and a second attempt answered 200. It records the
+// status, the ledger and the failing attempt's place on its connection.
+func expectRetriedOnFreshConnection(c *routeClient, x httpExchange, outcome echowire.Outcome) {
+	t := c.t
+	t.Helper()
+	observe.Record(t, "status", x.Status)
+	if x.Err != nil || x.Status != http.StatusOK {
+		t.Errorf("%v; want 200 from the retry", x)
+	}
+	e := c.settledLedger(x.ID)
+	observe.Record(t, "ledger", attemptSummary(e))
+	if len(e.Attempts) == 0 {
+		t.Fatalf("the backend saw no attempt of %s", x.ID)
+	}
+	first := e.Attempts[0]
+	observe.Record(t, "failing-attempt-conn-request", first.ConnRequest)
+	// The premise: a fresh connection, which no transport resends by
+	// itself, so a second attempt is the gateway's retry.
+	if first.ConnRequest != 1 {
+		t.Fatalf("attempt 1 arrived as request %d of its connection (%s), though the backend closes every connection after one answer; want a fresh connection",
+			first.ConnRequest, first.Conn)
+	}
+	if len(e.Attempts) != 2 || first.Outcome != outcome || e.Attempts[1].Status != http.StatusOK {
+		t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), outcome)
+	}
 }
 
 // waitRefusingEndpoint waits until the Service gatewitness-retry-connection-mixed

@@ -55,12 +55,12 @@ var HTTPRouteRetryRequestTimeoutBudget = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteRetryWithRequestTimeout,
 	},
-	Manifests: []string{"gatewitness/httproute-retry-request-timeout.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-retry-request-timeout.yaml"},
 	Parallel:  true,
-	Test:      testRetryRequestTimeout,
+	Test:      testHTTPRouteRetryRequestTimeoutBudget,
 }
 
-func testRetryRequestTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-request-timeout.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-retry-request-timeout", "gatewitness-retry-request-timeout")
 	c := newRouteClient(t, s, gwAddr, host)

@@ -51,12 +51,12 @@ var HTTPRouteTimeoutsWithoutRetry = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRouteBackendTimeout,
 		features.SupportHTTPRouteTimeoutDeadlines,
 	},
-	Manifests: []string{"gatewitness/httproute-timeouts.yaml"},
+	Manifests: []string{ManifestPrefix + "httproute-timeouts.yaml"},
 	Parallel:  true,
-	Test:      testTimeouts,
+	Test:      testHTTPRouteTimeoutsWithoutRetry,
 }
 
-func testTimeouts(t *testing.T, s *suite.ConformanceTestSuite) {
+func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "timeouts.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-timeouts", "gatewitness-timeouts")
 	c := newRouteClient(t, s, gwAddr, host)

@@ -29,9 +29,11 @@ var MeshProbeHTTP = suite.ConformanceTest{
 	},
 	Manifests: []string{ManifestPrefix + "mesh-probe-http.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		runHTTPProbeTest(t, s, "mesh-probe-http", httpHealthSwitch)
-	},
+	Test:      testMeshProbeHTTP,
+}
+
+func testMeshProbeHTTP(t *testing.T, s *suite.ConformanceTestSuite) {
+	runHTTPProbeTest(t, s, "mesh-probe-http", httpHealthSwitch)
 }
 
 // httpHealthSwitch is the admin path that sets /health's status.

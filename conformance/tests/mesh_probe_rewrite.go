@@ -26,7 +26,9 @@ var MeshProbeRewrite = suite.ConformanceTest{
 	},
 	Manifests: []string{ManifestPrefix + "mesh-probe-rewrite.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		runHTTPProbeTest(t, s, "mesh-probe-rewrite", httpHealthSwitch)
-	},
+	Test:      testMeshProbeRewrite,
+}
+
+func testMeshProbeRewrite(t *testing.T, s *suite.ConformanceTestSuite) {
+	runHTTPProbeTest(t, s, "mesh-probe-rewrite", httpHealthSwitch)
 }

@@ -28,9 +28,11 @@ var MeshProbeTCP = suite.ConformanceTest{
 	},
 	Manifests: []string{ManifestPrefix + "mesh-probe-tcp.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) string {
-			return fmt.Sprintf("/_gatewitness/admin/tcp?open=%t", up)
-		})
-	},
+	Test:      testMeshProbeTCP,
+}
+
+func testMeshProbeTCP(t *testing.T, s *suite.ConformanceTestSuite) {
+	runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) string {
+		return fmt.Sprintf("/_gatewitness/admin/tcp?open=%t", up)
+	})
 }

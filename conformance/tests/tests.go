@@ -9,45 +9,64 @@
 //
 // # Adding a test
 //
-// A test touches six places, and a Go test fails, naming the place, when one
-// is missed:
+// A test touches at most six places, and a fast Go test (no cluster, no
+// child run) fails when one is missed, naming the file and the missing
+// item:
 //
-//  1. <name>.go in this package: a package-level variable of type
-//     suite.ConformanceTest with a ShortName unique across upstream's tests
-//     and ours, a Description that says exactly what the test verifies,
-//     Manifests ("gatewitness/<name>.yaml") and Test. Features lists what the
-//     test needs: upstream names where the meaning matches, and at least one
-//     of gatewitness's own (so the test never counts in an upstream profile).
-//     Every assertion is gated on the feature whose text requires it: a
-//     stricter reading is a finer feature the test checks only when
-//     s.SupportedFeatures has it. Timing windows derive their durations from
-//     TimingTolerance, and say beside each bound why an earlier (or later)
-//     event fails. (TestConformanceTestsAreWellFormed)
-//  2. gatewitness/<name>.yaml: the routes, backends and other objects the test
-//     needs, in the namespaces of the upstream base manifests. The directory
-//     is part of the path the test names, so it never collides with an
-//     upstream manifest. (TestManifestsStayUnderPrefix)
+//  1. <stem>.go in this package: a package-level variable X of type
+//     suite.ConformanceTest, whose ShortName is "X" (unique across
+//     upstream's tests and ours), a Description that says exactly what the
+//     test verifies, Manifests (ManifestPrefix + "<stem>.yaml") and
+//     Test: testX, a function declared in the same file. Features lists
+//     what the test needs: upstream names where the meaning matches, and at
+//     least one of gatewitness's own (so the test never counts in an
+//     upstream profile). Every assertion is gated on the feature whose
+//     text requires it: a stricter reading is a finer feature the test
+//     checks only when s.SupportedFeatures has it. Timing windows derive
+//     their durations from TimingTolerance, and say beside each bound why
+//     an earlier (or later) event fails. Helpers shared by tests (a route
+//     client, attachRoutesQuietly, expectRetriedOnFreshConnection) are in
+//     httproute_helpers.go and beside the tests that first needed them.
+//     (TestConformanceTestsAreWellFormed, TestTestFilesFollowTheRecipe)
+//  2. gatewitness/<stem>.yaml (or <stem>-<more>.yaml): the routes, backends
+//     and other objects the test needs, in the namespaces of the upstream
+//     base manifests. The directory is part of the path, so it never
+//     collides with an upstream manifest. (TestManifestsStayUnderPrefix,
+//     TestTestFilesFollowTheRecipe)
 //  3. ConformanceTests, below: the test's variable, in its area's group.
 //     (TestEveryConformanceTestIsListed)
-//  4. Its feature, if it needs a new one: the name and the entry in its
-//     area's list in features/gatewitness_<area>.go, which also puts it in a
-//     GATEWITNESS-* profile. (TestEveryGatewitnessTestCountsInAGatewitnessProfile)
-//  5. Its breakage: an entry in breakages_test.go, or its ShortName in the
-//     Fails of an existing one: a reference gateway broken the way a real
-//     data plane goes wrong, which the test fails while every other test of
-//     the same profiles passes, at the smallest and the largest accepted
-//     timing tolerance. (TestEveryGatewitnessTestHasABreakage) A field the
-//     data plane ignores is a change to the snapshot it is handed
-//     (runnertest.ReferenceGateway.MutateConfig); what no field says is a
-//     named breakage of the test-only gateway/dataplane/dataplanetest or
-//     gateway/probeproxy/probeproxytest. Production Options carry none.
-//  6. The reference gateway's claim of the feature, in
-//     conformance/runner/reference.go, in the change that implements it in
-//     gateway/. (TestReferenceGatewayClaimsEveryGatewitnessFeature)
+//  4. Its feature, if it needs a new one: an entry in its area's list in
+//     features/gatewitness_<area>.go, which puts it in that area's
+//     GATEWITNESS-* profile; an upstream feature the profile lacks goes in
+//     the profile's Extended list in features/gatewitness.go.
+//     (TestEveryGatewitnessTestCountsInAGatewitnessProfile says which, for
+//     the missing feature.) The reference gateway claims a feature in
+//     conformance/runner/reference.go in the change that implements it in
+//     gateway/, not in the test's change
+//     (TestReferenceGatewayClaimsEveryGatewitnessFeature).
+//  5. Its breakage, in breakages_test.go: a reference gateway broken the
+//     way a real data plane goes wrong, which the test fails while every
+//     other test of the same profiles passes, at the smallest and the
+//     largest accepted timing tolerance. One declaration says it all: a
+//     Name, what real data plane it Models, the Gateway (a change to the
+//     snapshot the data plane is handed, runnertest.ReferenceGateway's
+//     MutateConfig, for a field the data plane ignores; else the hook
+//     points it sets, dataplanetest.Hooks or probeproxytest.Hooks, where a
+//     new hook point is a field of the internal breakage.Set beside the
+//     branch of the data plane that reads it), its Profiles, and its Fails.
+//     Each existing breakage whose Profiles the new test counts in names
+//     it too: in Fails, or in Unaffected with why it passes.
+//     (TestEveryBreakageAccountsForItsScope, fast; then
+//     TestEveryGatewitnessTestHasABreakage runs them.)
+//  6. Its semantics doc: the prose in docs/semantics/<area>.md; the tables
+//     of tests and breakages there are generated from the registries
+//     (go generate ./conformance/tests). (TestSemanticsDocTables)
 //
 // Tests record what they saw with observe.Record, so reports show
 // behaviour as well as verdicts.
 package tests
+
+//go:generate env GATEWITNESS_UPDATE_DOCS=1 go test -run TestSemanticsDocTables .
 
 import (
 	"embed"
@@ -79,6 +98,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	HTTPRouteRetryBackoffGaps,
 	HTTPRouteRetryBackendTimeoutCancels,
 	HTTPRouteRetryConnectionErrors,
+	HTTPRouteRetryStreamReset,
 	HTTPRouteRetryRequestTimeoutBudget,
 	HTTPRouteRetryBodyReplay,
 	HTTPRouteTimeoutsWithoutRetry,

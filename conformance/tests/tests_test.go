@@ -69,7 +69,7 @@ func TestConformanceTestsAreWellFormed(t *testing.T) {
 				t.Errorf("%s: manifest %s is not under %s", ct.ShortName, m, tests.ManifestPrefix)
 			}
 			if _, err := fs.Stat(tests.Manifests, m); err != nil {
-				t.Errorf("%s: manifest %s: %v", ct.ShortName, m, err)
+				t.Errorf("%s: manifest %s: %v; add conformance/tests/%s, or name the file that is there", ct.ShortName, m, err, m)
 			}
 		}
 	}
@@ -114,38 +114,10 @@ func TestTimingTolerance(t *testing.T) {
 // ConformanceTests, and nothing else is: a test written but not listed
 // would never run.
 func TestEveryConformanceTestIsListed(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
+	_, files := parsePackage(t)
 	var declared []string
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, v := range vs.Values {
-					lit, ok := v.(*ast.CompositeLit)
-					if !ok {
-						continue
-					}
-					if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConformanceTest" {
-						declared = append(declared, vs.Names[i].Name)
-					}
-				}
-			}
-		}
+	for _, f := range files {
+		eachTestVariable(f.ast, func(name string, _ *ast.CompositeLit) { declared = append(declared, name) })
 	}
 	var listed []string
 	for _, ct := range tests.ConformanceTests {
@@ -169,6 +141,121 @@ func TestEveryConformanceTestIsListed(t *testing.T) {
 	}
 }
 
+// TestTestFilesFollowTheRecipe checks the shape the package doc's recipe
+// gives a test's file, so that every test reads the same way: the variable
+// X's Test is the function testX, declared in X's file; each manifest's
+// name starts with that file's name (httproute_retry_codes.go:
+// httproute-retry-codes.yaml, or httproute-retry-codes-<more>.yaml); and
+// no Go file of the package spells the manifest directory itself, as
+// every path is ManifestPrefix + "<name>.yaml".
+func TestTestFilesFollowTheRecipe(t *testing.T) {
+	fset, files := parsePackage(t)
+	fileOf := map[string]string{} // test variable -> its file
+	testFunc := map[string]string{}
+	funcs := map[string]string{} // function -> its file
+	for _, pf := range files {
+		name, f := pf.name, pf.ast
+		ast.Inspect(f, func(n ast.Node) bool {
+			// ManifestPrefix's own declaration is the one literal "gatewitness/".
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.HasPrefix(strings.Trim(lit.Value, "\"`"), tests.ManifestPrefix) && strings.Trim(lit.Value, "\"`") != tests.ManifestPrefix {
+				t.Errorf("%s: %s spells the manifest directory; write ManifestPrefix + %q", fset.Position(lit.Pos()), lit.Value, strings.TrimPrefix(strings.Trim(lit.Value, "\"`"), tests.ManifestPrefix))
+			}
+			return true
+		})
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = name
+			}
+		}
+		eachTestVariable(f, func(v string, lit *ast.CompositeLit) {
+			fileOf[v] = name
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				if k, _ := kv.Key.(*ast.Ident); k == nil || k.Name != "Test" {
+					continue
+				}
+				testFunc[v] = "(a function literal)"
+				if id, ok := kv.Value.(*ast.Ident); ok {
+					testFunc[v] = id.Name
+				}
+			}
+		})
+	}
+	for _, ct := range tests.ConformanceTests {
+		file := fileOf[ct.ShortName]
+		if file == "" {
+			continue // TestEveryConformanceTestIsListed names it
+		}
+		want := "test" + ct.ShortName
+		if got := testFunc[ct.ShortName]; got != want {
+			t.Errorf("%s: %s's Test is %s; want Test: %s, a function declared in %s", file, ct.ShortName, got, want, file)
+		} else if funcs[want] != file {
+			t.Errorf("%s: declare func %s(t *testing.T, s *suite.ConformanceTestSuite) in %s, beside %s (it is in %q)", file, want, file, ct.ShortName, funcs[want])
+		}
+		stem := strings.ReplaceAll(strings.TrimSuffix(file, ".go"), "_", "-")
+		for _, m := range ct.Manifests {
+			base := strings.TrimSuffix(strings.TrimPrefix(m, tests.ManifestPrefix), ".yaml")
+			if base != stem && !strings.HasPrefix(base, stem+"-") {
+				t.Errorf("%s: %s's manifest %s does not share the file's stem; name it %s%s.yaml (or %s-<more>.yaml) in conformance/tests/%s", file, ct.ShortName, m, tests.ManifestPrefix, stem, stem, tests.ManifestPrefix)
+			}
+		}
+	}
+}
+
+// parsedFile is a Go file of the package, not a test file, parsed.
+type parsedFile struct {
+	name string
+	ast  *ast.File
+}
+
+// parsePackage parses the package's Go files, leaving out its tests.
+func parsePackage(t *testing.T) (*token.FileSet, []parsedFile) {
+	t.Helper()
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var out []parsedFile
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, parsedFile{name, f})
+	}
+	return fset, out
+}
+
+// eachTestVariable calls fn for each package-level variable of f whose
+// value is a suite.ConformanceTest literal.
+func eachTestVariable(f *ast.File, fn func(name string, lit *ast.CompositeLit)) {
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, v := range vs.Values {
+				lit, ok := v.(*ast.CompositeLit)
+				if !ok {
+					continue
+				}
+				if sel, ok := lit.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConformanceTest" {
+					fn(vs.Names[i].Name, lit)
+				}
+			}
+		}
+	}
+}
+
 // TestEveryGatewitnessTestCountsInAGatewitnessProfile checks, by the upstream
 // suite's own rule (a test counts in a profile when the profile holds every
 // feature the test lists), that each gatewitness test lists one of
@@ -185,14 +272,12 @@ func TestEveryGatewitnessTestCountsInAGatewitnessProfile(t *testing.T) {
 		return true
 	}
 	for _, ct := range tests.ConformanceTests {
-		own := slices.ContainsFunc(ct.Features, features.IsGatewitness)
+		unknown := func(f features.FeatureName) bool { _, ok := features.Lookup(f); return !ok }
+		// An unknown feature is a new one of gatewitness's: the profile
+		// message below says where to add it.
+		own := slices.ContainsFunc(ct.Features, features.IsGatewitness) || slices.ContainsFunc(ct.Features, unknown)
 		if !own {
 			t.Errorf("%s lists only upstream features %v; want one of gatewitness's too (features/gatewitness_*.go)", ct.ShortName, ct.Features)
-		}
-		for _, f := range ct.Features {
-			if _, ok := features.Lookup(f); !ok {
-				t.Errorf("%s lists %s, which the features registry does not know", ct.ShortName, f)
-			}
 		}
 		var in []string
 		for _, p := range features.Profiles() {
@@ -205,9 +290,32 @@ func TestEveryGatewitnessTestCountsInAGatewitnessProfile(t *testing.T) {
 			in = append(in, p.Name)
 		}
 		if len(in) == 0 {
-			t.Errorf("%s (features %v) counts in no profile: a GATEWITNESS-* profile must hold every feature it lists", ct.ShortName, ct.Features)
+			t.Errorf("%s (features %v) counts in no profile: %s", ct.ShortName, ct.Features, whatJoins(ct))
 		}
 	}
+}
+
+// whatJoins says what makes ct count in the gatewitness profile that lacks
+// the fewest of its features: for each missing feature, where to add it.
+func whatJoins(ct suite.ConformanceTest) string {
+	var best features.Profile
+	var bestMissing []features.FeatureName
+	for _, p := range features.GatewitnessProfiles() {
+		var missing []features.FeatureName
+		for _, f := range ct.Features {
+			if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
+				missing = append(missing, f)
+			}
+		}
+		if bestMissing == nil || len(missing) < len(bestMissing) {
+			best, bestMissing = p, missing
+		}
+	}
+	var todo []string
+	for _, f := range bestMissing {
+		todo = append(todo, features.WhereToAdd(best.Name, f))
+	}
+	return strings.Join(todo, "; ")
 }
 
 // TestReferenceGatewayClaimsEveryGatewitnessFeature checks that the reference
@@ -219,7 +327,7 @@ func TestReferenceGatewayClaimsEveryGatewitnessFeature(t *testing.T) {
 	for _, ct := range tests.ConformanceTests {
 		for _, f := range ct.Features {
 			if !slices.Contains(claimed, f) {
-				t.Errorf("%s needs %s, which the reference gateway does not claim (conformance/runner/reference.go)", ct.ShortName, f)
+				t.Errorf("%s needs %s, which the reference gateway does not claim: add it to referenceExtended in conformance/runner/reference.go, in the change that implements it in gateway/", ct.ShortName, f)
 			}
 		}
 	}

@@ -1,11 +1,11 @@
 package dataplane
 
-// Test-only breakages: the ways real data planes go wrong, built into the
-// reference data plane so that gatewitness's negative checks can show each
-// conformance test fails against the data plane it is meant to catch
-// (conformance/tests/breakages_test.go). The switches are in the internal
-// package breakage, so only package dataplanetest can turn them on; a
-// Server from New has them all off.
+// Test-only breakages: the helpers of the hook points (internal/breakage)
+// that need more than a branch, so that gatewitness's negative checks can
+// show each conformance test fails against the data plane it is meant to
+// catch (conformance/tests/breakages_test.go declares them). Only package
+// dataplanetest can turn the hook points on; a Server from New has them
+// all off.
 
 import (
 	"context"
@@ -13,13 +13,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
 )
-
-func init() {
-	breakage.NewServer = newServer
-}
 
 // inactivityKey is the context key of the inactivity timers
 // (breakage.Set.InactivityTimeouts) that bound a request.

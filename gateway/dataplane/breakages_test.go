@@ -22,9 +22,9 @@ import (
 // tests' negative checks rely on, next to the healthy behaviour.
 
 // startBrokenGateway is startGateway with breakages.
-func startBrokenGateway(t *testing.T, b []dataplanetest.Breakage, cfg *ir.Config) *dataplane.Server {
+func startBrokenGateway(t *testing.T, b dataplanetest.Hooks, cfg *ir.Config) *dataplane.Server {
 	t.Helper()
-	s := dataplanetest.NewServer(dataplane.Options{}, b...)
+	s := dataplanetest.NewServer(dataplane.Options{}, b)
 	t.Cleanup(func() { _ = s.Close() })
 	if err := s.Apply(cfg); err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -59,12 +59,12 @@ func TestBreakageTransportResends(t *testing.T) {
 	cfg := oneListener(route("r", 0, nil, prefixRule("/", nil, ref)))
 	for _, tc := range []struct {
 		name   string
-		b      []dataplanetest.Breakage
+		b      dataplanetest.Hooks
 		status int
 		hits   int32
 	}{
-		{"healthy", nil, http.StatusBadGateway, 2},
-		{"resends", []dataplanetest.Breakage{dataplanetest.TransportResends}, http.StatusOK, 3},
+		{"healthy", dataplanetest.Hooks{}, http.StatusBadGateway, 2},
+		{"resends", dataplanetest.Hooks{TransportResends: true}, http.StatusOK, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits.Store(0)
@@ -106,11 +106,11 @@ func TestBreakageInactivityTimeouts(t *testing.T) {
 	))
 	for _, tc := range []struct {
 		name     string
-		b        []dataplanetest.Breakage
+		b        dataplanetest.Hooks
 		complete bool
 	}{
-		{"healthy", nil, false},
-		{"inactivity", []dataplanetest.Breakage{dataplanetest.InactivityTimeouts}, true},
+		{"healthy", dataplanetest.Hooks{}, false},
+		{"inactivity", dataplanetest.Hooks{InactivityTimeouts: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := mustAddr(t, startBrokenGateway(t, tc.b, cfg), 80)
@@ -146,13 +146,13 @@ func TestBreakageNoNonIdempotentRetries(t *testing.T) {
 	cfg := oneListener(route("r", 0, nil, retryRule("/", []int{503}, 1, "1ms", ref)))
 	for _, tc := range []struct {
 		name      string
-		b         []dataplanetest.Breakage
+		b         dataplanetest.Hooks
 		method    string
 		wantRetry bool
 	}{
-		{"healthy POST", nil, http.MethodPost, true},
-		{"broken POST", []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}, http.MethodPost, false},
-		{"broken GET", []dataplanetest.Breakage{dataplanetest.NoNonIdempotentRetries}, http.MethodGet, true},
+		{"healthy POST", dataplanetest.Hooks{}, http.MethodPost, true},
+		{"broken POST", dataplanetest.Hooks{NoNonIdempotentRetries: true}, http.MethodPost, false},
+		{"broken GET", dataplanetest.Hooks{NoNonIdempotentRetries: true}, http.MethodGet, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hits.Store(0)
@@ -218,11 +218,11 @@ func TestBreakageCloseTunnelOnBackendFIN(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		b        []dataplanetest.Breakage
+		b        dataplanetest.Hooks
 		heldOpen bool
 	}{
-		{"healthy", nil, true},
-		{"closed at once", []dataplanetest.Breakage{dataplanetest.CloseTunnelOnBackendFIN}, false},
+		{"healthy", dataplanetest.Hooks{}, true},
+		{"closed at once", dataplanetest.Hooks{CloseTunnelOnBackendFIN: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := startUpgradeBackend(t)

@@ -16,6 +16,7 @@ import (
 
 	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 )
 
 // BenchmarkGRPCUnaryAdded measures what the data plane adds to a unary
@@ -29,7 +30,7 @@ import (
 //	go test -run '^$' -bench GRPCUnaryAdded -benchtime 20000x ./gateway/dataplane/
 func BenchmarkGRPCUnaryAdded(b *testing.B) {
 	eb := startGRPCEcho(b)
-	addr := grpcTimeoutGateway(b, nil, standardRules(eb)...)
+	addr := grpcTimeoutGateway(b, dataplanetest.Hooks{}, standardRules(eb)...)
 	dial := func(target, authority string) echopb.EchoClient {
 		conn, err := grpc.NewClient("passthrough:///"+target,
 			grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority(authority))

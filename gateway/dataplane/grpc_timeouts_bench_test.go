@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 )
 
 // BenchmarkGRPCBudget measures one call through the data plane to the
@@ -20,7 +21,7 @@ import (
 // and the whole-message relay shows against the plain path.
 func BenchmarkGRPCBudget(b *testing.B) {
 	eb := startGRPCEcho(b)
-	addr := grpcTimeoutGateway(b, nil, standardRules(eb)...)
+	addr := grpcTimeoutGateway(b, dataplanetest.Hooks{}, standardRules(eb)...)
 	conn, err := grpc.NewClient("passthrough:///"+addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("grpc.example.com"))
 	if err != nil {

@@ -73,7 +73,7 @@ func standardRules(b *echobackend.Backend) []ir.GRPCRule {
 
 // grpcTimeoutGateway serves rules on grpc.example.com on a data plane broken
 // as bs says (none: healthy) and returns the gateway's address.
-func grpcTimeoutGateway(t testing.TB, bs []dataplanetest.Breakage, rules ...ir.GRPCRule) string {
+func grpcTimeoutGateway(t testing.TB, h dataplanetest.Hooks, rules ...ir.GRPCRule) string {
 	t.Helper()
 	cfg := &ir.Config{Gateways: []ir.Gateway{{
 		Namespace: "gw-ns", Name: "gw",
@@ -85,7 +85,7 @@ func grpcTimeoutGateway(t testing.TB, bs []dataplanetest.Breakage, rules ...ir.G
 			}},
 		}},
 	}}}
-	s := dataplanetest.NewServer(dataplane.Options{}, bs...)
+	s := dataplanetest.NewServer(dataplane.Options{}, h)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -159,7 +159,7 @@ func waitEnded(t *testing.T, b *echobackend.Backend, id string) ledger.Attempt {
 // backend's stream ends with it.
 func TestGRPCMaxStreamDurationAllKinds(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	// The backend's own deadline (from the forwarded grpc-timeout, rounded
 	// down by under 1µs) may end its stream a hair before the gateway does.
 	allKindsExpire(t, b, addr, limit-time.Millisecond)
@@ -170,7 +170,7 @@ func TestGRPCMaxStreamDurationAllKinds(t *testing.T) {
 // and the backend's stream ending with it are the gateway's doing alone.
 func TestGRPCExpiryCancelsBackend(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, []dataplanetest.Breakage{dataplanetest.GRPCNoTimeoutPropagation}, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{GRPC: dataplanetest.GRPCTimeouts{NoTimeoutPropagation: true}}, standardRules(b)...)
 	a := allKindsExpire(t, b, addr, limit)
 	for kind, attempt := range a {
 		if got := attempt.Headers["grpc-timeout"]; len(got) != 0 {
@@ -373,7 +373,7 @@ func (r rawResult) echoOf(t *testing.T, i int) *echopb.EchoResponse {
 // trailers with grpc-status 4.
 func TestGRPCExpiryResponseShape(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 
 	t.Run("before headers", func(t *testing.T) {
 		res := rawCall(t, addr, "Unary", nil, "x-rule", "short", "x-gatewitness-fault", "delay=10s")
@@ -416,7 +416,7 @@ func TestGRPCExpiryResponseShape(t *testing.T) {
 // more than the budget, and not less than the budget minus the tolerance.
 func TestGRPCBudgetPropagated(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	tests := []struct {
 		name, rule string
 		client     []string // grpc-timeout sent
@@ -460,7 +460,7 @@ func TestGRPCBudgetPropagated(t *testing.T) {
 // DEADLINE_EXCEEDED here is the gateway's.
 func TestGRPCBudgetEnforced(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%dm", d.Milliseconds()) }
 	tests := []struct {
 		name, rule string
@@ -496,7 +496,7 @@ func TestGRPCBudgetEnforced(t *testing.T) {
 // backend never sees the call.
 func TestGRPCBadClientTimeout(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	for _, v := range [][]string{{"1x"}, {"123456789S"}, {"S"}, {"-5S"}, {"1.5S"}, {"1S", "2S"}} {
 		id := newID(t)
 		res := rawCall(t, addr, "Unary", v, "x-rule", "allow-10s", "x-gatewitness-id", id)
@@ -514,8 +514,8 @@ func TestGRPCBadClientTimeout(t *testing.T) {
 // that behaviour fails against it.
 func TestGRPCTimeoutFaults(t *testing.T) {
 	b := startGRPCEcho(t)
-	faulty := func(f dataplanetest.Breakage) string {
-		return grpcTimeoutGateway(t, []dataplanetest.Breakage{f}, standardRules(b)...)
+	faulty := func(f dataplanetest.GRPCTimeouts) string {
+		return grpcTimeoutGateway(t, dataplanetest.Hooks{GRPC: f}, standardRules(b)...)
 	}
 	remaining := func(res rawResult) time.Duration {
 		t.Helper()
@@ -527,26 +527,26 @@ func TestGRPCTimeoutFaults(t *testing.T) {
 	}
 
 	t.Run("UnavailableOnExpiry", func(t *testing.T) {
-		res := rawCall(t, faulty(dataplanetest.GRPCUnavailableOnExpiry), "Unary", nil, "x-rule", "short", "x-gatewitness-fault", "delay=3s")
+		res := rawCall(t, faulty(dataplanetest.GRPCTimeouts{UnavailableOnExpiry: true}), "Unary", nil, "x-rule", "short", "x-gatewitness-fault", "delay=3s")
 		if res.code() != "14" {
 			t.Errorf("grpc-status %q, want 14 (UNAVAILABLE)", res.code())
 		}
 	})
 	t.Run("IgnoreClientTimeout", func(t *testing.T) {
-		addr := faulty(dataplanetest.GRPCIgnoreClientTimeout)
+		addr := faulty(dataplanetest.GRPCTimeouts{IgnoreClientTimeout: true})
 		res := rawCall(t, addr, "Unary", []string{"300m"}, "x-rule", "allow-10s", "x-gatewitness-fault", "delay=1s")
 		if res.code() != "0" {
 			t.Errorf("grpc-status %q %q, want 0: the client's 300ms is ignored", res.code(), res.message())
 		}
 	})
 	t.Run("LooserWins", func(t *testing.T) {
-		res := rawCall(t, faulty(dataplanetest.GRPCLooserWins), "Unary", []string{"3S"}, "x-rule", "allow-10s")
+		res := rawCall(t, faulty(dataplanetest.GRPCTimeouts{LooserWins: true}), "Unary", []string{"3S"}, "x-rule", "allow-10s")
 		if got := remaining(res); got <= 3*time.Second {
 			t.Errorf("backend had %v left, want more than the client's 3s", got)
 		}
 	})
 	t.Run("NoTimeoutPropagation", func(t *testing.T) {
-		addr := faulty(dataplanetest.GRPCNoTimeoutPropagation)
+		addr := faulty(dataplanetest.GRPCTimeouts{NoTimeoutPropagation: true})
 		if got := rawCall(t, addr, "Unary", nil, "x-rule", "allow-10s").echoOf(t, 0).GetGrpcTimeout(); got != "" {
 			t.Errorf("route limit only: backend got grpc-timeout %q, want none", got)
 		}
@@ -561,7 +561,7 @@ func TestGRPCTimeoutFaults(t *testing.T) {
 // shorter one is what the backend sees.
 func TestGRPCClientDeadlineThroughGateway(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	client := echopb.NewEchoClient(dialGRPC(t, addr, "grpc.example.com"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -586,7 +586,7 @@ func TestGRPCClientDeadlineThroughGateway(t *testing.T) {
 // buffer are streamed through intact, with and without a budget.
 func TestGRPCLargeMessagesRelayed(t *testing.T) {
 	b := startGRPCEcho(t)
-	addr := grpcTimeoutGateway(t, nil, standardRules(b)...)
+	addr := grpcTimeoutGateway(t, dataplanetest.Hooks{}, standardRules(b)...)
 	client := echopb.NewEchoClient(dialGRPC(t, addr, "grpc.example.com"))
 	payload := bytes.Repeat([]byte("0123456789abcdef"), (3<<20)/16) // 3 MiB
 	for _, rule := range []string{"zero", "allow-10s"} {

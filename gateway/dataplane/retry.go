@@ -233,6 +233,9 @@ func (s *Server) exchange(pr *proxyRequest) {
 			return
 		}
 		reason := p.retryReason(at)
+		if at.err != nil && !at.timedOut && s.breakages.RetriesAttemptError != nil && !s.breakages.RetriesAttemptError(at.err) {
+			reason = "" // breakages.go
+		}
 		if reason == "" || n == limit {
 			s.finish(pr, at)
 			return

@@ -47,7 +47,7 @@ type Server struct {
 	listenAddr func(namespace, name string, port int32) (string, error)
 	log        logr.Logger
 	// breakages and grpcFaults break the data plane on purpose; they are
-	// zero unless package dataplanetest built the Server (breakages.go).
+	// zero unless package dataplanetest built the Server (NewBroken).
 	breakages  breakage.Set
 	grpcFaults breakage.GRPCTimeouts
 
@@ -73,10 +73,12 @@ type Server struct {
 const maxMirrorsInFlight = 256
 
 // New returns a Server serving nothing until Apply.
-func New(opts Options) *Server { return newServer(opts, breakage.Set{}) }
+func New(opts Options) *Server { return NewBroken(opts, breakage.Set{}) }
 
-// newServer is New, broken as b says (breakages.go).
-func newServer(opts Options, b breakage.Set) *Server {
+// NewBroken is New with the hook points of b: a data plane broken on
+// purpose. Its Set type is internal, so only package dataplanetest (whose
+// Hooks it is, and whose NewServer calls this) can hand one over.
+func NewBroken(opts Options, b breakage.Set) *Server {
 	if opts.BindHost == "" {
 		opts.BindHost = "127.0.0.1"
 	}

@@ -40,10 +40,6 @@ type Handler struct {
 // NewHandler returns a Handler for opts.
 func NewHandler(opts Options) *Handler { return &Handler{opts: opts} }
 
-func init() {
-	breakage.Listen = listen
-}
-
 // ServeHTTP answers one rewritten probe with the outcome of the original
 // check against the application.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -194,10 +190,14 @@ type Server struct {
 
 // Listen starts a probe proxy on addr ("ip:port") for opts and serves it in
 // the background until Close.
-func Listen(addr string, opts Options) (*Server, error) { return listen(addr, opts, breakage.Set{}) }
+func Listen(addr string, opts Options) (*Server, error) {
+	return ListenBroken(addr, opts, breakage.Set{})
+}
 
-// listen is Listen, broken as b says.
-func listen(addr string, opts Options, b breakage.Set) (*Server, error) {
+// ListenBroken is Listen with the hook points of b: a probe proxy broken on
+// purpose. Its Set type is internal, so only package probeproxytest (whose
+// Hooks it is, and whose Listen calls this) can hand one over.
+func ListenBroken(addr string, opts Options, b breakage.Set) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("probe proxy on %s: %w", addr, err)

@@ -127,9 +127,9 @@ func (a *app) pod() *corev1.Pod {
 }
 
 // proxied starts a proxy for the app and returns the pod rewritten to it.
-func proxied(t *testing.T, a *app, broken ...probeproxytest.Breakage) *corev1.Pod {
+func proxied(t *testing.T, a *app, broken probeproxytest.Hooks) *corev1.Pod {
 	t.Helper()
-	s, err := probeproxytest.Listen("127.0.0.1:0", probeproxy.Options{AppHost: "127.0.0.1"}, broken...)
+	s, err := probeproxytest.Listen("127.0.0.1:0", probeproxy.Options{AppHost: "127.0.0.1"}, broken)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func run(pod *corev1.Pod) probes {
 func TestProxyIsFaithful(t *testing.T) {
 	a := startApp(t)
 	direct := a.pod()
-	rewritten := proxied(t, a)
+	rewritten := proxied(t, a, probeproxytest.Hooks{})
 	states := []struct {
 		name  string
 		set   func()
@@ -193,7 +193,7 @@ func TestProxyIsFaithful(t *testing.T) {
 
 func TestProxyForwardsRequest(t *testing.T) {
 	a := startApp(t)
-	rewritten := proxied(t, a)
+	rewritten := proxied(t, a, probeproxytest.Hooks{})
 	for len(a.seen) > 0 {
 		<-a.seen
 	}
@@ -244,19 +244,15 @@ func TestProxyFaults(t *testing.T) {
 	a.setTCP(t, false)
 	a.grpcHealth.SetServingStatus("echo", healthpb.HealthCheckResponse_NOT_SERVING)
 	for _, c := range []struct {
-		fault probeproxytest.Breakage // "": none
+		fault probeproxytest.Hooks // zero: none
 		want  probes
 	}{
-		{"", probes{true, false, false}},
-		{probeproxytest.TCPAlwaysUp, probes{true, true, false}},
-		{probeproxytest.GRPCAlwaysServing, probes{true, false, true}},
+		{probeproxytest.Hooks{}, probes{true, false, false}},
+		{probeproxytest.Hooks{TCPAlwaysUp: true}, probes{true, true, false}},
+		{probeproxytest.Hooks{GRPCAlwaysServing: true}, probes{true, false, true}},
 	} {
-		var broken []probeproxytest.Breakage
-		if c.fault != "" {
-			broken = append(broken, c.fault)
-		}
-		if got := run(proxied(t, a, broken...)); got != c.want {
-			t.Errorf("fault %q: probes %+v with the TCP port closed and gRPC NOT_SERVING, want %+v", c.fault, got, c.want)
+		if got := run(proxied(t, a, c.fault)); got != c.want {
+			t.Errorf("fault %+v: probes %+v with the TCP port closed and gRPC NOT_SERVING, want %+v", c.fault, got, c.want)
 		}
 	}
 }

@@ -1,24 +1,30 @@
 // Package runnertest runs the conformance suite against the in-process
 // reference gateway broken on purpose, the way real data planes go wrong,
 // to show that the tests fail against it (package negative builds its
-// checks on it). It is for tests, as net/http/httptest is: runner.Options
-// has no way to break the gateway, so a production run cannot be handed a
-// broken one.
+// checks on it). It is for tests, as net/http/httptest is: it builds the
+// runner's in-process target (runner.InProcess) from the test-only
+// constructors of the data plane (dataplanetest) and the probe proxy
+// (probeproxytest), whose hook points production code cannot name.
+//
+// A breakage is followed by its types: a ReferenceGateway's fields become
+// a cluster.Gateway (InProcess), which cluster.StartWith builds the data
+// plane, the controller's Apply and the pods' probe proxies from.
 package runnertest
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 
+	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/conformance/runner"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
-	"github.com/gatewitness/gatewitness/internal/brokengateway"
 )
 
 // ReferenceGateway says how the in-process reference gateway is broken.
@@ -36,23 +42,23 @@ type ReferenceGateway struct {
 	// data plane fed asynchronously takes it: status is written before the
 	// routes are served.
 	LateApply time.Duration
-	// DataPlane breaks the data plane's own code
+	// DataPlane breaks the data plane's own code at its hook points
 	// (dataplanetest.NewServer).
-	DataPlane []dataplanetest.Breakage
-	// ProbeProxy breaks every pod's probe proxy
+	DataPlane dataplanetest.Hooks
+	// ProbeProxy breaks every pod's probe proxy at its hook points
 	// (probeproxytest.Listen).
-	ProbeProxy []probeproxytest.Breakage
+	ProbeProxy probeproxytest.Hooks
 	// NoMesh runs the cluster without a mesh: the pod runner ignores the
 	// probe proxy annotation, and the kubelet probes every Pod directly.
 	NoMesh bool
 }
 
-// hooks are g as the embedded cluster takes them.
-func (g ReferenceGateway) hooks() brokengateway.Hooks {
-	var h brokengateway.Hooks
+// InProcess returns the runner's in-process target broken as g says.
+func (g ReferenceGateway) InProcess() runner.InProcess {
+	var gw cluster.Gateway
 	mutate, late := g.MutateConfig, g.LateApply
 	if mutate != nil || late > 0 {
-		h.Apply = func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
+		gw.WrapApply = func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
 			if late > 0 {
 				apply = dataplanetest.LateApply(apply, late, log)
 			}
@@ -65,22 +71,22 @@ func (g ReferenceGateway) hooks() brokengateway.Hooks {
 			}
 		}
 	}
-	if bs := g.DataPlane; len(bs) > 0 {
-		h.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, bs...) }
+	if h := g.DataPlane; !reflect.ValueOf(h).IsZero() {
+		gw.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, h) }
 	}
-	if bs := g.ProbeProxy; len(bs) > 0 {
-		h.ListenProbeProxy = func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
-			return probeproxytest.Listen(addr, o, bs...)
+	if h := g.ProbeProxy; !reflect.ValueOf(h).IsZero() {
+		gw.ListenProbeProxy = func(addr string, o probeproxy.Options) (*probeproxy.Server, error) {
+			return probeproxytest.Listen(addr, o, h)
 		}
 	}
-	h.NoMesh = g.NoMesh
-	return h
+	gw.NoMesh = g.NoMesh
+	return runner.InProcess{Gateway: gw}
 }
 
 // Run is runner.Run against the in-process reference gateway broken as g
-// says. On a cluster (o.Kubeconfig set) g is ignored, as it cannot reach the
-// gateway there. Run may be called once per test.
+// says (runner.RunInProcess with g.InProcess()). On a cluster
+// (o.Kubeconfig set) g is ignored, as it cannot reach the gateway there.
 func Run(t *testing.T, o runner.Options, g ReferenceGateway) (*runner.Result, error) {
-	brokengateway.Set(t, g.hooks())
-	return runner.Run(t, o)
+	t.Helper()
+	return runner.RunInProcess(t, o, g.InProcess())
 }

@@ -13,22 +13,22 @@ import (
 )
 
 func TestZeroReferenceGatewayIsHealthy(t *testing.T) {
-	h := ReferenceGateway{}.hooks()
-	if h.Apply != nil || h.NewDataPlane != nil || h.ListenProbeProxy != nil || h.NoMesh {
+	h := ReferenceGateway{}.InProcess().Gateway
+	if h.WrapApply != nil || h.NewDataPlane != nil || h.ListenProbeProxy != nil || h.NoMesh {
 		t.Errorf("the zero ReferenceGateway breaks something: %+v", h)
 	}
 }
 
-// TestHooksMutateThenApplyLate: the data plane gets the mutated snapshot,
+// TestInProcessMutatesThenAppliesLate: the data plane gets the mutated snapshot,
 // and with LateApply only after the delay.
-func TestHooksMutateThenApplyLate(t *testing.T) {
+func TestInProcessMutatesThenAppliesLate(t *testing.T) {
 	const late = 200 * time.Millisecond
 	got := make(chan *ir.Config, 1)
 	g := ReferenceGateway{
 		MutateConfig: func(c *ir.Config) { c.Gateways = append(c.Gateways, ir.Gateway{Name: "mutated"}) },
 		LateApply:    late,
 	}
-	apply := g.hooks().Apply(func(c *ir.Config) error { got <- c; return nil }, logr.Discard())
+	apply := g.InProcess().Gateway.WrapApply(func(c *ir.Config) error { got <- c; return nil }, logr.Discard())
 	start := time.Now()
 	if err := apply(&ir.Config{}); err != nil {
 		t.Fatal(err)
@@ -46,12 +46,12 @@ func TestHooksMutateThenApplyLate(t *testing.T) {
 	}
 }
 
-func TestHooksBuildBrokenParts(t *testing.T) {
+func TestInProcessBuildsBrokenParts(t *testing.T) {
 	h := ReferenceGateway{
-		DataPlane:  []dataplanetest.Breakage{dataplanetest.TransportResends},
-		ProbeProxy: []probeproxytest.Breakage{probeproxytest.TCPAlwaysUp},
+		DataPlane:  dataplanetest.Hooks{TransportResends: true},
+		ProbeProxy: probeproxytest.Hooks{TCPAlwaysUp: true},
 		NoMesh:     true,
-	}.hooks()
+	}.InProcess().Gateway
 	if h.NewDataPlane == nil || h.ListenProbeProxy == nil || !h.NoMesh {
 		t.Fatalf("hooks %+v: want a data plane, a probe proxy and no mesh", h)
 	}

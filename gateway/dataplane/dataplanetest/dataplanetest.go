@@ -1,20 +1,19 @@
 // Package dataplanetest builds reference data planes broken on purpose,
 // the way real data planes go wrong, for gatewitness's negative checks: each
 // conformance test must fail against the data plane it is meant to catch.
-// It is for tests, as net/http/httptest is; production code has no way to
-// break a data plane, since the switches live in an internal package that
-// only this one reaches.
+// It is for tests, as net/http/httptest is: the hook points' type lives in
+// an internal package that only this one re-exports (Hooks), so production
+// code that does not import a test package cannot break a data plane.
 //
 // A breakage that is "the controller's snapshot with a field dropped" (a
 // retry policy's codes, a retry budget, a timeout) needs nothing here: it
 // is a change to the snapshot the data plane's Apply is handed. What a
-// snapshot cannot say (how the data plane's own code behaves) is a
-// Breakage, passed to NewServer; a data plane that serves snapshots late is
+// snapshot cannot say (how the data plane's own code behaves) is set at
+// its hook points, Hooks, passed to NewServer; a data plane that serves snapshots late is
 // LateApply, a wrapper around Apply.
 package dataplanetest
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -23,84 +22,29 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
 	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/hookset"
 )
 
-// Breakage names a way the reference data plane's own code goes wrong.
-type Breakage string
+// Hooks are the hook points of the data plane's own code, each a way it
+// can go wrong as a real data plane does (documented on each field). A
+// named breakage sets the fields it needs; it is declared, with the tests
+// it fails, in conformance/tests/breakages_test.go. The zero Hooks break
+// nothing.
+type Hooks = breakage.Set
 
-// The breakages, each modelled on a real data plane.
-const (
-	// TransportResends lets the upstream transport resend a request by
-	// itself, as a plain httputil.ReverseProxy over net/http's transport
-	// does: an idempotent request whose reused keep-alive connection fails
-	// before a response is sent again on another connection, whatever the
-	// route's retry policy says.
-	TransportResends Breakage = "transport-resends"
-	// InactivityTimeouts makes timeouts.request, timeouts.backendRequest
-	// and a GRPCRoute call's bound inactivity timers that every byte (or
-	// message) of the response restarts, as HAProxy's "timeout server" is,
-	// and (like HAProxy) leaves grpc-timeout as received.
-	InactivityTimeouts Breakage = "inactivity-timeouts"
-	// NoNonIdempotentRetries never retries a POST or a PATCH, as nginx's
-	// proxy_next_upstream does by default.
-	NoNonIdempotentRetries Breakage = "no-non-idempotent-retries"
-	// CloseTunnelOnBackendFIN closes both sides of a WebSocket at once
-	// when the backend half-closes, as HAProxy does in HTTP mode.
-	CloseTunnelOnBackendFIN Breakage = "close-tunnel-on-backend-fin"
-	// RetryBudgetRelaysBackendStatus answers a request whose retry the
-	// retry budget refused with the backend's failed response, as Envoy
-	// does when its retry budget overflows, instead of 503.
-	RetryBudgetRelaysBackendStatus Breakage = "retry-budget-relays-backend-status"
-	// GRPCIgnoreClientTimeout leaves the client's grpc-timeout out of a
-	// GRPCRoute call's budget.
-	GRPCIgnoreClientTimeout Breakage = "grpc-ignore-client-timeout"
-	// GRPCLooserWins makes StrictEnforcement Allow take the longer of
-	// maxStreamDuration and grpc-timeout instead of the shorter.
-	GRPCLooserWins Breakage = "grpc-looser-wins"
-	// GRPCUnavailableOnExpiry ends an expired call with UNAVAILABLE, the
-	// code an HTTP 504 maps to, instead of DEADLINE_EXCEEDED.
-	GRPCUnavailableOnExpiry Breakage = "grpc-unavailable-on-expiry"
-	// GRPCNoTimeoutPropagation forwards grpc-timeout as received instead
-	// of the call's remaining budget.
-	GRPCNoTimeoutPropagation Breakage = "grpc-no-timeout-propagation"
-)
+// GRPCTimeouts are the hook points of the GRPCRoute timeout behaviour
+// (Hooks.GRPC).
+type GRPCTimeouts = breakage.GRPCTimeouts
 
-// switches turns each Breakage on in a breakage.Set.
-var switches = map[Breakage]func(*breakage.Set){
-	TransportResends:               func(s *breakage.Set) { s.TransportResends = true },
-	InactivityTimeouts:             func(s *breakage.Set) { s.InactivityTimeouts = true },
-	NoNonIdempotentRetries:         func(s *breakage.Set) { s.NoNonIdempotentRetries = true },
-	CloseTunnelOnBackendFIN:        func(s *breakage.Set) { s.CloseTunnelOnBackendFIN = true },
-	RetryBudgetRelaysBackendStatus: func(s *breakage.Set) { s.RetryBudgetRelaysBackendStatus = true },
-	GRPCIgnoreClientTimeout:        func(s *breakage.Set) { s.GRPC.IgnoreClientTimeout = true },
-	GRPCLooserWins:                 func(s *breakage.Set) { s.GRPC.LooserWins = true },
-	GRPCUnavailableOnExpiry:        func(s *breakage.Set) { s.GRPC.UnavailableOnExpiry = true },
-	GRPCNoTimeoutPropagation:       func(s *breakage.Set) { s.GRPC.NoTimeoutPropagation = true },
+// NewServer returns dataplane.New(opts) broken at each hook point h sets;
+// with the zero Hooks, it is dataplane.New(opts).
+func NewServer(opts dataplane.Options, h Hooks) *dataplane.Server {
+	return dataplane.NewBroken(opts, h)
 }
 
-// Breakages lists every Breakage.
-func Breakages() []Breakage {
-	return []Breakage{
-		TransportResends, InactivityTimeouts, NoNonIdempotentRetries, CloseTunnelOnBackendFIN,
-		RetryBudgetRelaysBackendStatus, GRPCIgnoreClientTimeout, GRPCLooserWins,
-		GRPCUnavailableOnExpiry, GRPCNoTimeoutPropagation,
-	}
-}
-
-// NewServer returns dataplane.New(opts) broken in each way of bs; with no
-// breakages, it is dataplane.New(opts). It panics on a name that is not a
-// Breakage, as httptest panics on what a test cannot go on from.
-func NewServer(opts dataplane.Options, bs ...Breakage) *dataplane.Server {
-	var set breakage.Set
-	for _, b := range bs {
-		on, ok := switches[b]
-		if !ok {
-			panic(fmt.Sprintf("dataplanetest: unknown breakage %q; known: %v", b, Breakages()))
-		}
-		on(&set)
-	}
-	return breakage.NewServer.(func(dataplane.Options, breakage.Set) *dataplane.Server)(opts, set)
-}
+// Merge returns a with every hook point of b added (a bool on in either is
+// on; a func b sets replaces a's): the data plane broken both ways.
+func Merge(a, b Hooks) Hooks { return hookset.Merge(a, b) }
 
 // LateApply returns apply as a data plane fed asynchronously (xDS, a
 // configuration reload) takes snapshots: the function returned gives nil at

@@ -1,54 +1,29 @@
 // Package probeproxytest starts reference probe proxies broken on purpose,
 // the way real sidecars go wrong, for gatewitness's negative checks: the
 // MeshProbe conformance tests must fail against a proxy that does not
-// forward probes. It is for tests, as net/http/httptest is; production
-// code has no way to break a probe proxy.
+// forward probes. It is for tests, as net/http/httptest is: the hook
+// points' type lives in an internal package that only this one re-exports
+// (Hooks).
 package probeproxytest
 
 import (
-	"fmt"
-
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/internal/breakage"
+	"github.com/gatewitness/gatewitness/internal/hookset"
 )
 
-// Breakage names a way the probe proxy goes wrong.
-type Breakage string
+// Hooks are the hook points of the probe proxy, each a way it can go wrong
+// as a real sidecar does (documented on each field). A named breakage sets
+// the fields it needs; it is declared, with the tests it fails, in
+// conformance/tests/breakages_test.go. The zero Hooks break nothing.
+type Hooks = breakage.Set
 
-// The breakages.
-const (
-	// HTTPAlwaysUp answers every HTTP probe 200 without asking the app, as
-	// a sidecar that answers probes itself does.
-	HTTPAlwaysUp Breakage = "http-always-up"
-	// TCPAlwaysUp answers every TCP probe 200 without connecting to the
-	// app, as a sidecar that captures inbound traffic and accepts every
-	// connection itself does.
-	TCPAlwaysUp Breakage = "tcp-always-up"
-	// GRPCAlwaysServing answers every gRPC probe SERVING without asking
-	// the app.
-	GRPCAlwaysServing Breakage = "grpc-always-serving"
-)
-
-// switches turns each Breakage on in a breakage.Set.
-var switches = map[Breakage]func(*breakage.Set){
-	HTTPAlwaysUp:      func(s *breakage.Set) { s.HTTPAlwaysUp = true },
-	TCPAlwaysUp:       func(s *breakage.Set) { s.TCPAlwaysUp = true },
-	GRPCAlwaysServing: func(s *breakage.Set) { s.GRPCAlwaysServing = true },
+// Listen is probeproxy.Listen broken at each hook point h sets; with the
+// zero Hooks, it is probeproxy.Listen.
+func Listen(addr string, opts probeproxy.Options, h Hooks) (*probeproxy.Server, error) {
+	return probeproxy.ListenBroken(addr, opts, h)
 }
 
-// Breakages lists every Breakage.
-func Breakages() []Breakage { return []Breakage{HTTPAlwaysUp, TCPAlwaysUp, GRPCAlwaysServing} }
-
-// Listen is probeproxy.Listen broken in each way of bs; with no breakages,
-// it is probeproxy.Listen. A name that is not a Breakage is an error.
-func Listen(addr string, opts probeproxy.Options, bs ...Breakage) (*probeproxy.Server, error) {
-	var set breakage.Set
-	for _, b := range bs {
-		on, ok := switches[b]
-		if !ok {
-			return nil, fmt.Errorf("probeproxytest: unknown breakage %q; known: %v", b, Breakages())
-		}
-		on(&set)
-	}
-	return breakage.Listen.(func(string, probeproxy.Options, breakage.Set) (*probeproxy.Server, error))(addr, opts, set)
-}
+// Merge returns a with every hook point of b added: the proxy broken both
+// ways.
+func Merge(a, b Hooks) Hooks { return hookset.Merge(a, b) }

@@ -1,9 +1,15 @@
-// Package breakage holds the switches that break the reference data plane
-// on purpose, the way real data planes go wrong, for gatewitness's negative
-// checks. It is internal so that production code cannot reach them: the
-// only way in is package dataplanetest, which builds broken data planes
-// for tests as net/http/httptest builds test servers. The zero Set breaks
-// nothing.
+// Package breakage holds the hook points where the reference data plane's
+// own code can be broken on purpose, the way real data planes go wrong, for
+// gatewitness's negative checks. It is internal so that production code
+// cannot name them: the only way in is package dataplanetest, which
+// re-exports Set as dataplanetest.Hooks and builds broken data planes with
+// dataplane.NewBroken, as net/http/httptest builds test servers. The zero
+// Set breaks nothing.
+//
+// A hook point is a field of Set: a bool that turns on an alternative path
+// the data plane implements (breakages.go and the branch that reads it), or
+// a func the data plane calls. A named breakage that uses it is declared
+// once, in conformance/tests/breakages_test.go.
 //
 // Breakages that are "the controller's snapshot with a field dropped" are
 // not here: they are mutations of the snapshot the data plane is handed
@@ -11,7 +17,9 @@
 // (how the data plane's own code behaves) is a switch.
 package breakage
 
-// Set is the switches of one broken data plane.
+// Set is the hook points of one broken data plane. Every field is a bool,
+// a func or a struct of those, so that internal/hookset.Merge can add two
+// Sets (TestSetMerges checks it).
 type Set struct {
 	// TransportResends lets the upstream transport resend a request by
 	// itself, as a plain httputil.ReverseProxy over net/http's transport
@@ -39,6 +47,12 @@ type Set struct {
 	// retry budget refused with the backend's own failed response instead
 	// of 503, as Envoy does when its retry budget overflows.
 	RetryBudgetRelaysBackendStatus bool
+	// RetriesAttemptError, when set, is asked whether an attempt that
+	// failed with err before any response header (not by
+	// timeouts.backendRequest) may be retried; false makes its error the
+	// answer. Nil: every such error may be, as GEP-1731's connection
+	// errors are.
+	RetriesAttemptError func(err error) bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 }
@@ -61,10 +75,3 @@ type GRPCTimeouts struct {
 	// received (or none) instead of the remaining budget.
 	NoTimeoutPropagation bool
 }
-
-// NewServer is dataplane.New with the switches of a Set on: a
-// func(dataplane.Options, Set) *dataplane.Server, which package dataplane
-// sets in its init. It cannot be typed here, since package dataplane
-// imports this one (grpc-go's internal package hands out its hooks the same
-// way).
-var NewServer any

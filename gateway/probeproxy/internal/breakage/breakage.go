@@ -1,10 +1,13 @@
-// Package breakage holds the switches that break the reference probe proxy
-// on purpose, the way real sidecars go wrong, for gatewitness's negative
-// checks. It is internal so that production code cannot reach them: the
-// only way in is package probeproxytest. The zero Set breaks nothing.
+// Package breakage holds the hook points where the reference probe proxy
+// can be broken on purpose, the way real sidecars go wrong, for
+// gatewitness's negative checks. It is internal so that production code
+// cannot name them: the only way in is package probeproxytest, which
+// re-exports Set as probeproxytest.Hooks. The zero Set breaks nothing; a
+// named breakage that uses a hook point is declared once, in
+// conformance/tests/breakages_test.go.
 package breakage
 
-// Set is the switches of one broken probe proxy.
+// Set is the hook points of one broken probe proxy. Every field is a bool.
 type Set struct {
 	// HTTPAlwaysUp answers every HTTP probe 200 without asking the app, as
 	// a sidecar that answers probes itself does.
@@ -16,9 +19,3 @@ type Set struct {
 	// app.
 	GRPCAlwaysServing bool
 }
-
-// Listen is probeproxy.Listen with the switches of a Set on: a
-// func(addr string, opts probeproxy.Options, s Set) (*probeproxy.Server,
-// error), which package probeproxy sets in its init. It cannot be typed
-// here, since package probeproxy imports this one.
-var Listen any
