@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/internal/textcut"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/internal/breakage"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // MaxCheckTime bounds one forwarded check, whatever the prober's own
