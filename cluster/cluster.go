@@ -32,6 +32,7 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 )
@@ -85,7 +86,7 @@ type Cluster struct {
 	store *store.Store
 	dp    *dataplane.Server
 	pods  *pods.Runner
-	addrs *addresses
+	addrs *gatewayaddr.Pool
 
 	api        *apiServer
 	restConfig *rest.Config // never handed out: RestConfig returns copies
@@ -172,7 +173,7 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		Client:            s,
 		ControllerName:    opts.ControllerName,
 		Apply:             apply,
-		Addresses:         c.addrs.forGateway,
+		Addresses:         c.addrs.ForGateway,
 		SupportedFeatures: opts.SupportedFeatures,
 		Logger:            log.WithName("controller"),
 	})
