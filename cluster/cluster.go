@@ -35,6 +35,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
 // Defaults for Options fields left empty.
@@ -97,8 +98,7 @@ type Cluster struct {
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
-	errMu  sync.Mutex
-	errs   []error
+	errs   closeerr.Collector
 
 	closeOnce sync.Once
 	closeErr  error
@@ -231,14 +231,7 @@ func waitAccepted(ctx context.Context, w watch.Interface) error {
 	}
 }
 
-func (c *Cluster) record(what string, err error) {
-	if err == nil {
-		return
-	}
-	c.errMu.Lock()
-	c.errs = append(c.errs, fmt.Errorf("%s: %w", what, err))
-	c.errMu.Unlock()
-}
+func (c *Cluster) record(what string, err error) { c.errs.Record(what, err) }
 
 // Client is the cluster's API: the object store as a client.WithWatch.
 func (c *Cluster) Client() client.WithWatch { return c.store }
@@ -281,9 +274,7 @@ func (c *Cluster) Close() error {
 		c.cancel()
 		c.done.Wait()
 		c.record("data plane", c.dp.Close())
-		c.errMu.Lock()
-		c.closeErr = errors.Join(c.errs...)
-		c.errMu.Unlock()
+		c.closeErr = c.errs.Err()
 	})
 	return c.closeErr
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
+	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
 // Defaults for Options fields left empty.
@@ -138,8 +139,7 @@ type Gateway struct {
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
-	errMu  sync.Mutex
-	errs   []error
+	errs   closeerr.Collector
 
 	closeOnce sync.Once
 	closeErr  error
@@ -224,21 +224,12 @@ func (g *Gateway) Close() error {
 		g.cancel()
 		g.done.Wait()
 		g.record("data plane", g.dp.Close())
-		g.errMu.Lock()
-		g.closeErr = errors.Join(g.errs...)
-		g.errMu.Unlock()
+		g.closeErr = g.errs.Err()
 	})
 	return g.closeErr
 }
 
-func (g *Gateway) record(what string, err error) {
-	if err == nil {
-		return
-	}
-	g.errMu.Lock()
-	g.errs = append(g.errs, fmt.Errorf("%s: %w", what, err))
-	g.errMu.Unlock()
-}
+func (g *Gateway) record(what string, err error) { g.errs.Record(what, err) }
 
 // ensureClass creates the GatewayClass name for controllerName, or checks
 // that an existing one names it.
