@@ -101,15 +101,10 @@ var Parts = []Part{
 	{Name: "commands", Prefixes: []string{"cmd", "hack"}, MayImport: []string{"*"}},
 }
 
-// Allowed are the arrows the parts forbid that stay for now.
-var Allowed = []Exception{
-	// removed by the breakage seam
-	{From: "internal/brokengateway", To: "gateway/dataplane", Why: "carries breakages to the embedded cluster"},
-	// removed by the breakage seam
-	{From: "internal/brokengateway", To: "gateway/ir", Why: "carries breakages to the embedded cluster"},
-	// removed by the breakage seam
-	{From: "internal/brokengateway", To: "gateway/probeproxy", Why: "carries breakages to the embedded cluster"},
-}
+// Allowed are the arrows the parts forbid that stay for now, each with its
+// reason. None: the breakage seam removed internal/brokengateway, the last
+// ground-floor package that imported the gateway.
+var Allowed []Exception
 
 // PartOf returns the part pkg (relative to the module) belongs to: the one
 // with the longest matching prefix. ok is false if none matches.
