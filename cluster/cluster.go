@@ -32,8 +32,10 @@ import (
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
 // Defaults for Options fields left empty.
@@ -85,7 +87,7 @@ type Cluster struct {
 	store *store.Store
 	dp    *dataplane.Server
 	pods  *pods.Runner
-	addrs *addresses
+	addrs *gatewayaddr.Pool
 
 	api        *apiServer
 	restConfig *rest.Config // never handed out: RestConfig returns copies
@@ -96,8 +98,7 @@ type Cluster struct {
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
-	errMu  sync.Mutex
-	errs   []error
+	errs   closeerr.Collector
 
 	closeOnce sync.Once
 	closeErr  error
@@ -172,7 +173,7 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		Client:            s,
 		ControllerName:    opts.ControllerName,
 		Apply:             apply,
-		Addresses:         c.addrs.forGateway,
+		Addresses:         c.addrs.ForGateway,
 		SupportedFeatures: opts.SupportedFeatures,
 		Logger:            log.WithName("controller"),
 	})
@@ -230,14 +231,7 @@ func waitAccepted(ctx context.Context, w watch.Interface) error {
 	}
 }
 
-func (c *Cluster) record(what string, err error) {
-	if err == nil {
-		return
-	}
-	c.errMu.Lock()
-	c.errs = append(c.errs, fmt.Errorf("%s: %w", what, err))
-	c.errMu.Unlock()
-}
+func (c *Cluster) record(what string, err error) { c.errs.Record(what, err) }
 
 // Client is the cluster's API: the object store as a client.WithWatch.
 func (c *Cluster) Client() client.WithWatch { return c.store }
@@ -280,9 +274,7 @@ func (c *Cluster) Close() error {
 		c.cancel()
 		c.done.Wait()
 		c.record("data plane", c.dp.Close())
-		c.errMu.Lock()
-		c.closeErr = errors.Join(c.errs...)
-		c.errMu.Unlock()
+		c.closeErr = c.errs.Err()
 	})
 	return c.closeErr
 }

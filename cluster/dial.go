@@ -6,71 +6,27 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"sync"
 	"syscall"
 
-	"k8s.io/apimachinery/pkg/types"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
+
+	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 )
 
 // GatewayPrefix is the loopback range Gateway addresses come from. Nothing
 // listens on them: DialContext maps them to the data plane's sockets.
 const GatewayPrefix = "127.1.0.0/16"
 
-// addresses gives each Gateway a stable address of GatewayPrefix for the
-// cluster's life; a Gateway deleted and created again gets the same one.
-type addresses struct {
-	prefix netip.Prefix
-
-	mu     sync.Mutex
-	byGW   map[types.NamespacedName]netip.Addr
-	byAddr map[netip.Addr]types.NamespacedName
-	next   netip.Addr
-}
-
-func newAddresses() *addresses {
-	p := netip.MustParsePrefix(GatewayPrefix)
-	return &addresses{
-		prefix: p,
-		byGW:   map[types.NamespacedName]netip.Addr{},
-		byAddr: map[netip.Addr]types.NamespacedName{},
-		next:   p.Addr().Next(),
-	}
-}
-
-// forGateway is the controller's Options.Addresses hook. When the range is
-// used up (65534 distinct Gateways) it returns none, and the controller
-// reports the Gateway AddressNotAssigned.
-func (a *addresses) forGateway(gw *gwv1.Gateway) []gwv1.GatewayStatusAddress {
-	key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ip, ok := a.byGW[key]
-	if !ok {
-		if !a.prefix.Contains(a.next.Next()) { // keep the last address unused
-			return nil
-		}
-		ip = a.next
-		a.next = a.next.Next()
-		a.byGW[key] = ip
-		a.byAddr[ip] = key
-	}
-	typ := gwv1.IPAddressType
-	return []gwv1.GatewayStatusAddress{{Type: &typ, Value: ip.String()}}
-}
-
-// gateway returns the Gateway whose address host is.
-func (a *addresses) gateway(host string) (types.NamespacedName, bool) {
-	ip, err := netip.ParseAddr(host)
+// newAddresses is the pool of GatewayPrefix: each Gateway gets a stable
+// address of it for the cluster's life; a Gateway deleted and created again
+// gets the same one.
+func newAddresses() *gatewayaddr.Pool {
+	p, err := gatewayaddr.New(netip.MustParsePrefix(GatewayPrefix))
 	if err != nil {
-		return types.NamespacedName{}, false
+		panic(fmt.Sprintf("cluster: GatewayPrefix: %v", err)) // a constant /16
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	key, ok := a.byAddr[ip.Unmap()]
-	return key, ok
+	return p
 }
 
 // Resolve returns the address to dial for addr ("host:port"): for a
@@ -82,7 +38,7 @@ func (c *Cluster) Resolve(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cluster: address %q: accepted: host:port: %w", addr, err)
 	}
-	gw, ok := c.addrs.gateway(host)
+	gw, ok := c.addrs.Gateway(host)
 	if !ok {
 		return addr, nil
 	}

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // echoImages are the image repositories (last path element, without tag)

@@ -12,7 +12,7 @@ import (
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 )
 
 // GatewitnessReportFileName is the name of the gatewitness report in a report

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/internal/textcut"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
@@ -475,20 +475,6 @@ func orDash(s []string) string {
 		return "-"
 	}
 	return strings.Join(s, ", ")
-}
-
-// anchor returns the fragment GitHub gives a heading with this text.
-func anchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		case r == ' ':
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
 }
 
 // markdownSpecial are the characters text escapes, so that a name or a

@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 )

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gatewitness/gatewitness/cluster/podlog"
-	"github.com/gatewitness/gatewitness/cluster/probe"
 	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // replica is one Pod the runner created and, once started, its backend.

@@ -10,8 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // acceptedImages are the image repositories (the last path element, any

@@ -508,16 +508,27 @@ func (s *Store) Update(ctx context.Context, obj client.Object, opts ...client.Up
 	if err != nil {
 		return err
 	}
-	key := objKey{obj.GetNamespace(), obj.GetName()}
-	if !info.namespaced {
-		key.namespace = ""
-	}
+	return s.replace(ctx, info, gvk, obj, m, false, isDryRun(uo.DryRun))
+}
+
+// replace writes m, the encoding of obj, over the stored object (only its
+// status if status is set) and decodes what was stored back into obj.
+func (s *Store) replace(ctx context.Context, info *kindInfo, gvk schema.GroupVersionKind, obj client.Object, m map[string]any, status, dryRun bool) error {
 	_, unstructuredObj := obj.(runtime.Unstructured)
-	out, err := s.update(ctx, info, gvk, key, m, false, isDryRun(uo.DryRun), !unstructuredObj, nil)
+	out, err := s.update(ctx, info, gvk, info.keyOf(obj), m, status, dryRun, !unstructuredObj, nil)
 	if err != nil {
 		return err
 	}
 	return s.decodeVersionInto(out, gvk, obj)
+}
+
+// keyOf is obj's key in the store: its namespace (none for a kind that is
+// not namespaced) and its name.
+func (info *kindInfo) keyOf(obj client.Object) objKey {
+	if !info.namespaced {
+		return objKey{"", obj.GetName()}
+	}
+	return objKey{obj.GetNamespace(), obj.GetName()}
 }
 
 // Patch applies a JSON patch, a JSON merge patch or (for built-in kinds) a
@@ -556,13 +567,9 @@ func (s *Store) Delete(ctx context.Context, obj client.Object, opts ...client.De
 		return err
 	}
 	do := (&client.DeleteOptions{}).ApplyOptions(opts)
-	key := objKey{obj.GetNamespace(), obj.GetName()}
-	if !info.namespaced {
-		key.namespace = ""
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.deleteLocked(info, key, do)
+	return s.deleteLocked(info, info.keyOf(obj), do)
 }
 
 // DeleteAllOf deletes every object of obj's kind that matches opts, as
@@ -648,16 +655,7 @@ func (c *subResourceClient) Update(ctx context.Context, obj client.Object, opts 
 	if err != nil {
 		return err
 	}
-	key := objKey{obj.GetNamespace(), obj.GetName()}
-	if !info.namespaced {
-		key.namespace = ""
-	}
-	_, unstructuredObj := obj.(runtime.Unstructured)
-	out, err := c.s.update(ctx, info, gvk, key, m, true, isDryRun(uo.DryRun), !unstructuredObj, nil)
-	if err != nil {
-		return err
-	}
-	return c.s.decodeVersionInto(out, gvk, obj)
+	return c.s.replace(ctx, info, gvk, obj, m, true, isDryRun(uo.DryRun))
 }
 
 // Patch patches only the status of obj.

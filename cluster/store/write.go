@@ -611,10 +611,7 @@ func (s *Store) patch(ctx context.Context, obj client.Object, patch client.Patch
 		return apierrors.NewBadRequest(fmt.Sprintf("store: patch type %q is not supported: use %q, %q or (built-in kinds) %q",
 			pt, types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType))
 	}
-	key := objKey{obj.GetNamespace(), obj.GetName()}
-	if !info.namespaced {
-		key.namespace = ""
-	}
+	key := info.keyOf(obj)
 	mutate := func(current map[string]any) (map[string]any, error) {
 		current["kind"] = gvk.Kind
 		orig, err := json.Marshal(current)

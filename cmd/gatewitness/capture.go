@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/reports"
 )
 

@@ -29,8 +29,9 @@ func forbiddenInSuite(pkg string) string {
 		return "the reference implementation, which the suite certifies"
 	case pkg == gatewitness+"/cluster" || strings.HasPrefix(pkg, gatewitness+"/cluster/"):
 		return "the embedded cluster, which only the runner's in-process target starts"
-	case slices.Contains([]string{gatewitness + "/echo-backend/httpecho", gatewitness + "/echo-backend/grpcecho", gatewitness + "/echo-backend/h2tap"}, pkg):
-		return "a server of the echo-backend"
+	case (pkg == gatewitness+"/echo-backend" || strings.HasPrefix(pkg, gatewitness+"/echo-backend/")) &&
+		!slices.Contains([]string{gatewitness + "/echo-backend/echopb", gatewitness + "/echo-backend/grpcechopb"}, pkg):
+		return "a part of the echo-backend (its servers, its fault parser, its ledger), not its generated gRPC API; take wire names from contract/echowire"
 	case isEchoBasic(pkg) && !strings.HasSuffix(pkg, "/echo-basic/grpcechoserver"):
 		return "upstream's echo-basic servers"
 	}

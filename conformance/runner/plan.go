@@ -237,14 +237,6 @@ func claimedProfiles(claimed sets.Set[features.FeatureName]) []suite.Conformance
 	return out
 }
 
-func profileStrings(ps []suite.ConformanceProfileName) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = string(p)
-	}
-	return out
-}
-
 // selectedTests returns the tests --run-test names, in order: one
 // ShortName, as upstream's flag takes it, or a comma-separated list.
 func selectedTests(runTest string) []string {

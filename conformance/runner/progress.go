@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/reports"
 )

@@ -75,7 +75,7 @@ var referenceExtended = []features.FeatureName{
 	features.SupportConnectionClientFinHalfOpen, // tunnel.go: the FIN passed on, the client side bounded by ClientFin
 	features.SupportConnectionServerFinTimeout,
 	// Readiness probes run by the pod runner, with and without the probe
-	// proxy: cluster/probe, gateway/probeproxy, cluster/pods.
+	// proxy: internal/probe, gateway/probeproxy, cluster/pods.
 	features.SupportMeshProbeHTTP,
 	features.SupportMeshProbeTCP,
 	features.SupportMeshProbeGRPC,

@@ -40,8 +40,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/tlog"
 	"sigs.k8s.io/gateway-api/pkg/consts"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
 	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/internal/version"
 	"github.com/gatewitness/gatewitness/reports"

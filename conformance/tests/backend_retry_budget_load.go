@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
 
@@ -109,9 +109,9 @@ func (r *loadRunner) Run(ctx context.Context, _ periodic.ThreadID) (bool, string
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err == nil {
 		req.Host = r.c.host
-		req.Header.Set(fault.IDHeaderName, lr.id)
+		req.Header.Set(echowire.IDHeader, lr.id)
 		if lr.fault != "" {
-			req.Header.Set(fault.HeaderName, lr.fault)
+			req.Header.Set(echowire.FaultHeader, lr.fault)
 		}
 		var resp *http.Response
 		if resp, err = r.c.client.Do(req); err == nil {

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
 	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/internal/rawgrpc"
 )

@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
 	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/observe"
 )
 
 // infraNamespace is the namespace of the upstream base manifests, where

@@ -10,20 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-
-	"github.com/gatewitness/gatewitness/contract/echowire"
-)
-
-// Names of the carriers of a fault spec and of the request id: the
-// backend's wire contract, in contract/echowire.
-const (
-	HeaderName   = echowire.FaultHeader   // HTTP request header
-	QueryName    = echowire.FaultQuery    // HTTP query parameter
-	MetadataName = echowire.FaultMetadata // gRPC metadata key
-
-	IDHeaderName   = echowire.IDHeader   // HTTP request header
-	IDQueryName    = echowire.IDQuery    // HTTP query parameter
-	IDMetadataName = echowire.IDMetadata // gRPC metadata key
 )
 
 // ResetPoint says where in an exchange the backend aborts it.

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/echo-backend/fault"
 	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
@@ -95,7 +96,7 @@ func (s *server) begin(ctx context.Context, hs headerStream) (*call, error) {
 	if c.timeout != "" {
 		c.md["grpc-timeout"] = []string{c.timeout}
 	}
-	if v := c.md[fault.IDMetadataName]; len(v) > 0 {
+	if v := c.md[echowire.IDMetadata]; len(v) > 0 {
 		c.id = v[0]
 	}
 	peerAddr := "unknown"
@@ -126,7 +127,7 @@ func (s *server) begin(ctx context.Context, hs headerStream) (*call, error) {
 	})
 
 	// Several values of the fault key are read as one spec, in order.
-	spec, err := fault.Parse(strings.Join(c.md[fault.MetadataName], ";"), s.opts.Limits)
+	spec, err := fault.Parse(strings.Join(c.md[echowire.FaultMetadata], ";"), s.opts.Limits)
 	if err != nil {
 		return nil, c.reject(err.Error())
 	}

@@ -70,19 +70,8 @@ func (e *echoService) ServerStream(req *echopb.EchoRequest, ss grpc.ServerStream
 		return err
 	}
 	for i := range n {
-		if i > 0 {
-			if err := c.wait(a.Interval); err != nil {
-				return err
-			}
-		}
-		if err := ss.Send(c.echo(req, i)); err != nil {
-			return c.broken(err)
-		}
-		if i == 0 && a.Reset == fault.ResetMidBody {
-			if err := c.written(1); err != nil {
-				return err
-			}
-			return c.reset()
+		if stop, err := c.sendEcho(ss.Send, req, i); stop {
+			return err
 		}
 	}
 	return c.finish(fail)
@@ -125,7 +114,6 @@ func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest,
 	if err != nil {
 		return err
 	}
-	a := c.action
 	fail := c.failure()
 	if done, err := c.start(fail, fail == nil); done {
 		return err
@@ -142,22 +130,33 @@ func (e *echoService) BidiStream(ss grpc.BidiStreamingServer[echopb.EchoRequest,
 			return c.broken(err)
 		}
 		c.read(req)
-		if i > 0 {
-			if err := c.wait(a.Interval); err != nil {
-				return err
-			}
-		}
-		if err := ss.Send(c.echo(req, i)); err != nil {
-			return c.broken(err)
-		}
-		if i == 0 && a.Reset == fault.ResetMidBody {
-			if err := c.written(1); err != nil {
-				return err
-			}
-			return c.reset()
+		if stop, err := c.sendEcho(ss.Send, req, i); stop {
+			return err
 		}
 	}
 	return c.finish(nil)
+}
+
+// sendEcho sends the echo of req as the i-th response of a stream: after
+// the fault's interval unless it is the first, and followed by a reset of
+// the stream when the fault resets mid-body. stop says the call ends, with
+// err.
+func (c *call) sendEcho(send func(*echopb.EchoResponse) error, req *echopb.EchoRequest, i int) (stop bool, err error) {
+	if i > 0 {
+		if err := c.wait(c.action.Interval); err != nil {
+			return true, err
+		}
+	}
+	if err := send(c.echo(req, i)); err != nil {
+		return true, c.broken(err)
+	}
+	if i == 0 && c.action.Reset == fault.ResetMidBody {
+		if err := c.written(1); err != nil {
+			return true, err
+		}
+		return true, c.reset()
+	}
+	return false, nil
 }
 
 // maxMessages is the bound on EchoRequest.messages: the fault limit.

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/control"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/echo-backend/fault"
@@ -104,9 +105,9 @@ func dial(t testing.TB, addr string, creds credentials.TransportCredentials) *gr
 // withFault returns ctx carrying a request id and, if spec is not empty, a
 // fault spec.
 func withFault(ctx context.Context, id, spec string) context.Context {
-	kv := []string{fault.IDMetadataName, id}
+	kv := []string{echowire.IDMetadata, id}
 	if spec != "" {
-		kv = append(kv, fault.MetadataName, spec)
+		kv = append(kv, echowire.FaultMetadata, spec)
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }

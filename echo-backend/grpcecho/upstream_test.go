@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	upstreamgrpc "sigs.k8s.io/gateway-api/conformance/utils/grpc"
 
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/grpcecho"
 	"github.com/gatewitness/gatewitness/echo-backend/grpcechopb"
 	"github.com/gatewitness/gatewitness/echo-backend/ledger"
@@ -34,7 +34,7 @@ func TestUpstreamClient(t *testing.T) {
 			exp := upstreamgrpc.ExpectedResponse{
 				RequestMetadata: &upstreamgrpc.RequestMetadata{
 					Authority: authority,
-					Metadata:  map[string]string{"x-test": "v", fault.IDMetadataName: "up-" + method},
+					Metadata:  map[string]string{"x-test": "v", echowire.IDMetadata: "up-" + method},
 				},
 				Backend:   "echo-7f9c",
 				Namespace: testPod.Namespace,
@@ -90,7 +90,7 @@ func TestUpstreamClient(t *testing.T) {
 		resp, err := client.SendRPC(t, b.addr, upstreamgrpc.ExpectedResponse{
 			EchoRequest: newOf(upstreamgrpc.ExpectedResponse{}.EchoRequest),
 			RequestMetadata: &upstreamgrpc.RequestMetadata{Metadata: map[string]string{
-				fault.IDMetadataName: "up-fault", fault.MetadataName: "grpc-status=UNAVAILABLE",
+				echowire.IDMetadata: "up-fault", echowire.FaultMetadata: "grpc-status=UNAVAILABLE",
 			}},
 		}, 30*time.Second)
 		if err != nil || resp.Code != codes.Unavailable {

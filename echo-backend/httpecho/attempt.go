@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/fault"
 	"github.com/gatewitness/gatewitness/echo-backend/h2tap"
 	"github.com/gatewitness/gatewitness/echo-backend/ledger"
@@ -80,19 +81,19 @@ func (h *handler) serveStatus(w http.ResponseWriter, r *http.Request) {
 
 // requestID returns the id of r: the header, else the query parameter.
 func requestID(r *http.Request) string {
-	if v := r.Header.Get(fault.IDHeaderName); v != "" {
+	if v := r.Header.Get(echowire.IDHeader); v != "" {
 		return v
 	}
-	return queryGet(r.URL.RawQuery, fault.IDQueryName)
+	return queryGet(r.URL.RawQuery, echowire.IDQuery)
 }
 
 // specText returns the fault spec of r: the header, else the query
 // parameter.
 func specText(r *http.Request) string {
-	if v := r.Header.Get(fault.HeaderName); v != "" {
+	if v := r.Header.Get(echowire.FaultHeader); v != "" {
 		return v
 	}
-	return queryGet(r.URL.RawQuery, fault.QueryName)
+	return queryGet(r.URL.RawQuery, echowire.FaultQuery)
 }
 
 // readBody reads the whole request body, up to MaxBodyBytes; tooBig

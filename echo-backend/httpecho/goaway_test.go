@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/httpecho"
 	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 	"github.com/gatewitness/gatewitness/internal/h2test"
@@ -25,7 +25,7 @@ func goAwayCode(t *testing.T, addr, spec string) http2.ErrCode {
 	t.Helper()
 	c := h2test.Dial(t, addr)
 	c.WriteHeaders(1, true, ":method", "GET", ":scheme", "http", ":path", "/goaway", ":authority", addr,
-		strings.ToLower(fault.HeaderName), spec)
+		strings.ToLower(echowire.FaultHeader), spec)
 	ga, err := c.ReadGoAway()
 	if err != nil {
 		t.Fatalf("%s: %v, want a GOAWAY", spec, err)

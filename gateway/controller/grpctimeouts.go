@@ -3,7 +3,7 @@ package controller
 // GRPCRoute timeouts (GEP-3139). No Gateway API release has
 // spec.rules[].timeouts on GRPCRoute, so gwv1.GRPCRoute cannot carry it:
 // GRPCRoutes are read as unstructured objects and decoded twice, into the
-// upstream type and into gateway/apis' partial view that keeps the
+// upstream type and into gateway/grpcroutetimeouts's partial view that keeps the
 // extension. One object serves both, so the two always describe the same
 // version of it.
 
@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gatewitness/gatewitness/gateway/apis"
+	"github.com/gatewitness/gatewitness/gateway/grpcroutetimeouts"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
@@ -22,7 +22,7 @@ import (
 type decodedGRPCRoute struct {
 	rv    string
 	route *gwv1.GRPCRoute
-	ext   *apis.GRPCRoute
+	ext   *grpcroutetimeouts.GRPCRoute
 }
 
 // decodeGRPCRoute decodes an unstructured GRPCRoute into the upstream type
@@ -36,7 +36,7 @@ func (c *Controller) decodeGRPCRoute(u *unstructured.Unstructured) (decodedGRPCR
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d.route); err != nil {
 		return d, fmt.Errorf("decoding GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
-	view, err := apis.DecodeGRPCRoute(u.Object)
+	view, err := grpcroutetimeouts.DecodeGRPCRoute(u.Object)
 	if err != nil {
 		return d, fmt.Errorf("GRPCRoute %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 	}
@@ -48,7 +48,7 @@ func (c *Controller) decodeGRPCRoute(u *unstructured.Unstructured) (decodedGRPCR
 // extension view (nil: none). A value the overlay CRD would have rejected
 // (possible only with a store that does not validate) rejects the route as
 // UnsupportedValue, with a message naming the field.
-func (c *routeCompiler) grpcTimeouts(dr *ir.GRPCRule, ext *apis.GRPCRoute, i int) {
+func (c *routeCompiler) grpcTimeouts(dr *ir.GRPCRule, ext *grpcroutetimeouts.GRPCRoute, i int) {
 	if ext == nil || i >= len(ext.Spec.Rules) {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/cluster/store"
-	"github.com/gatewitness/gatewitness/gateway/apis"
+	"github.com/gatewitness/gatewitness/gateway/grpcroutetimeouts"
 )
 
 const timeoutsRoute = `
@@ -86,8 +86,8 @@ func TestGRPCRouteTimeoutsInvalid(t *testing.T) {
 	r := grpcRoute("bad", time.Unix(0, 0), []gwv1.ParentReference{parentRef("gw")})
 	r.Spec.Rules = append(r.Spec.Rules, r.Spec.Rules[0])
 	bad := gwv1.Duration("1.5s")
-	o := &objects{grpcExt: map[types.NamespacedName]*apis.GRPCRoute{
-		{Namespace: ns, Name: "bad"}: {Spec: apis.GRPCRouteSpec{Rules: []apis.GRPCRouteRule{{}, {Timeouts: &apis.GRPCRouteTimeouts{MaxStreamDuration: &bad}}}}},
+	o := &objects{grpcExt: map[types.NamespacedName]*grpcroutetimeouts.GRPCRoute{
+		{Namespace: ns, Name: "bad"}: {Spec: grpcroutetimeouts.GRPCRouteSpec{Rules: []grpcroutetimeouts.GRPCRouteRule{{}, {Timeouts: &grpcroutetimeouts.GRPCRouteTimeouts{MaxStreamDuration: &bad}}}}},
 	}}
 	rules, _, unsupported := o.compileGRPCRoute(r)
 	if unsupported.Reason != string(gwv1.RouteReasonUnsupportedValue) ||

@@ -18,7 +18,7 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
-	"github.com/gatewitness/gatewitness/gateway/apis"
+	"github.com/gatewitness/gatewitness/gateway/grpcroutetimeouts"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
@@ -31,7 +31,7 @@ type objects struct {
 	httpRoutes []*gwv1.HTTPRoute
 	grpcRoutes []*gwv1.GRPCRoute
 	tlsRoutes  []*gwv1.TLSRoute
-	grpcExt    map[types.NamespacedName]*apis.GRPCRoute // GEP-3139 fields by route (grpctimeouts.go)
+	grpcExt    map[types.NamespacedName]*grpcroutetimeouts.GRPCRoute // GEP-3139 fields by route (grpctimeouts.go)
 	grants     []*gwv1.ReferenceGrant
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice // by owning Service
@@ -131,7 +131,7 @@ func (c *Controller) remember(kind, base string, obj client.Object) {
 // that every recompute over the same objects computes the same snapshot.
 func (c *Controller) collect(items func(watchedKind) ([]any, error)) (*objects, error) {
 	o := &objects{
-		grpcExt:    map[types.NamespacedName]*apis.GRPCRoute{},
+		grpcExt:    map[types.NamespacedName]*grpcroutetimeouts.GRPCRoute{},
 		services:   map[types.NamespacedName]*corev1.Service{},
 		slices:     map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		secrets:    map[types.NamespacedName]*corev1.Secret{},

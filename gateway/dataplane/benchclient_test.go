@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
@@ -53,8 +53,8 @@ func (c *benchClient) run(b *testing.B, method, path string, payload []byte, spe
 		req.Host = "gw.test"
 		if spec != "" {
 			c.ids++
-			req.Header.Set(fault.IDHeaderName, fmt.Sprintf("%s-%d", c.idBase, c.ids))
-			req.Header.Set(fault.HeaderName, spec)
+			req.Header.Set(echowire.IDHeader, fmt.Sprintf("%s-%d", c.idBase, c.ids))
+			req.Header.Set(echowire.FaultHeader, spec)
 		}
 		resp, err := c.client.Do(req)
 		if err != nil {

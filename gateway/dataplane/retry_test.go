@@ -15,8 +15,8 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	echobackend "github.com/gatewitness/gatewitness/echo-backend"
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
 	"github.com/gatewitness/gatewitness/echo-backend/ledger"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/ir"
@@ -90,9 +90,9 @@ func send(t *testing.T, method, addr, path, id, spec string, body io.Reader) int
 		t.Fatal(err)
 	}
 	req.Host = "gw.test"
-	req.Header.Set(fault.IDHeaderName, id)
+	req.Header.Set(echowire.IDHeader, id)
 	if spec != "" {
-		req.Header.Set(fault.HeaderName, spec)
+		req.Header.Set(echowire.FaultHeader, spec)
 	}
 	resp, _ := do(t, req)
 	return resp.StatusCode

@@ -2,7 +2,6 @@ package probeproxy
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/internal/breakage"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // MaxCheckTime bounds one forwarded check, whatever the prober's own
@@ -134,11 +133,7 @@ func (h *Handler) forwardHTTP(ctx context.Context, w http.ResponseWriter, r *htt
 	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); !ok || r.Host != local.String() {
 		req.Host = r.Host
 	}
-	tr := &http.Transport{
-		Proxy:             nil,
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // as the kubelet: probes do not verify
-	}
+	tr := probe.Transport()
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)

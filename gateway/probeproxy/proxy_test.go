@@ -19,9 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // app is an application on 127.0.0.1 with an HTTP port (whose /health

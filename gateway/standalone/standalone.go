@@ -23,16 +23,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -43,6 +40,8 @@ import (
 
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
+	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
+	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
 // Defaults for Options fields left empty.
@@ -136,12 +135,11 @@ func NewClient(cfg *rest.Config) (client.WithWatch, error) {
 // concurrent use.
 type Gateway struct {
 	dp    *dataplane.Server
-	addrs *addresses
+	addrs *gatewayaddr.Pool
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
-	errMu  sync.Mutex
-	errs   []error
+	errs   closeerr.Collector
 
 	closeOnce sync.Once
 	closeErr  error
@@ -162,7 +160,7 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 	if !opts.Addresses.IsValid() {
 		opts.Addresses = netip.MustParsePrefix(DefaultAddresses)
 	}
-	addrs, err := newAddresses(opts.Addresses)
+	addrs, err := gatewayaddr.New(opts.Addresses)
 	if err != nil {
 		return nil, fmt.Errorf("standalone: Options.Addresses: %w", err)
 	}
@@ -181,7 +179,7 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.DataPlane != nil {
 		opts.DataPlane(&dpOpts)
 	}
-	dpOpts.ListenAddr = addrs.listenAddr
+	dpOpts.ListenAddr = addrs.ListenAddr
 	dp := dataplane.New(dpOpts)
 	g := &Gateway{dp: dp, addrs: addrs}
 
@@ -189,7 +187,7 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 		Client:            opts.Client,
 		ControllerName:    opts.ControllerName,
 		Apply:             dp.Apply,
-		Addresses:         addrs.forGateway,
+		Addresses:         addrs.ForGateway,
 		SupportedFeatures: opts.SupportedFeatures,
 		Logger:            log.WithName("controller"),
 	})
@@ -226,21 +224,12 @@ func (g *Gateway) Close() error {
 		g.cancel()
 		g.done.Wait()
 		g.record("data plane", g.dp.Close())
-		g.errMu.Lock()
-		g.closeErr = errors.Join(g.errs...)
-		g.errMu.Unlock()
+		g.closeErr = g.errs.Err()
 	})
 	return g.closeErr
 }
 
-func (g *Gateway) record(what string, err error) {
-	if err == nil {
-		return
-	}
-	g.errMu.Lock()
-	g.errs = append(g.errs, fmt.Errorf("%s: %w", what, err))
-	g.errMu.Unlock()
-}
+func (g *Gateway) record(what string, err error) { g.errs.Record(what, err) }
 
 // ensureClass creates the GatewayClass name for controllerName, or checks
 // that an existing one names it.
@@ -309,70 +298,4 @@ func accepted(gc *gwv1.GatewayClass) bool {
 		}
 	}
 	return false
-}
-
-// addresses hands out Gateway addresses from a prefix and maps a
-// Gateway's listener ports to sockets on its address.
-type addresses struct {
-	prefix netip.Prefix
-	single bool // the prefix is one address, shared by every Gateway
-
-	mu   sync.Mutex
-	byGW map[types.NamespacedName]netip.Addr
-	next netip.Addr
-}
-
-func newAddresses(p netip.Prefix) (*addresses, error) {
-	p = p.Masked()
-	a := &addresses{prefix: p, single: p.IsSingleIP(), byGW: map[types.NamespacedName]netip.Addr{}}
-	if a.single {
-		return a, nil
-	}
-	a.next = p.Addr().Next()
-	if !p.Contains(a.next.Next()) {
-		return nil, fmt.Errorf("%s has no address for a Gateway besides its first and last; want a single address (such as 127.0.0.1/32) or a prefix of at least 3 addresses (such as %s)", p, DefaultAddresses)
-	}
-	return a, nil
-}
-
-// forGateway is the controller's Options.Addresses hook. When the prefix
-// is used up it returns none, and the controller reports the Gateway
-// AddressNotAssigned.
-func (a *addresses) forGateway(gw *gwv1.Gateway) []gwv1.GatewayStatusAddress {
-	ip, ok := a.lookup(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}, true)
-	if !ok {
-		return nil
-	}
-	typ := gwv1.IPAddressType
-	return []gwv1.GatewayStatusAddress{{Type: &typ, Value: ip.String()}}
-}
-
-// listenAddr is the data plane's Options.ListenAddr hook: the Gateway's
-// address and the listener's own port.
-func (a *addresses) listenAddr(namespace, name string, port int32) (string, error) {
-	ip, ok := a.lookup(types.NamespacedName{Namespace: namespace, Name: name}, false)
-	if !ok {
-		return "", fmt.Errorf("Gateway %s/%s has no address: the prefix %s is used up", namespace, name, a.prefix)
-	}
-	return net.JoinHostPort(ip.String(), strconv.Itoa(int(port))), nil
-}
-
-// lookup returns the Gateway's address, allocating one if allocate is
-// true and it has none.
-func (a *addresses) lookup(key types.NamespacedName, allocate bool) (netip.Addr, bool) {
-	if a.single {
-		return a.prefix.Addr(), true
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if ip, ok := a.byGW[key]; ok {
-		return ip, true
-	}
-	if !allocate || !a.prefix.Contains(a.next.Next()) { // keep the last address unused
-		return netip.Addr{}, false
-	}
-	ip := a.next
-	a.next = a.next.Next()
-	a.byGW[key] = ip
-	return ip, true
 }

@@ -1,7 +1,7 @@
 // Command gen-crd-overlays writes the CRD overlays of crds/overlays from the
 // upstream CRDs in crds/: today one, the GRPCRoute CRD with GEP-3139's
 // rules[].timeouts (maxStreamDuration and strictEnforcement) added to every
-// served version. The Go types of the fields are in gateway/apis.
+// served version. The Go types of the fields are in gateway/grpcroutetimeouts.
 //
 // Run it from the repository root after hack/sync-crds.sh:
 //
@@ -116,7 +116,7 @@ func GRPCRouteOverlay(upstream []byte, source string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Validation of the new fields. gateway/apis checks the same pattern in Go.
+// Validation of the new fields. gateway/grpcroutetimeouts checks the same pattern in Go.
 const (
 	// DurationPattern is the GEP-2257 Duration syntax.
 	DurationPattern = `^([0-9]{1,5}(h|m|s|ms)){1,4}$`

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/gatewitness/gatewitness/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/internal/retrydelay"
 )
 
 // Default retry delays, used when Options leaves them zero.
 const (
-	DefaultMinDelay = 50 * time.Millisecond
-	DefaultMaxDelay = 5 * time.Second
+	DefaultMinDelay = retrydelay.DefaultMin
+	DefaultMaxDelay = retrydelay.DefaultMax
 )
 
 // Trigger asks for a pass. Pulls while a pass is pending coalesce into it,
@@ -84,14 +85,7 @@ func Run(ctx context.Context, t Trigger, opts Options) {
 	if opts.Pass == nil {
 		panic("reconcile: Options.Pass is nil")
 	}
-	minDelay, maxDelay := opts.MinDelay, opts.MaxDelay
-	if minDelay <= 0 {
-		minDelay = DefaultMinDelay
-	}
-	if maxDelay <= 0 {
-		maxDelay = DefaultMaxDelay
-	}
-	maxDelay = max(maxDelay, minDelay)
+	minDelay, maxDelay := retrydelay.Bounds(opts.MinDelay, opts.MaxDelay)
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

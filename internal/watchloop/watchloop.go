@@ -9,15 +9,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatewitness/gatewitness/internal/ctxsleep"
+	"github.com/gatewitness/gatewitness/internal/retrydelay"
 )
 
 // Default retry delays, used when Options leaves them zero.
 const (
-	DefaultMinDelay = 50 * time.Millisecond
-	DefaultMaxDelay = 5 * time.Second
+	DefaultMinDelay = retrydelay.DefaultMin
+	DefaultMaxDelay = retrydelay.DefaultMax
 )
 
 // Options configures Run.
@@ -50,14 +52,7 @@ func Run(ctx context.Context, c client.WithWatch, newList func() client.ObjectLi
 	if opts.Notify == nil {
 		panic("watchloop: Options.Notify is nil")
 	}
-	minDelay, maxDelay := opts.MinDelay, opts.MaxDelay
-	if minDelay <= 0 {
-		minDelay = DefaultMinDelay
-	}
-	if maxDelay <= 0 {
-		maxDelay = DefaultMaxDelay
-	}
-	maxDelay = max(maxDelay, minDelay)
+	minDelay, maxDelay := retrydelay.Bounds(opts.MinDelay, opts.MaxDelay)
 
 	delay := minDelay
 	for {

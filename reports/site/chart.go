@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 )
 
 // Geometry of a timing chart, in SVG user units (CSS pixels).

@@ -35,7 +35,7 @@ import (
 
 	"github.com/gatewitness/gatewitness/internal/project"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/reports"
 )
 

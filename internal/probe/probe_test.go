@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // tolerance is how late a bounded check may end on a loaded machine.

@@ -236,11 +236,7 @@ func HTTP(ctx context.Context, u *url.URL, hdr http.Header, timeout time.Duratio
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "*/*")
 	}
-	tr := &http.Transport{
-		Proxy:             nil,
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // as the kubelet: probes do not verify
-	}
+	tr := Transport()
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, CheckRedirect: sameHostRedirects}
 	resp, err := client.Do(req)
@@ -259,6 +255,17 @@ func HTTP(ctx context.Context, u *url.URL, hdr http.Header, timeout time.Duratio
 		return success("")
 	default:
 		return failure("httpGet %s: status %d: %s", u.Redacted(), code, strings.TrimSpace(string(body)))
+	}
+}
+
+// Transport is the transport of one HTTP check, as the kubelet's: a new
+// connection without keep-alive, no proxy from the environment, and TLS
+// not verified. Close its idle connections when the check is over.
+func Transport() *http.Transport {
+	return &http.Transport{
+		Proxy:             nil,
+		DisableKeepAlives: true,
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // as the kubelet: probes do not verify
 	}
 }
 

@@ -1,4 +1,4 @@
-package apis_test
+package grpcroutetimeouts_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/crds"
-	"github.com/gatewitness/gatewitness/gateway/apis"
+	"github.com/gatewitness/gatewitness/gateway/grpcroutetimeouts"
 )
 
 // route returns a GRPCRoute manifest whose first rule has the given
@@ -57,14 +57,14 @@ func TestStoreKeepsTimeouts(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		timeouts string
-		want     apis.Resolved
+		want     grpcroutetimeouts.Resolved
 	}{
-		{"{maxStreamDuration: 1500ms}", apis.Resolved{MaxStreamDuration: 1500 * time.Millisecond}},
-		{"{maxStreamDuration: 1m30s, strictEnforcement: Deny}", apis.Resolved{MaxStreamDuration: 90 * time.Second, StrictDeny: true}},
-		{"{maxStreamDuration: 0s, strictEnforcement: Allow}", apis.Resolved{}},
-		{"{maxStreamDuration: 1ms}", apis.Resolved{MaxStreamDuration: time.Millisecond}},
-		{"{strictEnforcement: Deny}", apis.Resolved{StrictDeny: true}},
-		{"{}", apis.Resolved{}},
+		{"{maxStreamDuration: 1500ms}", grpcroutetimeouts.Resolved{MaxStreamDuration: 1500 * time.Millisecond}},
+		{"{maxStreamDuration: 1m30s, strictEnforcement: Deny}", grpcroutetimeouts.Resolved{MaxStreamDuration: 90 * time.Second, StrictDeny: true}},
+		{"{maxStreamDuration: 0s, strictEnforcement: Allow}", grpcroutetimeouts.Resolved{}},
+		{"{maxStreamDuration: 1ms}", grpcroutetimeouts.Resolved{MaxStreamDuration: time.Millisecond}},
+		{"{strictEnforcement: Deny}", grpcroutetimeouts.Resolved{StrictDeny: true}},
+		{"{}", grpcroutetimeouts.Resolved{}},
 	}
 	for i, tc := range tests {
 		name := "r" + string(rune('a'+i))
@@ -78,7 +78,7 @@ func TestStoreKeepsTimeouts(t *testing.T) {
 		if err := s.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, got); err != nil {
 			t.Fatal(err)
 		}
-		view, err := apis.DecodeGRPCRoute(got.Object)
+		view, err := grpcroutetimeouts.DecodeGRPCRoute(got.Object)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestStoreRejectsBadTimeouts(t *testing.T) {
 		{"unit", "{maxStreamDuration: 10us}", []string{
 			`GRPCRoute.gateway.networking.k8s.io "unit" is invalid`,
 			`spec.rules[0].timeouts.maxStreamDuration: Invalid value: "10us"`,
-			"should match '" + apis.DurationPattern + "'",
+			"should match '" + grpcroutetimeouts.DurationPattern + "'",
 		}},
 		{"text", "{maxStreamDuration: soon}", []string{
 			`spec.rules[0].timeouts.maxStreamDuration: Invalid value: "soon"`,
@@ -175,14 +175,17 @@ func TestStoreCELMinimum(t *testing.T) {
 
 func TestResolveErrors(t *testing.T) {
 	d := func(s string) *gwv1.Duration { v := gwv1.Duration(s); return &v }
-	se := func(s string) *apis.StrictEnforcement { v := apis.StrictEnforcement(s); return &v }
+	se := func(s string) *grpcroutetimeouts.StrictEnforcement {
+		v := grpcroutetimeouts.StrictEnforcement(s)
+		return &v
+	}
 	tests := []struct {
-		in   apis.GRPCRouteTimeouts
+		in   grpcroutetimeouts.GRPCRouteTimeouts
 		want string
 	}{
-		{apis.GRPCRouteTimeouts{MaxStreamDuration: d("1.5s")}, `spec.rules[2].timeouts.maxStreamDuration: "1.5s" is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms`},
-		{apis.GRPCRouteTimeouts{MaxStreamDuration: d("")}, `spec.rules[2].timeouts.maxStreamDuration: "" is not a Gateway API duration`},
-		{apis.GRPCRouteTimeouts{StrictEnforcement: se("deny")}, `spec.rules[2].timeouts.strictEnforcement: "deny" is not accepted; accepted values are "Allow" and "Deny"`},
+		{grpcroutetimeouts.GRPCRouteTimeouts{MaxStreamDuration: d("1.5s")}, `spec.rules[2].timeouts.maxStreamDuration: "1.5s" is not a Gateway API duration; accepted form: 1 to 4 groups of up to 5 digits and a unit h, m, s or ms`},
+		{grpcroutetimeouts.GRPCRouteTimeouts{MaxStreamDuration: d("")}, `spec.rules[2].timeouts.maxStreamDuration: "" is not a Gateway API duration`},
+		{grpcroutetimeouts.GRPCRouteTimeouts{StrictEnforcement: se("deny")}, `spec.rules[2].timeouts.strictEnforcement: "deny" is not accepted; accepted values are "Allow" and "Deny"`},
 	}
 	for _, tc := range tests {
 		_, err := tc.in.Resolve("spec.rules[2].timeouts")
@@ -190,14 +193,14 @@ func TestResolveErrors(t *testing.T) {
 			t.Errorf("Resolve(%+v) error %v, want prefix %q", tc.in, err, tc.want)
 		}
 	}
-	var nilT *apis.GRPCRouteTimeouts
-	if got, err := nilT.Resolve("x"); err != nil || got != (apis.Resolved{}) {
+	var nilT *grpcroutetimeouts.GRPCRouteTimeouts
+	if got, err := nilT.Resolve("x"); err != nil || got != (grpcroutetimeouts.Resolved{}) {
 		t.Errorf("nil Resolve = %+v, %v; want zero, nil", got, err)
 	}
 }
 
 func TestDecodeGRPCRouteWrongType(t *testing.T) {
-	_, err := apis.DecodeGRPCRoute(map[string]any{
+	_, err := grpcroutetimeouts.DecodeGRPCRoute(map[string]any{
 		"spec": map[string]any{"rules": []any{map[string]any{"timeouts": "10s"}}},
 	})
 	if err == nil || !strings.Contains(err.Error(), "GRPCRoute timeouts extension") {

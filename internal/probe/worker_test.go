@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/gatewitness/gatewitness/cluster/probe"
+	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
 // scripted is an HTTP server whose n-th request (from 1) is answered with
