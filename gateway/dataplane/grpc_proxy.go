@@ -104,6 +104,12 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		s.fail(w, true, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
+	load, ok := s.load.acquire(b.name, s.limits.MaxBackendRequests) // limits.go
+	if !ok {
+		s.overloaded(w, true, b)
+		return
+	}
+	defer release(load)
 	resp, err := s.forward(ctx, out, b, endpoint)
 	if err != nil {
 		switch {
