@@ -54,6 +54,9 @@ func answerThenEOF(t *testing.T, c net.Conn, what string) int {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
+	// The close follows the answer at once; a connection still open
+	// after this long was kept.
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	rest, err := io.ReadAll(br)
 	switch {
 	case len(rest) > 0:
