@@ -175,7 +175,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	}
 	out := upstreamRequest(ctx, r)
 	var guard *requestBody
-	out.Body, guard = s.guardRequestBody(w, r, out.Body, isGRPC(r)) // limits.go: client timeout, pace, close after a broken body
+	out.Body, guard = s.guardRequestBody(w, r, out.Body) // limits.go: client timeout, pace, close after a broken body
 	defer guard.finish()
 	out.Body = markClientErrors(out.Body)
 	if r.ProtoMajor == 1 && out.Body != nil {

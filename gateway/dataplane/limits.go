@@ -157,14 +157,15 @@ func (b *requestBody) failure() error {
 	return b.err
 }
 
-// guardRequestBody returns body wrapped as requestBody says, or body itself
-// when no bound applies. grpc exempts the body from the pace bound.
-func (s *Server) guardRequestBody(w http.ResponseWriter, r *http.Request, body io.ReadCloser, grpc bool) (io.ReadCloser, *requestBody) {
+// guardRequestBody returns body, r's body as it goes upstream, wrapped as
+// requestBody says, or body itself when no bound applies. A gRPC request
+// is exempt from the pace bound.
+func (s *Server) guardRequestBody(w http.ResponseWriter, r *http.Request, body io.ReadCloser) (io.ReadCloser, *requestBody) {
 	if body == nil || body == http.NoBody {
 		return body, nil
 	}
 	b := &requestBody{body: body, w: w, h1: r.ProtoMajor == 1, idle: connectionTimeouts(r.Context()).Client}
-	if !grpc && s.limits.MinRequestBodyRate > 0 {
+	if s.limits.MinRequestBodyRate > 0 && !isGRPC(r) {
 		b.rate, b.grace = s.limits.MinRequestBodyRate, s.limits.RequestBodyGrace
 		b.paceAt = time.Now().Add(b.grace)
 	}
