@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 // Limits are the gateway's own bounds on a request. A zero field takes
@@ -247,54 +245,62 @@ func (e *slowBodyError) Error() string {
 }
 func (e *slowBodyError) Unwrap() error { return e.err }
 
-// backendLoad counts the requests in flight to each backend, by name,
-// across snapshots (a request keeps its count when a snapshot replaces
-// the one it started with).
+// backendLoad holds the counters of requests in flight to each backend,
+// by name, across snapshots: a request keeps its counter when a snapshot
+// replaces the one it started with, and a backend that stays gets the
+// same counter in the new snapshot. The Server's lock guards it.
 type backendLoad struct {
-	counts sync.Map // backend name → *atomic.Int64
+	counts map[string]*atomic.Int64
 }
 
-// acquire counts a request to the backend named name in, unless max are
-// in flight already (max 0: no limit). The caller calls release with the
-// returned counter when the request is done.
-func (l *backendLoad) acquire(name string, max int) (*atomic.Int64, bool) {
-	if max <= 0 {
-		return nil, true
-	}
-	c, ok := l.counts.Load(name)
-	if !ok {
-		c, _ = l.counts.LoadOrStore(name, new(atomic.Int64))
-	}
-	n := c.(*atomic.Int64)
-	if n.Add(1) > int64(max) {
-		n.Add(-1)
-		return nil, false
-	}
-	return n, true
-}
-
-// release counts a request acquire let in out again.
-func release(n *atomic.Int64) {
-	if n != nil {
-		n.Add(-1)
-	}
-}
-
-// prune forgets the backends that no Gateway of cfg names. A request in
-// flight to one still releases its own counter.
-func (l *backendLoad) prune(cfg *ir.Config) {
-	keep := map[string]bool{}
-	if cfg != nil {
-		for gi := range cfg.Gateways {
-			cfg.Gateways[gi].EachRequestBackend(func(b *ir.Backend) { keep[b.Name] = true })
+// attach gives every backend of snap's routes its counter, and forgets the
+// counters of backends snap no longer has (a request in flight to one
+// still releases its own).
+func (l *backendLoad) attach(snap *snapshot) {
+	old := l.counts
+	l.counts = make(map[string]*atomic.Int64)
+	give := func(a *action) {
+		for _, b := range a.backends {
+			c := l.counts[b.name]
+			if c == nil {
+				if c = old[b.name]; c == nil {
+					c = new(atomic.Int64)
+				}
+				l.counts[b.name] = c
+			}
+			b.inflight = c
 		}
 	}
-	l.counts.Range(func(k, _ any) bool {
-		if !keep[k.(string)] {
-			l.counts.Delete(k)
+	for _, pt := range snap.ports {
+		for _, lt := range pt.listeners {
+			for _, e := range lt.http {
+				give(e.action)
+			}
+			for _, e := range lt.grpc {
+				give(e.action)
+			}
 		}
+	}
+}
+
+// acquire counts a request to b in, unless max are in flight already
+// (max 0: no limit). The caller calls release when the request is done.
+func (b *backend) acquire(max int) bool {
+	if max <= 0 || b.inflight == nil {
 		return true
-	})
+	}
+	if b.inflight.Add(1) > int64(max) {
+		b.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+// release counts a request that acquire let in out again.
+func (b *backend) release(max int) {
+	if max > 0 && b.inflight != nil {
+		b.inflight.Add(-1)
+	}
 }
 
 // overloaded answers a request that a backend's cap turned away.

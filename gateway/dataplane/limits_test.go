@@ -253,8 +253,9 @@ func TestTooManyHeaders(t *testing.T) {
 }
 
 // TestBackendConcurrencyCap: with a cap of 2, two requests the backend
-// holds are in flight; a third is answered 503 at once and never reaches
-// the backend; once the two are done, requests pass again.
+// holds are in flight; a third, after a new snapshot, is answered 503 at
+// once and never reaches the backend; once the two are done, requests
+// pass again.
 func TestBackendConcurrencyCap(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan string, 10)
@@ -264,7 +265,16 @@ func TestBackendConcurrencyCap(t *testing.T) {
 			<-release
 		}
 	}))
-	gw := limitsGateway(t, dataplane.Limits{MaxBackendRequests: 2}, ir.Backend{Name: "default/capped:8080", Weight: 1, Endpoints: []string{addr}})
+	ref := ir.Backend{Name: "default/capped:8080", Weight: 1, Endpoints: []string{addr}}
+	cfg := func() *ir.Config {
+		return oneListener(route("r", 0, nil, rule([]gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/")}, ref)))
+	}
+	s := dataplane.New(dataplane.Options{Limits: dataplane.Limits{MaxBackendRequests: 2}})
+	t.Cleanup(func() { s.Close() })
+	if err := s.Apply(cfg()); err != nil {
+		t.Fatal(err)
+	}
+	gw := mustAddr(t, s, 80)
 	client := &http.Client{Timeout: 20 * time.Second}
 	var wg sync.WaitGroup
 	statuses := make(chan int, 2)
@@ -286,6 +296,12 @@ func TestBackendConcurrencyCap(t *testing.T) {
 			close(release)
 			t.Fatal("the two held requests did not reach the backend")
 		}
+	}
+	// A new snapshot naming the same backend keeps counting the requests
+	// the old one let in.
+	if err := s.Apply(cfg()); err != nil {
+		close(release)
+		t.Fatal(err)
 	}
 	resp, err := client.Get("http://" + gw + "/third")
 	if err != nil {

@@ -197,12 +197,11 @@ func (s *Server) exchange(pr *proxyRequest) {
 		s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
-	load, ok := s.load.acquire(b.name, s.limits.MaxBackendRequests) // limits.go
-	if !ok {
+	if !b.acquire(s.limits.MaxBackendRequests) { // limits.go
 		s.overloaded(pr.w, act.grpc, b)
 		return
 	}
-	defer release(load)
+	defer b.release(s.limits.MaxBackendRequests)
 	p := act.retry
 	limit := p.attempts()
 	if s.breakages.NoNonIdempotentRetries && !idempotent(pr.r.Method) {

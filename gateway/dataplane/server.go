@@ -65,7 +65,7 @@ type Server struct {
 	budgets budgets // retry budgets by Service, kept across snapshots (retrybudget.go)
 
 	limits Limits      // defaults applied (limits.go)
-	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go)
+	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
 
 	// ctx bounds background work (mirrors); cancelled by Close.
 	ctx         context.Context
@@ -168,9 +168,9 @@ func (s *Server) Apply(cfg *ir.Config) error {
 		}
 		s.ports[key] = ps
 	}
+	s.load.attach(snap) // before anyone can serve with snap
 	s.snap.Store(snap)
 	s.budgets.prune(budgetKeys(cfg))
-	s.load.prune(cfg)
 	for key, ps := range s.ports {
 		if _, ok := snap.ports[key]; !ok {
 			stale = append(stale, ps)
