@@ -103,6 +103,9 @@ func (pr *proxyRequest) clientFault(err error) (status int, msg string, ok bool)
 	if berr := pr.body.failure(); berr != nil {
 		return clientFailure(&clientBodyError{berr})
 	}
+	if err == nil { // the common case, without errors.As's allocation
+		return 0, "", false
+	}
 	return clientFailure(err)
 }
 
