@@ -140,8 +140,10 @@ type requestBody struct {
 	eof    bool
 	slow   bool // the pace deadline was the one set for the read that failed
 
-	mu  sync.Mutex // guards err: the transport reads the body on its own goroutine
-	err error      // the first read error, other than the end
+	// mu guards eof (once set) and err: the transport reads the body on
+	// a goroutine of its own, which may outlive the handler.
+	mu  sync.Mutex
+	err error // the first read error, other than the end
 }
 
 // failure returns the first read error of the body, other than its end;
@@ -184,7 +186,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	b.read += int64(n)
 	switch {
 	case err == io.EOF:
+		b.mu.Lock()
 		b.eof = true
+		b.mu.Unlock()
 		if b.rc != nil {
 			_ = b.rc.SetReadDeadline(time.Time{})
 		}
@@ -226,7 +230,13 @@ func (b *requestBody) Close() error { return b.body.Close() }
 // HTTP/1.1 connection whose request body was not read to its end is
 // closed after the response.
 func (b *requestBody) finish() {
-	if b != nil && b.h1 && !b.eof {
+	if b == nil || !b.h1 {
+		return
+	}
+	b.mu.Lock()
+	eof := b.eof
+	b.mu.Unlock()
+	if !eof {
 		closeAfterResponse(b.w)
 	}
 }
