@@ -27,12 +27,13 @@ type Limits struct {
 	// and reaches no backend.
 	MaxRequestHeaders int
 	// MinRequestBodyRate, in bytes a second, and RequestBodyGrace bound a
-	// slow request body: from RequestBodyGrace after the body starts (the
-	// end of the request headers), the body must have arrived at no less
-	// than MinRequestBodyRate on average since it started. A slower body
-	// is answered 408 and, on HTTP/1.1, its connection closed. gRPC
-	// requests are exempt: a client stream may rightly wait between
-	// messages, and GEP-3139's limits bound the call.
+	// slow request body: the body (which starts at the end of the request
+	// headers) gets RequestBodyGrace as a head start, and must then keep
+	// up with MinRequestBodyRate: by RequestBodyGrace + t, at least
+	// MinRequestBodyRate × t bytes. A slower body is answered 408 and, on
+	// HTTP/1.1, its connection closed. gRPC requests are exempt: a client
+	// stream may rightly wait between messages, and GEP-3139's limits
+	// bound the call.
 	MinRequestBodyRate int64
 	RequestBodyGrace   time.Duration
 	// MaxBackendRequests is the most requests in flight to one backend
@@ -214,8 +215,8 @@ func (b *requestBody) deadline() time.Time {
 	}
 	b.slow = false
 	if b.rate > 0 {
-		// By paceAt + t, rate*(grace+t) bytes are due; read of them have
-		// come, so the next byte is due by paceAt + read/rate.
+		// By paceAt + t, rate*t bytes are due; read of them have come,
+		// so the next byte is due by paceAt + read/rate.
 		pace := b.paceAt.Add(time.Duration(float64(b.read) / float64(b.rate) * float64(time.Second)))
 		if d.IsZero() || pace.Before(d) {
 			d, b.slow = pace, true
