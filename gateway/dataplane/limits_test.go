@@ -2,6 +2,7 @@ package dataplane_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
@@ -346,4 +351,28 @@ func mustRequest(t *testing.T, method, url, body string) *http.Request {
 	}
 	req.Host = "gw.test"
 	return req
+}
+
+// TestGRPCTooManyHeaders: a gRPC call with more metadata entries than
+// the header-field limit fails RESOURCE_EXHAUSTED at the gateway; one with
+// a few passes.
+func TestGRPCTooManyHeaders(t *testing.T) {
+	addr, _, _ := grpcGateway(t)
+	client := testpb.NewTestServiceClient(dialGRPC(t, addr, "grpc.example.com"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, n := range []int{5, dataplane.DefaultMaxRequestHeaders + 1} {
+		kv := make([]string, 0, 2*n)
+		for i := range n {
+			kv = append(kv, fmt.Sprintf("x-m%d", i), "v")
+		}
+		_, err := client.EmptyCall(metadata.AppendToOutgoingContext(ctx, kv...), &testpb.Empty{})
+		want := codes.OK
+		if n > dataplane.DefaultMaxRequestHeaders {
+			want = codes.ResourceExhausted
+		}
+		if got := status.Code(err); got != want {
+			t.Errorf("%d metadata entries: %v, want %v", n, err, want)
+		}
+	}
 }
