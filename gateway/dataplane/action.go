@@ -42,6 +42,9 @@ type backend struct {
 	filters   filterSet
 	budget    *ir.RetryBudget // nil: no retry budget
 	next      atomic.Uint64
+	// inflight counts the requests in flight to the backend, shared by
+	// every rule and snapshot that names it (limits.go); set by Apply.
+	inflight *atomic.Int64
 }
 
 // pickEndpoint returns the next endpoint in round-robin order, or "" when

@@ -133,45 +133,11 @@ func connectionTimeouts(ctx context.Context) ir.ConnectionTimeouts {
 // for the client: for the request headers of a new connection (from the
 // accept) and of a kept-alive one (from its first byte), and for the next
 // request on a kept-alive connection. Request bodies are bounded by
-// clientBody.
+// requestBody (limits.go).
 func applyClientTimeout(srv *http.Server, d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	srv.ReadHeaderTimeout = d
 	srv.IdleTimeout = d
-}
-
-// clientBody returns body wrapped so that the client may be silent for at
-// most d between reads: before each read the connection's read deadline is
-// moved to d from now, and cleared at the end of the body. A client silent
-// for longer fails the read, which aborts the exchange; the expired
-// deadline stays, so the server's own attempt to drain the rest of the
-// body fails too, and the answer closes the connection.
-func clientBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
-	if d <= 0 || body == nil || body == http.NoBody {
-		return body
-	}
-	return &clientIdleBody{ReadCloser: body, w: w, rc: http.NewResponseController(w), d: d}
-}
-
-type clientIdleBody struct {
-	io.ReadCloser
-	w  http.ResponseWriter
-	rc *http.ResponseController
-	d  time.Duration
-}
-
-func (b *clientIdleBody) Read(p []byte) (int, error) {
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.d))
-	n, err := b.ReadCloser.Read(p)
-	switch {
-	case errors.Is(err, io.EOF):
-		_ = b.rc.SetReadDeadline(time.Time{})
-	case err != nil:
-		// The rest of the body will never be read: the connection
-		// cannot carry another request.
-		b.w.Header().Set("Connection", "close")
-	}
-	return n, err
 }

@@ -8,4 +8,13 @@
 // weights, retries and timeouts are checked and prepared there, so that
 // serving a request only reads them. The data plane never reads the API
 // server.
+//
+// Apart from what the snapshot says, the data plane bounds each request
+// by limits of its own (Options.Limits, limits.go): at most 100 header
+// fields (431), a request body that keeps 1 KiB/s after its first 10 s
+// (408; gRPC exempt), at most 1,024 requests in flight to one backend
+// (503); and an HTTP/1.1 connection is closed after a chunked request or
+// a request body that failed or was left unread.
+// docs/semantics/request-limits.md compares each with Envoy, nginx and
+// HAProxy.
 package dataplane

@@ -104,6 +104,11 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		s.fail(w, true, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
+	if !b.acquire(s.limits.MaxBackendRequests) { // limits.go
+		s.overloaded(w, true, b)
+		return
+	}
+	defer b.release(s.limits.MaxBackendRequests)
 	resp, err := s.forward(ctx, out, b, endpoint)
 	if err != nil {
 		switch {

@@ -18,8 +18,21 @@ import (
 // serveHTTP is the request path of one socket: choose the listener by Host
 // (and check it against the TLS SNI), match a route, then run the rule.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) {
+	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
+		// A chunked HTTP/1.1 request may have come with a Content-Length
+		// too, or with a Transfer-Encoding that other parsers read
+		// otherwise (folded, after a tab); net/http takes all of them as
+		// chunked and hides which it saw. RFC 9112 section 6.1: a server
+		// that processes a request with both MUST close the connection
+		// after responding. So the gateway does, for every chunked request
+		// (docs/semantics/request-limits.md).
+		w.Header().Set("Connection", "close")
+	}
 	normalizePath(r) // pathnorm.go: routes match, and backends get, the path without dot-segments
 	grpcReq := isGRPC(r)
+	if !s.checkHeaderCount(w, r, grpcReq) { // limits.go
+		return
+	}
 	pt := s.snap.Load().ports[key]
 	if pt == nil {
 		notFound(w, grpcReq)
@@ -76,6 +89,24 @@ type proxyRequest struct {
 	// origin is the client's CORS Origin, "" when the rule has no CORS
 	// filter; the response gets the rule's CORS headers for it.
 	origin string
+	// body guards the client's request body (limits.go); nil when no
+	// bound applies.
+	body *requestBody
+}
+
+// clientFault says how to answer an exchange that failed with err when
+// the client's request body was at fault (see clientFailure). The body's
+// own record is asked first: a read deadline that passed also ends the
+// request's context (net/http takes the connection for gone), and the
+// transport may report that end instead of the read error.
+func (pr *proxyRequest) clientFault(err error) (status int, msg string, ok bool) {
+	if berr := pr.body.failure(); berr != nil {
+		return clientFailure(&clientBodyError{berr})
+	}
+	if err == nil { // the common case, without errors.As's allocation
+		return 0, "", false
+	}
+	return clientFailure(err)
 }
 
 // startMirrors sends a copy of pr.out to each mirror of the rule and of the
@@ -146,7 +177,9 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 		defer cancel()
 	}
 	out := upstreamRequest(ctx, r)
-	out.Body = clientBody(w, out.Body, connectionTimeouts(r.Context()).Client) // conntimeouts.go
+	var guard *requestBody
+	out.Body, guard = s.guardRequestBody(w, r, out.Body) // limits.go: client timeout, pace, close after a broken body
+	defer guard.finish()
 	out.Body = markClientErrors(out.Body)
 	if r.ProtoMajor == 1 && out.Body != nil {
 		// Keep reading the request body while the response streams (HTTP/2
@@ -155,7 +188,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	}
 	applyRequestFilters(out, fs, mp)
 	applyRequestFilters(out, &b.filters, mp)
-	pr := &proxyRequest{w: w, r: r, out: out, act: act, b: b, origin: origin}
+	pr := &proxyRequest{w: w, r: r, out: out, act: act, b: b, origin: origin, body: guard}
 	s.startMirrors(pr)
 
 	// The upstream exchange: attempts, retries and timeouts (retry.go).
@@ -411,6 +444,9 @@ func clientFailure(err error) (status int, msg string, ok bool) {
 	var cbe *clientBodyError
 	if !errors.As(err, &cbe) {
 		return 0, "", false
+	}
+	if slow := (*slowBodyError)(nil); errors.As(cbe.err, &slow) {
+		return http.StatusRequestTimeout, slow.Error(), true
 	}
 	if errors.Is(cbe.err, os.ErrDeadlineExceeded) {
 		return http.StatusRequestTimeout, "the client did not send the request body in time", true

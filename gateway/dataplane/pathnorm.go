@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -18,6 +19,15 @@ import (
 // decoding both make it), routes match the result, and the backend gets
 // the result: a request only ever reaches a backend with the path of a
 // route that matched it.
+//
+// The backend gets the path in the encoding the client sent, less the
+// removed segments: an encoded slash ("%2F") inside a segment stays
+// encoded, as it does in a path without dot-segments, since a backend may
+// tell "a%2Fb" (one segment) from "a/b" (two). That holds unless a
+// dot-segment is delimited by an encoded slash ("/public%2F..%2Fsecret"):
+// then the segments of the encoded path are not those of the decoded path
+// routes matched, and the backend gets the decoded result, re-encoded, so
+// that what it gets is still what a route matched.
 
 // normalizePath removes the dot-segments of r's path in place, and reports
 // whether there were any. A path without any is left untouched, its
@@ -27,9 +37,26 @@ func normalizePath(r *http.Request) bool {
 	if !hasDotSegment(p) {
 		return false
 	}
+	raw := r.URL.RawPath
 	r.URL.Path = removeDotSegments(p)
 	r.URL.RawPath = "" // re-encoded from Path when forwarded
+	if raw != "" {
+		// Keep the client's encoding when removing the segments from the
+		// encoded path names the same path.
+		if esc := resolveDotSegments(raw, escapedDot); unescapePath(esc) == r.URL.Path {
+			r.URL.RawPath = esc
+		}
+	}
 	return true
+}
+
+// unescapePath decodes an encoded path, or returns "" when it is not one.
+func unescapePath(p string) string {
+	u, err := url.PathUnescape(p)
+	if err != nil {
+		return ""
+	}
+	return u
 }
 
 // hasDotSegment reports whether path has a segment "." or "..".
@@ -50,7 +77,24 @@ func hasDotSegment(path string) bool {
 // section 5.2.4 for an absolute path: "." segments go, ".." removes the
 // segment before it (never above the root), and a path that ended in a
 // dot-segment keeps its final "/". Empty segments ("//") are kept.
-func removeDotSegments(path string) string {
+func removeDotSegments(path string) string { return resolveDotSegments(path, plainDot) }
+
+// plainDot returns a segment as it is: "." and ".." are dot-segments.
+func plainDot(seg string) string { return seg }
+
+// escapedDot returns what an encoded segment is, for the test of a
+// dot-segment: "%2e" and "%2E" are dots (anything else is returned as it
+// is, which is never "." or ".." unless it was).
+func escapedDot(seg string) string {
+	if len(seg) > 6 || !strings.Contains(seg, "%") {
+		return seg
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(seg, "%2e", "."), "%2E", ".")
+}
+
+// resolveDotSegments is removeDotSegments with the dot-segments told by
+// dot(segment) being "." or "..".
+func resolveDotSegments(path string, dot func(string) string) string {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
@@ -59,7 +103,7 @@ func removeDotSegments(path string) string {
 	trailing := false
 	for i, s := range segs {
 		last := i == len(segs)-1
-		switch s {
+		switch dot(s) {
 		case ".":
 			trailing = last
 		case "..":

@@ -70,6 +70,11 @@ func TestPathsAreNormalisedBeforeMatching(t *testing.T) {
 		{"/public and /secret", "/public/./x/../y?q=1", 200, "/public/y?q=1", ""},
 		{"/public and /secret", "/public/x/%2e%2e/", 200, "/public/", ""},
 		{"/public and /secret", "/public/a%2Fb", 200, "/public/a%2Fb", ""}, // no dot-segment: as sent
+		// Escaped slashes stay escaped when dot-segments go...
+		{"/public and /secret", "/public/./a%2Fb", 200, "/public/a%2Fb", ""},
+		{"/public and /secret", "/public/x/../a%2Fb/%2e/c?q=1", 200, "/public/a%2Fb/c?q=1", ""},
+		{"/public and /secret", "/public/%2e/a%2F..%2Fb", 200, "/public/b", ""}, // ...unless one delimits a dot-segment
+		{"/public and /secret", "/public%2F..%2Fsecret%2Fa", 200, "", "/secret/a"},
 		{"/public and /secret", "/public/..x/y..", 200, "/public/..x/y..", ""},
 	} {
 		cfg := onlyPublic

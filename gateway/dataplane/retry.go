@@ -197,6 +197,11 @@ func (s *Server) exchange(pr *proxyRequest) {
 		s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
+	if !b.acquire(s.limits.MaxBackendRequests) { // limits.go
+		s.overloaded(pr.w, act.grpc, b)
+		return
+	}
+	defer b.release(s.limits.MaxBackendRequests)
 	p := act.retry
 	limit := p.attempts()
 	if s.breakages.NoNonIdempotentRetries && !idempotent(pr.r.Method) {
@@ -227,6 +232,12 @@ func (s *Server) exchange(pr *proxyRequest) {
 	for n := 1; ; n++ {
 		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
 		at := s.try(pr, body, endpoint)
+		if _, _, ok := pr.clientFault(at.err); ok {
+			// The client's body failed (handler.go): answered as such,
+			// never retried.
+			s.finish(pr, at)
+			return
+		}
 		if ctx.Err() != nil {
 			at.done()
 			s.answerEnd(pr)
@@ -307,18 +318,17 @@ func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
 func (s *Server) finish(pr *proxyRequest, at *attempt) {
 	w, r, act := pr.w, pr.r, pr.act
 	defer at.done()
+	status, msg, clientFault := pr.clientFault(at.err) // handler.go: the client's body was at fault
 	switch {
 	case at.resp != nil:
 		s.writeResponse(pr, at.resp) // proxy.go
+	case clientFault:
+		s.fail(w, act.grpc, status, grpcInternal, msg)
 	case r.Context().Err() != nil:
 		// The client went away; nobody to answer.
 	case at.timedOut:
 		s.fail(w, act.grpc, http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream request timeout")
 	default:
-		if status, msg, ok := clientFailure(at.err); ok { // handler.go: the client's body was at fault
-			s.fail(w, act.grpc, status, grpcInternal, msg)
-			return
-		}
 		s.log.V(1).Info("upstream request failed", "backend", pr.b.name, "endpoint", at.endpoint, "error", at.err.Error())
 		s.fail(w, act.grpc, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
 	}
@@ -328,6 +338,10 @@ func (s *Server) finish(pr *proxyRequest, at *attempt) {
 // relayed: 504 when the request timeout expired, nothing when the client
 // went away.
 func (s *Server) answerEnd(pr *proxyRequest) {
+	if status, msg, ok := pr.clientFault(nil); ok {
+		s.fail(pr.w, pr.act.grpc, status, grpcInternal, msg)
+		return
+	}
 	if pr.r.Context().Err() != nil {
 		return
 	}

@@ -36,6 +36,9 @@ type Options struct {
 	// Logger receives errors and, at V(1), per-request details. The zero
 	// value discards everything.
 	Logger logr.Logger
+	// Limits are the gateway's own bounds on a request (limits.go); zero
+	// fields take the documented defaults.
+	Limits Limits
 }
 
 // Server serves the listeners of a routing snapshot: one socket per
@@ -60,6 +63,9 @@ type Server struct {
 	h1, h2c *http.Transport // shared upstream transports
 
 	budgets budgets // retry budgets by Service, kept across snapshots (retrybudget.go)
+
+	limits Limits      // defaults applied (limits.go)
+	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
 
 	// ctx bounds background work (mirrors); cancelled by Close.
 	ctx         context.Context
@@ -87,6 +93,7 @@ func NewBroken(opts Options, b breakage.Set) *Server {
 		bindHost:    opts.BindHost,
 		listenAddr:  opts.ListenAddr,
 		log:         opts.Logger,
+		limits:      opts.Limits.withDefaults(),
 		breakages:   b,
 		grpcFaults:  b.GRPC,
 		ports:       make(map[portKey]*portServer),
@@ -161,6 +168,7 @@ func (s *Server) Apply(cfg *ir.Config) error {
 		}
 		s.ports[key] = ps
 	}
+	s.load.attach(snap) // before anyone can serve with snap
 	s.snap.Store(snap)
 	s.budgets.prune(budgetKeys(cfg))
 	for key, ps := range s.ports {
