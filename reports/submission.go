@@ -24,21 +24,22 @@ const SubmissionReadmeName = "README.md"
 const UpstreamDirName = "upstream"
 
 // SubmissionDir returns the folder, relative to upstream's
-// conformance/reports, that report belongs in: its Gateway API version,
-// then a folder named after the implementation, e.g.
-// "v1.6.3/acme-operator".
+// conformance/reports, that report belongs in: the major.minor of its
+// Gateway API version, as upstream names its folders, then a folder named
+// after the implementation, e.g. "v1.6/acme-operator" for v1.6.3.
 func SubmissionDir(report *confv1.ConformanceReport) (string, error) {
 	if report == nil {
 		return "", errNoUpstream
 	}
-	if err := checkFileNamePart("gatewayAPIVersion", report.GatewayAPIVersion); err != nil {
-		return "", err
+	folder := majorMinor(report.GatewayAPIVersion)
+	if folder == "" {
+		return "", fmt.Errorf("reports: gatewayAPIVersion %q is not a semantic version such as v1.6.3; its major.minor names the report's folder", report.GatewayAPIVersion)
 	}
 	impl := ImplementationFolder(report.Implementation)
 	if impl == "" {
 		return "", fmt.Errorf("reports: implementation.organization and implementation.project are empty; they name the report's folder")
 	}
-	return path.Join(report.GatewayAPIVersion, impl), nil
+	return path.Join(folder, impl), nil
 }
 
 // ImplementationFolder returns the folder name upstream's reports use for
@@ -84,8 +85,12 @@ func WriteSubmissionReadme(w io.Writer, run *Run) error {
 	b.WriteString("## Table of contents\n\n")
 	b.WriteString("| API channel | Implementation version | Mode | Report |\n")
 	b.WriteString("|-------------|------------------------|------|--------|\n")
-	fmt.Fprintf(&b, "| %s | [%s](%s) | %s | [link](./%s) |\n\n",
-		cell(report.GatewayAPIChannel), cell(impl.Version), strings.ReplaceAll(impl.URL, ")", "%29"), cell(report.Mode), file)
+	version := cell(impl.Version)
+	if isWebURL(impl.URL) {
+		version = "[" + version + "](" + strings.ReplaceAll(impl.URL, ")", "%29") + ")"
+	}
+	fmt.Fprintf(&b, "| %s | %s | %s | [%s report](./%s) |\n\n",
+		cell(report.GatewayAPIChannel), version, cell(report.Mode), cell(impl.Version), file)
 	b.WriteString("## Reproduce\n\n")
 	env := run.Environment
 	target := "the cluster at " + orUnknown(run.Target.Server)

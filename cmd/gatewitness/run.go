@@ -36,7 +36,7 @@ has finished for 10s. A test that would run but count in no requested
 profile stops the run before it starts.
 
 With --report-dir it writes: the upstream ConformanceReport (upstream's
-profiles and tests only) and its README.md under upstream/<version>/
+profiles and tests only) and its README.md under upstream/<major.minor>/
 <implementation>/, ready to submit (check it with gatewitness verify-report);
 gatewitness-report.yaml (gatewitness's profiles, from gatewitness's tests only);
 junit.xml; summary.md and summary-short.md; html/, the run's pages; and

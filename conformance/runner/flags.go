@@ -68,7 +68,7 @@ var identityFlags = []string{"organization", "project", "url", "version", "conta
 var gatewitnessStringFlags = []struct{ name, def, usage string }{
 	{"kubeconfig", "", "kubeconfig of the cluster to test (without it, $KUBECONFIG; without both, or with --in-process, the in-process reference gateway)"},
 	{"context", "", "the kubeconfig context to use, instead of its current context"},
-	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
+	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<major.minor>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
 	{"retry-budget-load-qps", strconv.Itoa(tests.DefaultRetryBudgetLoad().QPS),

@@ -263,7 +263,7 @@ func checkRun(t *testing.T, res *Result, dir, progress string) {
 
 	// The upstream report: upstream's profile and tests only, in
 	// upstream's folder layout, with its README.
-	sub := filepath.Join(dir, reports.UpstreamDirName, consts.BundleVersion, "acme-gw")
+	sub := filepath.Join(dir, reports.UpstreamDirName, consts.BundleVersion[:strings.LastIndex(consts.BundleVersion, ".")], "acme-gw")
 	wantFiles := []string{
 		filepath.Join(dir, reports.RunFileName),
 		filepath.Join(dir, reports.JUnitFileName),
