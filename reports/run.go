@@ -55,6 +55,9 @@ const (
 // when a field changes meaning or goes away.
 const RunSchema = "gatewitness.github.io/run/v1alpha1"
 
+// MaxInstallSteps bounds Run.InstallSteps, in bytes.
+const MaxInstallSteps = 64 << 10
+
 // MaxTests is the most tests a Run may hold.
 const MaxTests = 10000
 
@@ -93,6 +96,10 @@ type Run struct {
 	// name first), for the Reproduce section; empty when a Go program ran
 	// the suite.
 	CommandLine []string `json:"commandLine,omitempty"`
+	// InstallSteps is Markdown saying how the implementation under test
+	// was installed and configured (--install-steps, or installSteps in
+	// the options file), for the README's Reproduce section.
+	InstallSteps string `json:"installSteps,omitempty"`
 	// Phases are how long each phase of the run took, in order: for
 	// example starting the target, setting up the base resources, the
 	// serial tests, the parallel tests and cleaning up. A phase starts
@@ -223,6 +230,9 @@ func (r *Run) Validate() error {
 	}
 	if l := r.RetryBudgetLoad; l != nil && (l.QPS < 0 || l.Requests < 0 || !(l.ShareSlack >= 0)) {
 		return fmt.Errorf("reports: run RetryBudgetLoad is %+v; want a qps, requests and share slack of zero or more", *l)
+	}
+	if len(r.InstallSteps) > MaxInstallSteps {
+		return fmt.Errorf("reports: run InstallSteps has %d bytes; at most %d are accepted", len(r.InstallSteps), MaxInstallSteps)
 	}
 	if len(r.Phases) > MaxPhases {
 		return fmt.Errorf("reports: run has %d phases; at most %d are accepted", len(r.Phases), MaxPhases)

@@ -92,7 +92,7 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
 		"timeout-config-overrides", "kubeconfig", "context", "in-process", "report-dir", "timing-tolerance",
 		"retry-budget-load-qps", "retry-budget-load-requests", "retry-budget-share-slack",
-		"options-file", "conformance-options-file", "v", "parallel",
+		"options-file", "conformance-options-file", "v", "parallel", "install-steps",
 	} {
 		if len(flag) == 1 {
 			// flag prints a one-letter flag's help on its own line.

@@ -621,7 +621,8 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		RetryBudgetLoad: &reports.RetryBudgetLoad{
 			QPS: o.RetryBudgetLoad.QPS, Requests: o.RetryBudgetLoad.Requests, ShareSlack: o.RetryBudgetLoad.ShareSlack,
 		},
-		CommandLine: o.CommandLine,
+		CommandLine:  o.CommandLine,
+		InstallSteps: o.InstallSteps,
 		Environment: reports.Environment{
 			KubernetesVersion:  tgt.kubernetesVersion,
 			SuiteVersion:       consts.BundleVersion,

@@ -49,3 +49,12 @@ func IsSemantic(v string) bool {
 	_, err := utilversion.ParseSemantic(v)
 	return err == nil
 }
+
+// IsRelease reports whether v names a release: a semantic version with no
+// pre-release part (so neither a Go pseudo-version nor Unknown), no build
+// metadata, and not v0.0.0.
+func IsRelease(v string) bool {
+	sv, err := utilversion.ParseSemantic(v)
+	return err == nil && sv.PreRelease() == "" && sv.BuildMetadata() == "" &&
+		(sv.Major() != 0 || sv.Minor() != 0 || sv.Patch() != 0)
+}

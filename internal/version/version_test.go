@@ -33,3 +33,21 @@ func TestIsSemantic(t *testing.T) {
 		}
 	}
 }
+
+func TestIsRelease(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v0.1.0": true, "v1.2.3": true, "1.2.3": true,
+		"v0.0.0-20260301120000-0123456789ab":       false, // a pseudo-version: a commit, not a release
+		"v0.0.0-20260301120000-0123456789ab+dirty": false,
+		Unknown:          false,
+		"v1.2.3-rc.1":    false,
+		"v1.2.3+build.1": false,
+		"v0.0.0":         false,
+		"main":           false,
+		"":               false,
+	} {
+		if got := IsRelease(v); got != want {
+			t.Errorf("IsRelease(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
