@@ -287,7 +287,7 @@ func TestSiteInBrowser(t *testing.T) {
 	shoot("index.png")
 
 	// From the index to the failed run, and on to the failed test.
-	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process"] td:nth-child(4) a`)
+	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process-v1-6-experimental"] td:nth-child(4) a`)
 	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
 	type testView struct {
 		Heading  string   `json:"heading"`
@@ -336,7 +336,7 @@ func TestSiteInBrowser(t *testing.T) {
 	shoot("failed-test.png")
 
 	// The series page and a passing test's page, for the console.
-	open(srv.URL + "/series/gatewitness-reference-gateway-default-in-process.html")
+	open(srv.URL + "/series/gatewitness-reference-gateway-default-in-process-v1-6-experimental.html")
 	open(srv.URL + "/runs/" + h.Entries[0].ID + "/tests/HTTPRouteRetryCodesAndAttempts.html")
 	settle()
 	if p := cons.problems(); len(p) > 0 {
