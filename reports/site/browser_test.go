@@ -223,8 +223,8 @@ func TestSiteInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRows := []seriesRow{
-		{"in-process", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
-		{"localcp · gatewitness", "3", "0", []string{"cell pass current ✓"}},
+		{"in-process · v1.6 experimental", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
+		{"localcp · gatewitness · v1.6 experimental", "3", "0", []string{"cell pass current ✓"}},
 	}
 	if !slices.EqualFunc(rows, wantRows, func(a, b seriesRow) bool {
 		return a.Target == b.Target && a.Passed == b.Passed && a.Failed == b.Failed && slices.Equal(a.Strip, b.Strip)
@@ -260,8 +260,8 @@ func TestSiteInBrowser(t *testing.T) {
 	}{
 		// The second in-process night failed HTTPRouteTimeoutsWithoutRetry,
 		// a test of the request and backend timeouts.
-		{0, "in-process", "success", "failure", "✗", "✓", "✓", "○"},
-		{1, "localcp · gatewitness", "success", "partial", "✓", "✓", "✓", "○"},
+		{0, "in-process · v1.6 experimental", "success", "failure", "✗", "✓", "✓", "○"},
+		{1, "localcp · gatewitness · v1.6 experimental", "success", "partial", "✓", "✓", "✓", "○"},
 	} {
 		r := resilience[tt.row]
 		if r.Target != tt.target || !strings.HasPrefix(r.Core, tt.core) || !strings.HasPrefix(r.Extended, tt.extended) ||
@@ -274,6 +274,53 @@ func TestSiteInBrowser(t *testing.T) {
 	}
 	if http := readMatrix("GATEWAY-HTTP"); len(http) != 2 || http[0].Cells["HTTPRouteHostRewrite"] != "○" || http[0].Cells["GatewayStaticAddresses"] != "–" {
 		t.Errorf("GATEWAY-HTTP rows = %+v; want 2, HostRewrite claimed but not tested, GatewayStaticAddresses not claimed", http)
+	}
+	// The news first: what changed is above the first matrix and in the
+	// first screen; the matrices have no rotated headers, wrap feature
+	// names, and keep the first column in view when scrolled sideways.
+	type layout struct {
+		ChangesTop    float64 `json:"changesTop"`
+		FirstMatrix   float64 `json:"firstMatrix"`
+		WritingMode   string  `json:"writingMode"`
+		Transform     string  `json:"transform"`
+		HeaderHeight  float64 `json:"headerHeight"`
+		Sticky        string  `json:"sticky"`
+		ScrollWidth   float64 `json:"scrollWidth"`
+		ClientWidth   float64 `json:"clientWidth"`
+		FirstCellLeft float64 `json:"firstCellLeft"`
+		ScrollLeft    float64 `json:"scrollLeft"`
+		BoxLeft       float64 `json:"boxLeft"`
+	}
+	lay, err := chromedp.Run(ctx, chromedp.Evaluate[layout](`(() => {
+		const http = document.querySelector('table.matrix[data-profile="GATEWAY-HTTP"]');
+		const box = http.parentElement;
+		box.scrollLeft = box.scrollWidth;
+		const th = http.querySelector("th.feature"), cs = getComputedStyle(th);
+		return {
+			changesTop: document.querySelector("#changes").getBoundingClientRect().top + scrollY,
+			firstMatrix: document.querySelector("table.matrix").getBoundingClientRect().top + scrollY,
+			writingMode: cs.writingMode, transform: cs.transform,
+			headerHeight: http.tHead.getBoundingClientRect().height,
+			sticky: getComputedStyle(http.querySelector("tbody td")).position,
+			scrollWidth: box.scrollWidth, clientWidth: box.clientWidth, scrollLeft: box.scrollLeft,
+			firstCellLeft: http.querySelector("tbody td").getBoundingClientRect().left,
+			boxLeft: box.getBoundingClientRect().left};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("index layout at 1280 px: %+v", lay)
+	if lay.ChangesTop >= lay.FirstMatrix || lay.ChangesTop > 900 {
+		t.Errorf("what changed starts at %.0f px, the first profile table at %.0f px; want the changes first, in the first screen", lay.ChangesTop, lay.FirstMatrix)
+	}
+	if lay.WritingMode != "horizontal-tb" || lay.Transform != "none" || lay.HeaderHeight > 150 {
+		t.Errorf("GATEWAY-HTTP's feature headers: writing mode %s, transform %s, header %.0f px high; want horizontal, unrotated, at most 150 px", lay.WritingMode, lay.Transform, lay.HeaderHeight)
+	}
+	if lay.Sticky != "sticky" || lay.ScrollLeft > 0 && lay.FirstCellLeft < lay.BoxLeft-1 {
+		t.Errorf("GATEWAY-HTTP's first column: position %s, at %.0f px when scrolled by %.0f px (the box at %.0f px); want it sticky, in view", lay.Sticky, lay.FirstCellLeft, lay.ScrollLeft, lay.BoxLeft)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(document.querySelector('table.matrix[data-profile="GATEWAY-HTTP"]').parentElement.scrollLeft = 0, 0)`)); err != nil {
+		t.Fatal(err)
 	}
 	changes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#changes li.change")].map(li => li.innerText)`))
 	if err != nil || len(changes) != 1 || changes[0] != "HTTPRouteTimeoutsWithoutRetry: pass → fail (broken)" {
