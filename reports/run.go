@@ -210,6 +210,43 @@ type TestResult struct {
 	// DroppedObservations counts observations the collector did not keep
 	// (observe.Dropped).
 	DroppedObservations int `json:"droppedObservations,omitempty"`
+	// State is what the cluster held when the test failed, before its
+	// resources were cleaned up: the conditions of the Gateways and
+	// routes and the endpoints of the Services in the suite's namespaces
+	// (at most MaxStateObjects). Empty unless the test failed.
+	State []ObjectState `json:"state,omitempty"`
+}
+
+// MaxStateObjects bounds TestResult.State.
+const MaxStateObjects = 100
+
+// ObjectState is one object's state, as a failed test left it.
+type ObjectState struct {
+	// Kind, Namespace and Name name the object (Gateway, HTTPRoute,
+	// GRPCRoute, EndpointSlice).
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Generation is the object's metadata.generation.
+	Generation int64 `json:"generation,omitempty"`
+	// Conditions are its status conditions: a Gateway's own and its
+	// listeners' (Scope "listener <name>"), a route's per parent (Scope
+	// "parent <namespace>/<name>").
+	Conditions []StateCondition `json:"conditions,omitempty"`
+	// Service is, for an EndpointSlice, the Service it belongs to;
+	// Endpoints its endpoints ("10.0.0.7:3000 ready").
+	Service   string   `json:"service,omitempty"`
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// StateCondition is a status condition of an ObjectState.
+type StateCondition struct {
+	Scope              string `json:"scope,omitempty"`
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
 }
 
 // Validate checks that r can be written: every test has a unique,
@@ -267,6 +304,9 @@ func (r *Run) Validate() error {
 		}
 		if t.Duration < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Duration is %v; want a duration of zero or more", i, t.ShortName, t.Duration))
+		}
+		if len(t.State) > MaxStateObjects {
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): State has %d objects; at most %d are accepted", i, t.ShortName, len(t.State), MaxStateObjects))
 		}
 		if t.DroppedObservations < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): DroppedObservations is %d; want zero or more", i, t.ShortName, t.DroppedObservations))

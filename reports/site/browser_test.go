@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // The browser test drives a real Chromium through the DevTools protocol
@@ -125,6 +127,21 @@ func TestSiteInBrowser(t *testing.T) {
 		cannotRun(t, "no browser to run: %v", err)
 	}
 	h := readFixtures(t)
+	// The failed test's state, as the runner's snapshot records it (the
+	// recorded night predates the field): the route not accepted, its
+	// backend with no ready endpoint.
+	failed := testOf(h.Entries[1].Run, "HTTPRouteTimeoutsWithoutRetry")
+	if failed == nil || failed.Result != reports.Fail {
+		t.Fatalf("the fixture's second night has no failed HTTPRouteTimeoutsWithoutRetry")
+	}
+	failed.State = []reports.ObjectState{
+		{Kind: "Gateway", Namespace: "gateway-conformance-infra", Name: "same-namespace", Generation: 1, Conditions: []reports.StateCondition{
+			{Type: "Programmed", Status: "True", Reason: "Programmed", ObservedGeneration: 1},
+			{Scope: "listener http", Type: "Accepted", Status: "True", Reason: "Accepted", ObservedGeneration: 1}}},
+		{Kind: "HTTPRoute", Namespace: "gateway-conformance-infra", Name: "timeouts", Generation: 2, Conditions: []reports.StateCondition{
+			{Scope: "parent gateway-conformance-infra/same-namespace", Type: "Accepted", Status: "False", Reason: "UnsupportedValue", Message: "timeouts.request is not supported", ObservedGeneration: 2}}},
+		{Kind: "EndpointSlice", Namespace: "gateway-conformance-infra", Name: "infra-backend-v1-x", Service: "infra-backend-v1", Endpoints: []string{"10.244.0.7:3000 not ready"}},
+	}
 	root := t.TempDir()
 	if _, err := Build(root, h, Options{}); err != nil {
 		t.Fatal(err)
@@ -345,6 +362,7 @@ func TestSiteInBrowser(t *testing.T) {
 		Strip    []string `json:"strip"`
 		History  string   `json:"history"`
 		GEPLinks int      `json:"gepLinks"`
+		State    []string `json:"state"`
 	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[testView](`({
 		heading: document.querySelector("h1").innerText,
@@ -354,7 +372,8 @@ func TestSiteInBrowser(t *testing.T) {
 		ledger: document.querySelectorAll("table.ledger tbody tr").length,
 		strip: [...document.querySelectorAll(".history ol.strip li")].map(li => li.className + " " + li.innerText),
 		history: document.querySelector(".history p").innerText,
-		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length})`))
+		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length,
+		state: [...document.querySelectorAll("table.state tr.state-row")].map(tr => tr.innerText.replace(/\s+/g, " ").trim())})`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,6 +397,15 @@ func TestSiteInBrowser(t *testing.T) {
 	}
 	if v.GEPLinks == 0 {
 		t.Error("no link to GEP-1742")
+	}
+	wantState := []string{
+		"Gateway gateway-conformance-infra/same-namespace (generation 1) Programmed True (observed 1) Programmed",
+		"listener http Accepted True (observed 1) Accepted",
+		"HTTPRoute gateway-conformance-infra/timeouts (generation 2) parent gateway-conformance-infra/same-namespace Accepted False (observed 2) UnsupportedValue timeouts.request is not supported",
+		"EndpointSlice gateway-conformance-infra/infra-backend-v1-x Service infra-backend-v1 10.244.0.7:3000 not ready",
+	}
+	if !slices.Equal(v.State, wantState) {
+		t.Errorf("the failed test's state at the failure:\n%q\nwant\n%q", v.State, wantState)
 	}
 	settle()
 	shoot("failed-test.png")
