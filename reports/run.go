@@ -194,6 +194,9 @@ type TestResult struct {
 	Result Result `json:"result"`
 	// Duration is how long the test took.
 	Duration time.Duration `json:"duration"`
+	// Started is when the test started; zero in records of a gatewitness
+	// that did not record it, and for tests that did not run.
+	Started time.Time `json:"started,omitzero"`
 	// Message says why the test failed (the failing assertions) or was
 	// skipped; empty on a pass.
 	Message string `json:"message,omitempty"`

@@ -53,7 +53,7 @@ Flags:
 // runCommand is `gatewitness run`.
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gatewitness run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	build := runner.RegisterFlags(fs)
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
 	parallel := fs.Int("parallel", defaultParallel, "how many tests and subtests marked parallel may run at once (as go test -parallel); "+
@@ -75,7 +75,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			stdout.Write(help.Bytes())
 			return 0
 		}
-		stderr.Write(help.Bytes())
+		// One line, not the whole help: the error and where to look.
+		fmt.Fprintf(stderr, "gatewitness run: %v%s\n", err, flagHint(fs, err))
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -154,6 +154,7 @@ func (r *recorder) record(tr reports.TestResult, counted bool) {
 	now := time.Now()
 	if st, ok := r.running[tr.ShortName]; ok {
 		tr.Duration = now.Sub(st)
+		tr.Started = st
 		delete(r.running, tr.ShortName)
 	}
 	r.results[tr.ShortName] = tr
