@@ -1,6 +1,6 @@
 // Command upstream-names writes the profile, feature and test names of one
 // Gateway API release's conformance suite as the JSON data file
-// features/upstreamnames reads (features/upstreamnames/data/<version>.json).
+// (upstreamnames.Names) features/upstreamnames reads (features/upstreamnames/data/<version>.json).
 // It parses the release's Go source and runs none of it, so it reads any
 // release, whatever Go version the release needs:
 //
@@ -26,16 +26,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// names is the data file's shape; features/upstreamnames decodes it.
-type names struct {
-	Version  string   `json:"version"`
-	Source   string   `json:"source"`
-	Profiles []string `json:"profiles"`
-	Features []string `json:"features"`
-	Tests    []string `json:"tests"`
-}
+	"github.com/gatewitness/gatewitness/features/upstreamnames"
+)
 
 func main() {
 	version := flag.String("version", "", "the Gateway API release, e.g. v1.6.1")
@@ -73,8 +66,8 @@ func main() {
 	}
 }
 
-func extract(version, root, conf string) (*names, error) {
-	n := &names{Version: version}
+func extract(version, root, conf string) (*upstreamnames.Names, error) {
+	n := &upstreamnames.Names{Version: version}
 	var err error
 	// Features: the string constants of pkg/features named Support*.
 	if n.Features, err = constants(filepath.Join(root, "pkg", "features"), func(name string) bool {
