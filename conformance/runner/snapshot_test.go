@@ -68,11 +68,11 @@ func TestSnapshot(t *testing.T) {
 
 	rec := newRecorder(&Options{})
 	rec.setState("Fails", state)
-	tr := rec.testResult(plannedTest{test: suite.ConformanceTest{ShortName: "Fails"}}, true, false, "")
+	tr := rec.testResult(plannedTest{test: suite.ConformanceTest{ShortName: "Fails"}}, true, false, nil)
 	if tr.Result != reports.Fail || len(tr.State) != 3 {
 		t.Errorf("the failed test's result has %d objects of state, want 3", len(tr.State))
 	}
-	if tr := rec.testResult(plannedTest{test: suite.ConformanceTest{ShortName: "Passes"}}, false, false, ""); tr.State != nil {
+	if tr := rec.testResult(plannedTest{test: suite.ConformanceTest{ShortName: "Passes"}}, false, false, nil); tr.State != nil {
 		t.Errorf("a passed test has state %+v", tr.State)
 	}
 }
