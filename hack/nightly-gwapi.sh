@@ -33,14 +33,7 @@ v1.7.0)
 "$(go list -m -f '{{.Version}}' sigs.k8s.io/gateway-api)")
 	crd_dir="$(mktemp -d)"
 	trap 'rm -rf "$crd_dir"' EXIT
-	src="$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/$channel"
-	for f in "$src"/*.yaml; do
-		case "$(basename "$f")" in
-		kustomization.yaml | *_vap_*) ;; # not CRDs (see crds/README.md)
-		*) install -m 0644 "$f" "$crd_dir/" ;;
-		esac
-	done
-	go run ./hack/gen-crd-overlays -crds "$crd_dir"
+	hack/crds-of-release.sh "$channel" "$crd_dir"
 	GATEWITNESS_CRD_DIR="$crd_dir" go run -buildvcs=true ./cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 	;;
 *)

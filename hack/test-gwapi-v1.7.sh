@@ -100,14 +100,7 @@ GATEWITNESS_GOLIST_DIR="$mod" go test -mod=mod -count=1 github.com/gatewitness/g
 say "the consumer after go mod tidy: $(grep '^go ' go.mod); its test binary links $(go list -deps -test . | wc -l) packages"
 
 say "2. the in-process suite with $version's tests and CRDs ($channel)"
-src="$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/$channel"
-for f in "$src"/*.yaml; do
-	case "$(basename "$f")" in
-	kustomization.yaml | *_vap_*) ;; # not CRDs (see crds/README.md)
-	*) install -m 0644 "$f" "$crd_dir/" ;;
-	esac
-done
-go run -mod=mod github.com/gatewitness/gatewitness/hack/gen-crd-overlays -crds "$crd_dir"
+GOFLAGS=-mod=mod "$root/hack/crds-of-release.sh" "$channel" "$crd_dir"
 rc=0
 GATEWITNESS_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatewitness/gatewitness/cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 say "upstream profiles on $version:"
