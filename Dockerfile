@@ -1,5 +1,20 @@
 # The echo-backend image used in clusters: a static binary on distroless.
 #   docker build -t gatewitness/echo-backend:dev .
+# Without a registry (make release): a binary built on the host, in
+# bin/ of the build context, on a local base:
+#   docker build --target prebuilt --build-arg BASE_IMAGE=scratch -t gatewitness/echo-backend:v0.1.0 CONTEXT
+# The prebuilt stage comes first: Docker's classic builder builds every
+# stage before the target, and golang:1.26 is not there offline.
+ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
+
+FROM ${BASE_IMAGE} AS prebuilt
+COPY bin/echo-backend /echo-backend
+EXPOSE 3000 3001 3002 8443
+# distroless's nonroot user, by number: a base without /etc/passwd
+# (scratch) runs it the same.
+USER 65532:65532
+ENTRYPOINT ["/echo-backend"]
+
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -14,7 +14,7 @@ BUILDVCS := $(if $(shell git rev-parse --git-dir 2>/dev/null),-buildvcs=true)
 include kind/Makefile.kind
 include Makefile.localcp
 
-.PHONY: run test test-gwapi-v1.7 vet fmt-check build proto proto-check perf bench nightly
+.PHONY: run test test-gwapi-v1.7 vet fmt-check build release proto proto-check perf bench nightly
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
@@ -56,6 +56,10 @@ nightly:
 ## build: static binaries of the CLI and the echo-backend into bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
+
+## release: a release's files in dist/$(VERSION): gatewitness for linux/darwin x amd64/arm64 and the echo-backend for linux, with VERSION stamped, SHA256SUMS, and the echo-backend image gatewitness/echo-backend:$(VERSION) (see hack/release.sh; make release VERSION=v0.1.0)
+release:
+	GO='$(GO)' VERSION='$(VERSION)' hack/release.sh
 
 ## proto: regenerate echo-backend/echopb and echo-backend/grpcechopb from proto/ with pinned tools (built into bin/)
 proto:

@@ -2,6 +2,7 @@ package features
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -303,19 +304,30 @@ func TestTable(t *testing.T) {
 	mustRegister(t, r, Feature{Name: "HTTPRouteRetryCodes", Channel: ChannelExperimental, Level: LevelExtended, GEP: 1731,
 		DependsOn: []FeatureName{"HTTPRoute", "HTTPRouteRetry"}, Profiles: []string{"GATEWITNESS-X"}})
 	var buf bytes.Buffer
-	if err := writeTable(&buf, r.all()); err != nil {
+	if err := writeTable(&buf, r.all(), true); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
-		"NAME                 CHANNEL       LEVEL     GEP   PROFILES       DEPENDS ON\n" +
-		"HTTPRoute            standard      core      -     GATEWITNESS-X  -\n" +
-		"HTTPRouteRetryCodes  experimental  extended  1731  GATEWITNESS-X  HTTPRoute,HTTPRouteRetry\n"
+		"NAME                 FROM         CHANNEL       LEVEL     GEP   PROFILES       DEPENDS ON\n" +
+		"HTTPRoute            gatewitness  standard      core      -     GATEWITNESS-X  -\n" +
+		"HTTPRouteRetryCodes  gatewitness  experimental  extended  1731  GATEWITNESS-X  HTTPRoute,HTTPRouteRetry\n"
+	if got := buf.String(); got != want {
+		t.Errorf("wide table:\n%s\nwant:\n%s", got, want)
+	}
+	buf.Reset()
+	if err := writeTable(&buf, r.all(), false); err != nil {
+		t.Fatal(err)
+	}
+	want = "" +
+		"NAME                 FROM         CHANNEL       LEVEL     GEP\n" +
+		"HTTPRoute            gatewitness  standard      core      -\n" +
+		"HTTPRouteRetryCodes  gatewitness  experimental  extended  1731\n"
 	if got := buf.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 
 	buf.Reset()
-	if err := Table(&buf); err != nil {
+	if err := Table(&buf, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -324,6 +336,21 @@ func TestTable(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "HTTPRouteRetryCodes ") {
 		t.Error("Table does not list HTTPRouteRetryCodes")
+	}
+	// The default table fits a terminal of 120 columns (the wide one had 345).
+	for _, l := range lines {
+		if len(l) > 120 {
+			t.Errorf("a line of %d columns: %q", len(l), l)
+			break
+		}
+	}
+	buf.Reset()
+	if err := JSON(&buf, r.all()); err != nil {
+		t.Fatal(err)
+	}
+	var back []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || len(back) != 2 || back[1]["gep"] != 1731.0 || len(back[1]["dependsOn"].([]any)) != 2 {
+		t.Errorf("JSON: %v %s", err, buf.String())
 	}
 }
 

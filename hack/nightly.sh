@@ -7,8 +7,11 @@
 #      as a controller (make test-cluster), when the control plane's
 #      binaries are built and we are root (NIGHTLY_LOCALCP=auto), always
 #      (yes: missing binaries or root is an error) or never (no);
-#   3. adds the runs' records to the history folder and builds the site
-#      (gatewitness publish), keeping each series' newest NIGHTLY_KEEP runs.
+#   3. adds the runs' records to the history folder, with those of the
+#      folders NIGHTLY_ADD names (runs made elsewhere: the workflow's matrix
+#      over Gateway API releases and channels), and builds the site
+#      (gatewitness publish), keeping each series' newest NIGHTLY_KEEP runs;
+#      the failed tests of tonight's runs go to NIGHTLY_ALERTS (JSON).
 #
 # Failing tests do not stop it: they are what the site shows. It exits 1
 # when a suite ended without a run record (it could not run), after
@@ -17,7 +20,9 @@
 # Settings (environment): NIGHTLY_DIR (out/nightly), NIGHTLY_HISTORY
 # ($NIGHTLY_DIR/site/history), NIGHTLY_SITE ($NIGHTLY_DIR/site),
 # NIGHTLY_RUN_FLAGS (more flags of gatewitness run, for both suites),
-# NIGHTLY_LOCALCP (auto), NIGHTLY_KEEP (90), NIGHTLY_NIGHTS (14),
+# NIGHTLY_INPROCESS (yes; no skips step 1), NIGHTLY_LOCALCP (auto),
+# NIGHTLY_ADD (report folders, space-separated), NIGHTLY_ALERTS
+# ($NIGHTLY_DIR/alerts.json), NIGHTLY_KEEP (90), NIGHTLY_NIGHTS (14),
 # LOCALCP_BIN (.cache/localcp/bin), GO (go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +33,9 @@ NIGHTLY_DIR="${NIGHTLY_DIR:-out/nightly}"
 NIGHTLY_SITE="${NIGHTLY_SITE:-$NIGHTLY_DIR/site}"
 NIGHTLY_HISTORY="${NIGHTLY_HISTORY:-$NIGHTLY_SITE/history}"
 NIGHTLY_LOCALCP="${NIGHTLY_LOCALCP:-auto}"
+NIGHTLY_INPROCESS="${NIGHTLY_INPROCESS:-yes}"
+NIGHTLY_ALERTS="${NIGHTLY_ALERTS:-$NIGHTLY_DIR/alerts.json}"
+read -ra extra_runs <<<"${NIGHTLY_ADD:-}"
 NIGHTLY_KEEP="${NIGHTLY_KEEP:-90}"
 NIGHTLY_NIGHTS="${NIGHTLY_NIGHTS:-14}"
 LOCALCP_BIN="${LOCALCP_BIN:-$PWD/.cache/localcp/bin}"
@@ -50,9 +58,13 @@ vcs=()
 if git rev-parse --git-dir >/dev/null 2>&1; then vcs=(-buildvcs=true); fi
 "$GO" build "${vcs[@]}" -o "$bin/gatewitness" ./cmd/gatewitness
 
-echo "nightly: the in-process suite -> $runs/in-process"
-"$bin/gatewitness" run --in-process --report-dir "$runs/in-process" "${run_flags[@]}" ||
-	echo "nightly: the in-process run exited $?"
+if [[ "$NIGHTLY_INPROCESS" == no ]]; then
+	echo "nightly: the in-process suite: skipped (NIGHTLY_INPROCESS=no)"
+else
+	echo "nightly: the in-process suite -> $runs/in-process"
+	"$bin/gatewitness" run --in-process --report-dir "$runs/in-process" "${run_flags[@]}" ||
+		echo "nightly: the in-process run exited $?"
+fi
 
 echo "nightly: the local control plane suite -> $runs/localcp"
 why=""
@@ -82,8 +94,9 @@ fi
 
 adds=()
 broken=0
-for d in "$runs"/*/; do
+for d in "$runs"/*/ "${extra_runs[@]}"; do
 	d="${d%/}"
+	[[ -d "$d" ]] || continue
 	if [[ -f "$d/run.json" ]]; then
 		adds+=(--add "$d")
 	else
@@ -92,5 +105,5 @@ for d in "$runs"/*/; do
 	fi
 done
 "$bin/gatewitness" publish --history "$NIGHTLY_HISTORY" --out "$NIGHTLY_SITE" \
-	--keep "$NIGHTLY_KEEP" --nights "$NIGHTLY_NIGHTS" "${adds[@]}"
+	--keep "$NIGHTLY_KEEP" --nights "$NIGHTLY_NIGHTS" --alerts "$NIGHTLY_ALERTS" "${adds[@]}"
 exit "$broken"

@@ -10,7 +10,8 @@
 #      runs the plug-in's tests there (among them the check that it links no
 #      server code) and prints the consumer's go line and package count;
 #   2. runs the in-process suite, upstream v1.7.0's tests and gatewitness's,
-#      against the reference gateway with v1.7.0's CRDs, writes the reports
+#      against the reference gateway with v1.7.0's CRDs of the channel
+#      $GWAPI17_CHANNEL (default experimental), writes the reports
 #      to $GWAPI17_REPORT_DIR (default out/gwapi-v1.7/reports) and prints
 #      the upstream profiles' results.
 #
@@ -30,6 +31,12 @@ version=v1.7.0
 export GOTOOLCHAIN="${GWAPI17_TOOLCHAIN:-go1.27.3}"
 out="${GWAPI17_OUT:-$root/out/gwapi-v1.7}"
 report_dir="${GWAPI17_REPORT_DIR:-$out/reports}"
+channel="${GWAPI17_CHANNEL:-experimental}"
+case "$channel" in standard | experimental) ;; *)
+	echo "gwapi-v1.7: GWAPI17_CHANNEL=$channel; want standard or experimental" >&2
+	exit 2
+	;;
+esac
 images="${GATEWITNESS_CONFORMANCE_IMAGES:-$root/../shared/third_party/gateway-api-conformance-images}"
 mod="$out/module"
 crd_dir="$out/crds"
@@ -92,15 +99,8 @@ go vet -mod=mod github.com/gatewitness/gatewitness/...
 GATEWITNESS_GOLIST_DIR="$mod" go test -mod=mod -count=1 github.com/gatewitness/gatewitness/conformance/plugin
 say "the consumer after go mod tidy: $(grep '^go ' go.mod); its test binary links $(go list -deps -test . | wc -l) packages"
 
-say "2. the in-process suite with $version's tests and CRDs"
-src="$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/experimental"
-for f in "$src"/*.yaml; do
-	case "$(basename "$f")" in
-	kustomization.yaml | *_vap_*) ;; # not CRDs (see crds/README.md)
-	*) install -m 0644 "$f" "$crd_dir/" ;;
-	esac
-done
-go run -mod=mod github.com/gatewitness/gatewitness/hack/gen-crd-overlays -crds "$crd_dir"
+say "2. the in-process suite with $version's tests and CRDs ($channel)"
+GOFLAGS=-mod=mod "$root/hack/crds-of-release.sh" "$channel" "$crd_dir"
 rc=0
 GATEWITNESS_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatewitness/gatewitness/cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 say "upstream profiles on $version:"

@@ -86,11 +86,9 @@ func WriteJUnit(w io.Writer, run *Run) error {
 		if !run.Started.IsZero() {
 			s.Timestamp = run.Started.UTC().Format("2006-01-02T15:04:05")
 		}
-		var took time.Duration
 		for _, t := range tests {
 			s.Cases = append(s.Cases, junitTestCase(t, string(src)))
 			s.Tests++
-			took += t.Duration
 			switch t.Result {
 			case Fail:
 				s.Failures++
@@ -98,7 +96,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 				s.Skipped++
 			}
 		}
-		s.Time = seconds(took)
+		s.Time = seconds(wallTime(tests, run.Duration))
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Suites = append(doc.Suites, s)
@@ -203,4 +201,37 @@ func observationLines(t TestResult) string {
 		fmt.Fprintf(&b, "(%d more observations not shown)\n", more)
 	}
 	return b.String()
+}
+
+// wallTime is how long tests took on the clock: from the first start to
+// the last end, when every test that ran records its start. Otherwise
+// (older records) it is the sum of the durations, which counts tests that
+// ran in parallel more than once, capped at the run's duration.
+func wallTime(tests []TestResult, run time.Duration) time.Duration {
+	var first, last time.Time
+	var sum time.Duration
+	missing := false
+	for _, t := range tests {
+		sum += t.Duration
+		switch {
+		case t.Duration == 0 && t.Started.IsZero():
+			// did not run
+		case t.Started.IsZero():
+			missing = true
+		default:
+			if first.IsZero() || t.Started.Before(first) {
+				first = t.Started
+			}
+			if end := t.Started.Add(t.Duration); end.After(last) {
+				last = end
+			}
+		}
+	}
+	if !missing && !first.IsZero() {
+		return last.Sub(first)
+	}
+	if run > 0 {
+		return min(sum, run)
+	}
+	return sum
 }

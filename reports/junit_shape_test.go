@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // junitShape is the common JUnit XML shape that CI systems parse (the
@@ -216,5 +217,37 @@ func TestCheckJUnitCatchesBadShapes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("checkJUnit(%s) = %v, want an error containing %q", b.doc, err, b.want)
 		}
+	}
+}
+
+// TestJUnitSuiteTimeIsWall: a suite's time is how long its tests took on
+// the clock, not the sum of tests that ran side by side (a run of 39.8 s
+// reported 119 s); records without start times fall back to the sum,
+// capped at the run's duration.
+func TestJUnitSuiteTimeIsWall(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	parallel := []TestResult{
+		{ShortName: "A", Result: Pass, Started: t0, Duration: 10 * time.Second},
+		{ShortName: "B", Result: Pass, Started: t0.Add(time.Second), Duration: 10 * time.Second},
+		{ShortName: "C", Result: Fail, Started: t0.Add(2 * time.Second), Duration: 10 * time.Second},
+		{ShortName: "D", Result: Skip},
+	}
+	if got := wallTime(parallel, time.Minute); got != 12*time.Second {
+		t.Errorf("three 10 s tests started a second apart: %v, want 12s", got)
+	}
+	old := []TestResult{{ShortName: "A", Result: Pass, Duration: 30 * time.Second}, {ShortName: "B", Result: Pass, Duration: 30 * time.Second}}
+	if got := wallTime(old, 40*time.Second); got != 40*time.Second {
+		t.Errorf("without start times: %v, want the sum capped at the run's 40s", got)
+	}
+	run := &Run{Schema: RunSchema, Started: t0, Duration: 39800 * time.Millisecond, Tests: parallel}
+	for i := range run.Tests {
+		run.Tests[i].Source = Gatewitness
+	}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `<testsuite name="gatewitness" tests="4" failures="1" errors="0" skipped="1" time="12.000"`) {
+		t.Errorf("the gatewitness testsuite's time is not the wall time of its tests:\n%s", buf.String())
 	}
 }

@@ -55,6 +55,9 @@ const (
 // when a field changes meaning or goes away.
 const RunSchema = "gatewitness.github.io/run/v1alpha1"
 
+// MaxInstallSteps bounds Run.InstallSteps, in bytes.
+const MaxInstallSteps = 64 << 10
+
 // MaxTests is the most tests a Run may hold.
 const MaxTests = 10000
 
@@ -93,6 +96,10 @@ type Run struct {
 	// name first), for the Reproduce section; empty when a Go program ran
 	// the suite.
 	CommandLine []string `json:"commandLine,omitempty"`
+	// InstallSteps is Markdown saying how the implementation under test
+	// was installed and configured (--install-steps, or installSteps in
+	// the options file), for the README's Reproduce section.
+	InstallSteps string `json:"installSteps,omitempty"`
 	// Phases are how long each phase of the run took, in order: for
 	// example starting the target, setting up the base resources, the
 	// serial tests, the parallel tests and cleaning up. A phase starts
@@ -187,6 +194,9 @@ type TestResult struct {
 	Result Result `json:"result"`
 	// Duration is how long the test took.
 	Duration time.Duration `json:"duration"`
+	// Started is when the test started; zero in records of a gatewitness
+	// that did not record it, and for tests that did not run.
+	Started time.Time `json:"started,omitzero"`
 	// Message says why the test failed (the failing assertions) or was
 	// skipped; empty on a pass.
 	Message string `json:"message,omitempty"`
@@ -203,6 +213,43 @@ type TestResult struct {
 	// DroppedObservations counts observations the collector did not keep
 	// (observe.Dropped).
 	DroppedObservations int `json:"droppedObservations,omitempty"`
+	// State is what the cluster held when the test failed, before its
+	// resources were cleaned up: the conditions of the Gateways and
+	// routes and the endpoints of the Services in the suite's namespaces
+	// (at most MaxStateObjects). Empty unless the test failed.
+	State []ObjectState `json:"state,omitempty"`
+}
+
+// MaxStateObjects bounds TestResult.State.
+const MaxStateObjects = 100
+
+// ObjectState is one object's state, as a failed test left it.
+type ObjectState struct {
+	// Kind, Namespace and Name name the object (Gateway, HTTPRoute,
+	// GRPCRoute, EndpointSlice).
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Generation is the object's metadata.generation.
+	Generation int64 `json:"generation,omitempty"`
+	// Conditions are its status conditions: a Gateway's own and its
+	// listeners' (Scope "listener <name>"), a route's per parent (Scope
+	// "parent <namespace>/<name>").
+	Conditions []StateCondition `json:"conditions,omitempty"`
+	// Service is, for an EndpointSlice, the Service it belongs to;
+	// Endpoints its endpoints ("10.0.0.7:3000 ready").
+	Service   string   `json:"service,omitempty"`
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// StateCondition is a status condition of an ObjectState.
+type StateCondition struct {
+	Scope              string `json:"scope,omitempty"`
+	Type               string `json:"type"`
+	Status             string `json:"status"`
+	Reason             string `json:"reason,omitempty"`
+	Message            string `json:"message,omitempty"`
+	ObservedGeneration int64  `json:"observedGeneration,omitempty"`
 }
 
 // Validate checks that r can be written: every test has a unique,
@@ -223,6 +270,9 @@ func (r *Run) Validate() error {
 	}
 	if l := r.RetryBudgetLoad; l != nil && (l.QPS < 0 || l.Requests < 0 || !(l.ShareSlack >= 0)) {
 		return fmt.Errorf("reports: run RetryBudgetLoad is %+v; want a qps, requests and share slack of zero or more", *l)
+	}
+	if len(r.InstallSteps) > MaxInstallSteps {
+		return fmt.Errorf("reports: run InstallSteps has %d bytes; at most %d are accepted", len(r.InstallSteps), MaxInstallSteps)
 	}
 	if len(r.Phases) > MaxPhases {
 		return fmt.Errorf("reports: run has %d phases; at most %d are accepted", len(r.Phases), MaxPhases)
@@ -257,6 +307,9 @@ func (r *Run) Validate() error {
 		}
 		if t.Duration < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Duration is %v; want a duration of zero or more", i, t.ShortName, t.Duration))
+		}
+		if len(t.State) > MaxStateObjects {
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): State has %d objects; at most %d are accepted", i, t.ShortName, len(t.State), MaxStateObjects))
 		}
 		if t.DroppedObservations < 0 {
 			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): DroppedObservations is %d; want zero or more", i, t.ShortName, t.DroppedObservations))

@@ -13,128 +13,183 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/internal/version"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gatewitness/gatewitness/internal/version"
 )
 
-// UpstreamNames are the names a submitted report may use: those of the
-// upstream suite the report claims to come from.
+// UpstreamNames are profile, feature and test names of one conformance
+// suite: one Gateway API release's, or gatewitness's own.
 type UpstreamNames struct {
-	// Profiles, Features and Tests are upstream's profile, feature and
-	// test names.
+	// Profiles, Features and Tests are the profile, feature and test names.
 	Profiles, Features, Tests []string
 }
 
+// Names are the names VerifySubmission checks a report's names against.
+type Names struct {
+	// Release returns the names of the Gateway API release a report says
+	// it ran (its gatewayAPIVersion), and the release they are from; ok
+	// is false when no names of that release are known.
+	Release func(gatewayAPIVersion string) (names UpstreamNames, release string, ok bool)
+	// Gatewitness are gatewitness's own profile, feature and test names,
+	// which must never leak into a report for upstream.
+	Gatewitness UpstreamNames
+}
+
+// Severity tells whether a finding stops a submission.
+type Severity string
+
+const (
+	// Error is a rule upstream enforces (its hack/verify-reports.sh) or a
+	// gatewitness name in a report for upstream: the report would be
+	// refused.
+	Error Severity = "error"
+	// Warning is a departure from the guidance of upstream's
+	// conformance/reports/README.md that upstream has merged all the same;
+	// a reviewer may ask for it to be fixed.
+	Warning Severity = "warning"
+)
+
 // Finding is one broken submission rule.
 type Finding struct {
-	// Rule names the rule, e.g. "file name" or "results".
+	// Severity is Error or Warning.
+	Severity Severity
+	// Rule names the rule: for an error, what upstream's script checks;
+	// for a warning, the README's section and rule.
 	Rule string
 	// Message says what is wrong and what is wanted.
 	Message string
 }
 
-func (f Finding) String() string { return f.Rule + ": " + f.Message }
+func (f Finding) String() string { return string(f.Severity) + ": " + f.Rule + ": " + f.Message }
+
+// Errors returns the findings of severity Error.
+func Errors(findings []Finding) []Finding {
+	return slices.DeleteFunc(slices.Clone(findings), func(f Finding) bool { return f.Severity != Error })
+}
 
 // maxReportSize bounds the report and README VerifySubmission reads.
 const maxReportSize = 1 << 20
 
-// VerifySubmission checks the ConformanceReport YAML at path against the
-// rules of upstream's conformance/reports/README.md for submitted reports,
-// and returns the rules it breaks (none: the report can be submitted):
+// The README's rules, as warnings name them.
+const (
+	ruleStructure = `README rule "How this folder is structured"`
+	ruleFileName  = `README rule "Table of Contents: Report" (file name)`
+	ruleLinkText  = `README rule "Table of Contents: Report" (link)`
+	ruleTOC       = `README rule "Table of Contents"`
+	ruleReproduce = `README rule "Reproduce"`
+	ruleAsCreated = `README rule "Reports" (as the suite created them)`
+	ruleImpl      = `README rule "Reports rules" (implementation)`
+	ruleResult    = `README rule "Reports rules" (test result)`
+	ruleRelease   = `README rule "Reports rules" (gatewayAPIVersion)`
+)
+
+// VerifySubmission checks the ConformanceReport YAML at path, in its
+// folder of upstream's conformance/reports layout
+// (<major.minor>/<implementation>/), and returns what it finds.
 //
-//   - it is a ConformanceReport with only the fields upstream's type has;
-//   - its file name is <API channel>-<implementation version>-<mode>-report.yaml;
-//   - its channel is standard or experimental, its gatewayAPIVersion a
-//     semantic version, and it sits in <gatewayAPIVersion>/<implementation>/;
-//   - every implementation field has a value: organization, project, an
-//     http(s) URL, a semantic version, and a contact;
+// Errors are what upstream's hack/verify-reports.sh enforces, and names
+// of gatewitness's in a report for upstream:
+//
+//   - the report's gatewayAPIVersion has the major.minor of its version
+//     folder (v1.6/ holds v1.6.0 to v1.6.x);
+//   - gatewayAPIChannel is standard or experimental;
 //   - mode is set;
-//   - it has profiles, each with core and extended results of success or
-//     partial, and names only upstream's profiles, features and tests;
-//   - a README.md beside it has a table of contents row for it (channel,
-//     version, mode, a [link](./file) to it) and a Reproduce section.
-func VerifySubmission(path string, names UpstreamNames) ([]Finding, error) {
+//   - the implementation's folder has a README.md whose links to files
+//     resolve (upstream runs markdown-link-check; links to the web are
+//     not checked here, no network being assumed);
+//   - no profile, feature or test name is gatewitness's (unless the
+//     report's release has it too).
+//
+// Warnings are the rest of upstream's conformance/reports/README.md,
+// which reviewers apply and upstream has merged reports without: the
+// version folder named major.minor, the file name
+// <channel>-<version>-<mode>-report.yaml, a README row per report that
+// matches it and links [<version> report](./file), a Reproduce section,
+// the implementation fields, success or partial results, the report as
+// the suite wrote it, and names of the report's own Gateway API release.
+func VerifySubmission(path string, names Names) ([]Finding, error) {
 	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
 	var findings []Finding
-	add := func(rule, format string, args ...any) {
-		findings = append(findings, Finding{rule, fmt.Sprintf(format, args...)})
+	add := func(sev Severity, rule, format string, args ...any) {
+		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
 	}
 	var r confv1.ConformanceReport
 	if err := yaml.UnmarshalStrict(data, &r); err != nil {
-		add("format", "not a ConformanceReport as upstream's suite writes it: %v", err)
 		if err := yaml.Unmarshal(data, &r); err != nil {
+			add(Error, "format", "not a ConformanceReport: %v", err)
 			return findings, nil
 		}
+		add(Warning, ruleAsCreated, "not a ConformanceReport as upstream's suite writes it: %v", err)
 	}
 	if r.APIVersion != confv1.GroupVersion.String() || r.Kind != "ConformanceReport" {
-		add("format", "apiVersion %q, kind %q; want %q, %q", r.APIVersion, r.Kind, confv1.GroupVersion.String(), "ConformanceReport")
+		add(Warning, ruleAsCreated, "apiVersion %q, kind %q; the suite writes %q, %q", r.APIVersion, r.Kind, confv1.GroupVersion.String(), "ConformanceReport")
 	}
 	if _, err := time.Parse(time.RFC3339, r.Date); err != nil {
-		add("format", "date %q is not an RFC 3339 time, as the suite writes it", r.Date)
+		add(Warning, ruleAsCreated, "date %q is not an RFC 3339 time, as the suite writes it", r.Date)
 	}
 
-	// File name and folders.
-	base := filepath.Base(path)
-	if want, err := ConformanceFileName(&r); err != nil {
-		add("file name", "%v", strings.TrimPrefix(err.Error(), "reports: "))
-	} else if base != want {
-		add("file name", "%s; want %s (<API channel>-<implementation version>-<mode>-report.yaml)", base, want)
-	}
-	switch r.GatewayAPIChannel {
-	case "standard", "experimental":
-	default:
-		add("channel", "gatewayAPIChannel is %q; want standard or experimental", r.GatewayAPIChannel)
-	}
-	if !version.IsSemantic(r.GatewayAPIVersion) {
-		add("version folder", "gatewayAPIVersion is %q; want the semantic version of the Gateway API the tests ran with, e.g. v1.6.3", r.GatewayAPIVersion)
-	}
+	// What upstream's script checks.
 	abs, _ := filepath.Abs(path)
 	implDir := filepath.Dir(abs)
 	versionDir := filepath.Base(filepath.Dir(implDir))
-	if versionDir != r.GatewayAPIVersion {
-		add("version folder", "the report is in %s/%s/; want it in %s/<implementation>/, the folder of its gatewayAPIVersion", versionDir, filepath.Base(implDir), orUnknown(r.GatewayAPIVersion))
+	where := versionDir + "/" + filepath.Base(implDir) + "/"
+	want := majorMinor(r.GatewayAPIVersion)
+	switch {
+	case want == "":
+		add(Error, "version folder", "gatewayAPIVersion is %q; want the semantic version of the Gateway API the tests ran with, e.g. v1.6.3", r.GatewayAPIVersion)
+	case majorMinor(versionDir) != want:
+		add(Error, "version folder", "the report is in %s; gatewayAPIVersion %s belongs in %s/<implementation>/ (upstream's verify-reports.sh compares major.minor)", where, r.GatewayAPIVersion, want)
+	case versionDir != want:
+		add(Warning, ruleStructure, "the version folder is %s; upstream's folders are named major.minor: %s/", versionDir, want)
+	}
+	channelOK := r.GatewayAPIChannel == "standard" || r.GatewayAPIChannel == "experimental"
+	if !channelOK {
+		add(Error, "channel", "gatewayAPIChannel is %q; want standard or experimental", r.GatewayAPIChannel)
+	}
+	modeOK := strings.TrimSpace(r.Mode) != ""
+	if !modeOK {
+		add(Error, "mode", "mode is empty; want default, or the name of the setup the README's Reproduce section describes")
 	}
 
-	// Implementation and mode.
-	impl := r.Implementation
-	if strings.TrimSpace(impl.Organization) == "" {
-		add("implementation", "organization is empty; want the organization, company or person behind the project")
-	}
-	if strings.TrimSpace(impl.Project) == "" {
-		add("implementation", "project is empty; want the project's name")
-	}
-	if u, err := url.Parse(impl.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("implementation", "url %q is not an http(s) URL; want the project's repository or website", impl.URL)
-	}
-	if !version.IsSemantic(impl.Version) {
-		add("semver", "implementation.version %q is not a semantic version; want a released version or a snapshot such as v1.2.3 or v0.0.0-20260301120000-0123456789ab, never a branch name", impl.Version)
-	}
-	contacts := 0
-	for _, c := range impl.Contact {
-		if strings.TrimSpace(c) != "" {
-			contacts++
+	// The file name, when the fields it is made of are good.
+	base := filepath.Base(path)
+	if channelOK && modeOK {
+		if wantName, err := ConformanceFileName(&r); err == nil && base != wantName {
+			add(Warning, ruleFileName, "the file is %s; the rule names it %s", base, wantName)
 		}
 	}
-	if contacts == 0 {
-		add("implementation", "contact is empty; want GitHub handles, an email address or a support URL")
+
+	// Implementation.
+	impl := r.Implementation
+	if strings.TrimSpace(impl.Organization) == "" {
+		add(Warning, ruleImpl, "organization is empty; want the organization, company or person behind the project")
 	}
-	if strings.TrimSpace(r.Mode) == "" {
-		add("mode", "mode is empty; want default, or the name of the setup the README's Reproduce section describes")
+	if strings.TrimSpace(impl.Project) == "" {
+		add(Warning, ruleImpl, "project is empty; want the project's name")
+	}
+	if !isWebURL(impl.URL) {
+		add(Warning, ruleImpl, "url %q is not an http(s) URL; want the project's repository or website", impl.URL)
+	}
+	if !version.IsSemantic(impl.Version) {
+		add(Warning, ruleImpl, "version %q is not a semantic version; want a released version or a snapshot such as v1.2.3 or v0.0.0-20260301120000-0123456789ab, never a branch name", impl.Version)
+	}
+	if !slices.ContainsFunc(impl.Contact, func(c string) bool { return strings.TrimSpace(c) != "" }) {
+		add(Warning, ruleImpl, "contact is empty; want GitHub handles, an email address or a support URL")
 	}
 
 	// Results and names.
 	if len(r.ProfileReports) == 0 {
-		add("results", "the report has no profiles; run with --conformance-profiles naming the profiles claimed")
+		add(Warning, ruleResult, "the report has no profiles; run with --conformance-profiles naming the profiles claimed")
 	}
+	check := checkNames(names, r.GatewayAPIVersion, func(sev Severity, rule, msg string) { add(sev, rule, "%s", msg) })
 	for _, p := range r.ProfileReports {
-		if !slices.Contains(names.Profiles, p.Name) {
-			add("profiles", "%s is not an upstream profile; a report for upstream holds only %s", p.Name, strings.Join(names.Profiles, ", "))
-		}
-		checkResult := func(level string, s confv1.Status) {
+		check("profile", p.Name, p.Name)
+		result := func(level string, s confv1.Status) {
 			switch s.Result {
 			case confv1.Success, confv1.Partial:
 			default:
@@ -142,61 +197,143 @@ func VerifySubmission(path string, names UpstreamNames) ([]Finding, error) {
 				if len(s.FailedTests) > 0 {
 					failed = " (failed: " + strings.Join(s.FailedTests, ", ") + ")"
 				}
-				add("results", "%s %s result is %q%s; want success or partial", p.Name, level, s.Result, failed)
+				add(Warning, ruleResult, "%s %s result is %q%s; want success or partial", p.Name, level, s.Result, failed)
 			}
 			for _, t := range append(slices.Clone(s.FailedTests), s.SkippedTests...) {
-				if !slices.Contains(names.Tests, t) {
-					add("tests", "%s %s names %s, which is not an upstream test", p.Name, level, t)
-				}
+				check("test", t, p.Name+" "+level)
 			}
 		}
-		checkResult("core", p.Core)
+		result("core", p.Core)
 		if p.Extended != nil {
-			checkResult("extended", p.Extended.Status)
+			result("extended", p.Extended.Status)
 			for _, f := range append(slices.Clone(p.Extended.SupportedFeatures), p.Extended.UnsupportedFeatures...) {
-				if !slices.Contains(names.Features, f) {
-					add("features", "%s lists %s, which is not an upstream feature", p.Name, f)
-				}
+				check("feature", f, p.Name)
 			}
 		}
 	}
 	for _, t := range r.SucceededProvisionalTests {
-		if !slices.Contains(names.Tests, t) {
-			add("tests", "succeededProvisionalTests names %s, which is not an upstream test", t)
-		}
+		check("test", t, "succeededProvisionalTests")
 	}
 
-	findings = append(findings, verifyReadme(filepath.Join(filepath.Dir(path), SubmissionReadmeName), base, &r)...)
+	findings = append(findings, verifyReadme(filepath.Join(filepath.Dir(path), SubmissionReadmeName), base, &r, channelOK, modeOK)...)
 	return findings, nil
 }
 
+// checkNames returns a function that checks one name of a report of the
+// release gatewayAPIVersion: a gatewitness name is an error, a name the
+// release does not have a warning; each name is reported once.
+func checkNames(names Names, gatewayAPIVersion string, report func(sev Severity, rule, msg string)) func(kind, name, where string) {
+	var rel UpstreamNames
+	release, known := "", false
+	if names.Release != nil {
+		rel, release, known = names.Release(gatewayAPIVersion)
+	}
+	if !known && names.Release != nil {
+		report(Warning, ruleRelease, fmt.Sprintf("gatewitness knows no names of Gateway API %s; only gatewitness's own names are looked for", gatewayAPIVersion))
+	}
+	seen := map[string]bool{}
+	return func(kind, name, where string) {
+		if seen[kind+"/"+name] {
+			return
+		}
+		seen[kind+"/"+name] = true
+		var in, ours []string
+		switch kind {
+		case "profile":
+			in, ours = rel.Profiles, names.Gatewitness.Profiles
+		case "feature":
+			in, ours = rel.Features, names.Gatewitness.Features
+		default:
+			in, ours = rel.Tests, names.Gatewitness.Tests
+		}
+		switch {
+		case slices.Contains(in, name):
+		case slices.Contains(ours, name):
+			report(Error, "gatewitness names", fmt.Sprintf("%s names the %s %s, which is gatewitness's, not upstream's: a report for upstream holds only upstream's names (gatewitness's go to gatewitness-report.yaml)", where, kind, name))
+		case known:
+			report(Warning, ruleRelease, fmt.Sprintf("%s names the %s %s, which Gateway API %s does not have", where, kind, name, release))
+		}
+	}
+}
+
+// majorMinor returns "vMAJOR.MINOR" of a version or a version folder's
+// name (v1.6, v1.6.3, 1.6.3-rc.1), or "" when it is neither.
+func majorMinor(v string) string {
+	m := majorMinorRe.FindStringSubmatch(v)
+	if m == nil {
+		return ""
+	}
+	return "v" + m[1]
+}
+
+var majorMinorRe = regexp.MustCompile(`^v?([0-9]+\.[0-9]+)(\.[0-9]+([-+].*)?)?$`)
+
+func isWebURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 var (
-	headingRe = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
-	linkRe    = regexp.MustCompile(`\[[^\]]*\]\(\./([^)\s]+)\)`)
-	textLink  = regexp.MustCompile(`^\[([^\]]*)\]\([^)]*\)$`)
+	headingRe = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
+	// mdLinkRe matches an inline link or image: [text](target "title").
+	mdLinkRe = regexp.MustCompile(`!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)`)
+	// mdRefRe matches a link reference definition: [label]: target.
+	mdRefRe = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$`)
 )
 
 // verifyReadme checks the README.md next to a report.
-func verifyReadme(path, reportFile string, r *confv1.ConformanceReport) []Finding {
+func verifyReadme(path, reportFile string, r *confv1.ConformanceReport, channelOK, modeOK bool) []Finding {
 	var findings []Finding
-	add := func(format string, args ...any) {
-		findings = append(findings, Finding{"README", fmt.Sprintf(format, args...)})
+	add := func(sev Severity, rule, format string, args ...any) {
+		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
 	}
 	data, err := readBounded(path)
 	if err != nil {
-		add("%v; every implementation folder needs a README.md with a table of contents and a Reproduce section", err)
+		add(Error, "README", "%v; upstream's verify-reports.sh wants a README.md in every implementation folder", pathErr(err))
 		return findings
 	}
+	dir := filepath.Dir(path)
+	// section is the heading the line is under; a heading of a lower
+	// level (### Steps under ## Reproduce) stays in its section.
 	var section string
+	sectionLevel := 0
 	reproduce, reproduceText, row := false, false, false
+	inFence := false
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	sc.Buffer(make([]byte, 64<<10), maxReportSize)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+		raw := sc.Text()
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			inFence = !inFence
+		}
+		if inFence {
+			if section == "reproduce" && line != "" {
+				reproduceText = true
+			}
+			continue
+		}
+		// Links to files must resolve, as markdown-link-check has them.
+		var targets []string
+		for _, m := range mdLinkRe.FindAllStringSubmatch(raw, -1) {
+			targets = append(targets, m[2])
+		}
+		if m := mdRefRe.FindStringSubmatch(raw); m != nil {
+			targets = append(targets, m[1])
+		}
+		for _, t := range targets {
+			if rel, ok := localTarget(t); ok {
+				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+					add(Error, "README", "the link %s leads to no file beside the README (upstream checks its links with markdown-link-check)", t)
+				}
+			}
+		}
 		if m := headingRe.FindStringSubmatch(line); m != nil {
-			section = strings.ToLower(m[1])
-			if section == "reproduce" {
-				reproduce = true
+			level, title := len(m[1]), strings.ToLower(m[2])
+			if strings.HasPrefix(title, "reproduc") {
+				section, sectionLevel, reproduce = "reproduce", level, true
+			} else if section == "" || level <= sectionLevel {
+				section, sectionLevel = title, level
 			}
 			continue
 		}
@@ -206,46 +343,129 @@ func verifyReadme(path, reportFile string, r *confv1.ConformanceReport) []Findin
 		if !strings.HasPrefix(line, "|") {
 			continue
 		}
-		m := linkRe.FindStringSubmatch(line)
-		if m == nil || m[1] != reportFile {
+		cells := splitRow(line)
+		reportCell := -1
+		for i, c := range cells {
+			for _, m := range mdLinkRe.FindAllStringSubmatch(c, -1) {
+				if t, ok := localTarget(m[2]); ok && t == reportFile {
+					reportCell = i
+				}
+			}
+		}
+		if reportCell < 0 {
 			continue
 		}
 		row = true
-		cells := strings.Split(strings.Trim(line, "|"), "|")
 		if len(cells) < 4 {
-			add("the table row for %s has %d cells; want API channel | Implementation version | Mode | Report", reportFile, len(cells))
+			add(Warning, ruleTOC, "the row for %s has %d cells; the rule wants API channel | Implementation version | Mode | Report", reportFile, len(cells))
 			continue
 		}
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
+		if channelOK && cells[0] != r.GatewayAPIChannel {
+			add(Warning, ruleTOC, "the row for %s says API channel %q; the report says %q", reportFile, cells[0], r.GatewayAPIChannel)
 		}
-		version := cells[1]
-		if m := textLink.FindStringSubmatch(version); m != nil {
-			version = m[1]
+		v := cells[1]
+		if m := mdLinkRe.FindStringSubmatch(v); m != nil {
+			v = unescape(m[1])
 		}
-		if cells[0] != r.GatewayAPIChannel {
-			add("the table row for %s says API channel %q; the report says %q", reportFile, cells[0], r.GatewayAPIChannel)
+		if !sameVersion(v, r.Implementation.Version) {
+			add(Warning, ruleTOC, "the row for %s says implementation version %q; the report says %q", reportFile, v, r.Implementation.Version)
 		}
-		if version != r.Implementation.Version {
-			add("the table row for %s says version %q; the report says %q", reportFile, version, r.Implementation.Version)
+		if modeOK && cells[2] != r.Mode {
+			add(Warning, ruleTOC, "the row for %s says mode %q; the report says %q", reportFile, cells[2], r.Mode)
 		}
-		if cells[2] != r.Mode {
-			add("the table row for %s says mode %q; the report says %q", reportFile, cells[2], r.Mode)
-		}
-		if !strings.HasPrefix(cells[3], "[link](./") {
-			add("the table row for %s links it as %q; want [link](./%s)", reportFile, cells[3], reportFile)
+		if m := mdLinkRe.FindStringSubmatch(cells[reportCell]); m != nil && !isReportLinkText(unescape(m[1]), r.Implementation.Version) {
+			add(Warning, ruleLinkText, "the row for %s links it as [%s]; the rule asks for [%s report](./%s)", reportFile, m[1], r.Implementation.Version, reportFile)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		add("reading %s: %v", path, err)
+		add(Error, "README", "reading %s: %v", path, err)
 	}
 	if !row {
-		add("%s has no table of contents row linking [link](./%s)", path, reportFile)
+		add(Warning, ruleTOC, "README.md has no table row linking ./%s; the rule wants a row for each report", reportFile)
 	}
 	if !reproduce || !reproduceText {
-		add("%s has no Reproduce section with the steps that reproduce the report", path)
+		add(Warning, ruleReproduce, "README.md has no Reproduce section with the steps that reproduce the report")
 	}
 	return findings
+}
+
+// localTarget returns a link target's file path when it points to a file
+// (not a web address, a mail address or an anchor of the same page).
+func localTarget(t string) (string, bool) {
+	if t == "" || strings.HasPrefix(t, "#") {
+		return "", false
+	}
+	if u, err := url.Parse(t); err != nil || u.Scheme != "" || u.Host != "" {
+		return "", false
+	}
+	t, _, _ = strings.Cut(t, "#")
+	t, _, _ = strings.Cut(t, "?")
+	if p, err := url.PathUnescape(t); err == nil {
+		t = p
+	}
+	return strings.TrimPrefix(t, "./"), t != ""
+}
+
+// splitRow splits a Markdown table row into its trimmed, unescaped
+// cells; "\|" inside a cell does not split it.
+func splitRow(line string) []string {
+	line = strings.TrimPrefix(strings.TrimSuffix(line, "|"), "|")
+	var cells []string
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line):
+			b.WriteByte(line[i])
+			b.WriteByte(line[i+1])
+			i++
+		case line[i] == '|':
+			cells = append(cells, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(line[i])
+		}
+	}
+	cells = append(cells, b.String())
+	for i := range cells {
+		cells[i] = strings.TrimSpace(cells[i])
+		if !mdLinkRe.MatchString(cells[i]) {
+			cells[i] = unescape(cells[i])
+		}
+	}
+	return cells
+}
+
+// unescape removes Markdown's backslash escapes.
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// sameVersion reports whether a and b are the same version, with or
+// without a leading "v".
+func sameVersion(a, b string) bool {
+	return strings.TrimPrefix(strings.TrimSpace(a), "v") == strings.TrimPrefix(strings.TrimSpace(b), "v")
+}
+
+// isReportLinkText reports whether text is "<version> report".
+func isReportLinkText(text, version string) bool {
+	v, ok := strings.CutSuffix(strings.TrimSpace(text), " report")
+	return ok && sameVersion(v, version)
+}
+
+// pathErr shortens a file error to the path and the cause.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
 }
 
 func readBounded(path string) ([]byte, error) {

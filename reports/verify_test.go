@@ -9,18 +9,23 @@ import (
 	"testing"
 
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
-	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatewitness/gatewitness/features/upstreamnames"
 )
 
-func testNames() UpstreamNames {
-	n := UpstreamNames{
-		Profiles: []string{"GATEWAY-HTTP", "GATEWAY-GRPC", "GATEWAY-TLS", "MESH-HTTP"},
-		Tests:    []string{"HTTPRouteSimpleSameNamespace", "HTTPRouteRequestTimeout", "MeshBasic"},
+// testNames are the names verify-report uses: each release's, and
+// gatewitness's own (its profiles and features from the registry; a few of
+// its tests, named here: this package does not import the suite, and
+// cmd/gatewitness's test checks the whole list).
+func testNames() Names {
+	g := upstreamnames.Gatewitness([]string{"HTTPRouteRetryBackoffGaps", "HTTPRouteRetryCodesAndAttempts"})
+	return Names{
+		Release: func(v string) (UpstreamNames, string, bool) {
+			n, _, ok := upstreamnames.ForRelease(v)
+			return UpstreamNames{n.Profiles, n.Features, n.Tests}, n.Version, ok
+		},
+		Gatewitness: UpstreamNames{g.Profiles, g.Features, g.Tests},
 	}
-	for _, f := range gwfeatures.AllFeatures.UnsortedList() {
-		n.Features = append(n.Features, string(f.Name))
-	}
-	return n
 }
 
 // writeSubmission writes run's reports to a new directory and returns the
@@ -47,7 +52,7 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := filepath.Join(dir, "upstream", "v1.6.3", "gatewitness-reference-gateway")
+	sub := filepath.Join(dir, "upstream", "v1.6", "gatewitness-reference-gateway")
 	want := []string{"run.json", "junit.xml", "summary.md", "summary-short.md", "gatewitness-report.yaml",
 		filepath.Join(sub, "experimental-v0.1.0-default-report.yaml"), filepath.Join(sub, "README.md")}
 	for i := range want {
@@ -112,81 +117,125 @@ func TestRunJSONRoundTrip(t *testing.T) {
 }
 
 // TestVerifySubmissionFindsEachBrokenRule breaks one rule at a time in a
-// written submission and checks that verify names it, and only it.
+// written submission and checks that verify names it in one line, with
+// the severity upstream gives it, and finds nothing else.
 func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
+	readme := func(t *testing.T, p string, old, new string) string {
+		t.Helper()
+		path := filepath.Join(filepath.Dir(p), "README.md")
+		data, _ := os.ReadFile(path)
+		if !bytes.Contains(data, []byte(old)) {
+			t.Fatalf("the README has no %q:\n%s", old, data)
+		}
+		mustWrite(t, path, bytes.Replace(data, []byte(old), []byte(new), 1))
+		return p
+	}
+	report := func(t *testing.T, p string, old, new string) string {
+		t.Helper()
+		data, _ := os.ReadFile(p)
+		if !bytes.Contains(data, []byte(old)) {
+			t.Fatalf("the report has no %q", old)
+		}
+		mustWrite(t, p, bytes.Replace(data, []byte(old), []byte(new), 1))
+		return p
+	}
 	tests := []struct {
 		name string
 		run  func(*Run)                             // changes the run before it is written
 		file func(t *testing.T, path string) string // changes the files; returns the path to verify
+		sev  Severity
 		rule string
 		want string
 	}{
-		{"file renamed", nil, func(t *testing.T, p string) string {
-			q := filepath.Join(filepath.Dir(p), "report.yaml")
-			mustRename(t, p, q)
-			return q
-		}, "file name", "want experimental-v0.1.0-default-report.yaml"},
-		{"outside its version folder", nil, func(t *testing.T, p string) string {
+		// Errors: what upstream's hack/verify-reports.sh enforces.
+		{"in another release's folder", nil, func(t *testing.T, p string) string {
 			impl := filepath.Dir(p)
-			q := filepath.Join(filepath.Dir(filepath.Dir(impl)), "v1.5.0", "x")
+			q := filepath.Join(filepath.Dir(filepath.Dir(impl)), "v1.5", filepath.Base(impl))
 			if err := os.MkdirAll(filepath.Dir(q), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			mustRename(t, impl, q)
 			return filepath.Join(q, filepath.Base(p))
-		}, "version folder", "want it in v1.6.3/<implementation>/"},
-		{"a branch as the version", func(run *Run) {
-			run.Conformance.Implementation.Version = "main"
-		}, nil, "semver", `implementation.version "main" is not a semantic version`},
-		{"a failed core test", func(run *Run) {
-			run.Conformance.ProfileReports[0].Core = confv1.Status{Result: confv1.Failure, FailedTests: []string{"HTTPRouteSimpleSameNamespace"}}
-		}, nil, "results", `GATEWAY-HTTP core result is "failure" (failed: HTTPRouteSimpleSameNamespace)`},
-		{"no profiles", func(run *Run) {
-			run.Conformance.ProfileReports = nil
-		}, nil, "results", "no profiles"},
-		{"a gatewitness profile", func(run *Run) {
-			run.Conformance.ProfileReports[0].Name = "GATEWITNESS-HTTP-RESILIENCE"
-		}, nil, "profiles", "GATEWITNESS-HTTP-RESILIENCE is not an upstream profile"},
-		{"a gatewitness test", func(run *Run) {
-			run.Conformance.ProfileReports[0].Extended.SkippedTests = []string{"HTTPRouteRetryCodes"}
-			run.Conformance.ProfileReports[0].Extended.Result = confv1.Partial
-		}, nil, "tests", "HTTPRouteRetryCodes, which is not an upstream test"},
-		{"a gatewitness feature", func(run *Run) {
-			run.Conformance.ProfileReports[0].Extended.SupportedFeatures = []string{"HTTPRouteRetryCodes"}
-		}, nil, "features", "HTTPRouteRetryCodes, which is not an upstream feature"},
+		}, Error, "version folder", "gatewayAPIVersion v1.6.3 belongs in v1.6/<implementation>/"},
 		{"a channel of its own", func(run *Run) {
 			run.Conformance.GatewayAPIChannel = "beta"
-		}, nil, "channel", `gatewayAPIChannel is "beta"`},
-		{"no contact", func(run *Run) {
-			run.Conformance.Implementation.Contact = []string{" "}
-		}, nil, "implementation", "contact is empty"},
-		{"no url", func(run *Run) {
-			run.Conformance.Implementation.URL = "github.com/acme"
-		}, nil, "implementation", `url "github.com/acme" is not an http(s) URL`},
-		{"a field upstream's report does not have", nil, func(t *testing.T, p string) string {
-			data, _ := os.ReadFile(p)
-			mustWrite(t, p, append(data, []byte("gatewitnessProfiles: []\n")...))
-			return p
-		}, "format", "not a ConformanceReport as upstream's suite writes it"},
+		}, nil, Error, "channel", `gatewayAPIChannel is "beta"; want standard or experimental`},
+		{"no mode", nil, func(t *testing.T, p string) string {
+			return report(t, p, "mode: default", `mode: ""`)
+		}, Error, "mode", "mode is empty"},
 		{"no README", nil, func(t *testing.T, p string) string {
 			if err := os.Remove(filepath.Join(filepath.Dir(p), "README.md")); err != nil {
 				t.Fatal(err)
 			}
 			return p
-		}, "README", "every implementation folder needs a README.md"},
+		}, Error, "README", "wants a README.md in every implementation folder"},
+		{"a README link to no file", nil, func(t *testing.T, p string) string {
+			return readme(t, p, "## Reproduce\n", "## Reproduce\n\nSee [the setup](./setup.md).\n")
+		}, Error, "README", "the link ./setup.md leads to no file"},
+		// Errors: gatewitness's names in a report for upstream.
+		{"a gatewitness profile", func(run *Run) {
+			run.Conformance.ProfileReports[0].Name = "GATEWITNESS-HTTP-RESILIENCE"
+		}, nil, Error, "gatewitness names", "the profile GATEWITNESS-HTTP-RESILIENCE, which is gatewitness's"},
+		{"a gatewitness test", func(run *Run) {
+			run.Conformance.ProfileReports[0].Extended.SkippedTests = []string{"HTTPRouteRetryBackoffGaps"}
+			run.Conformance.ProfileReports[0].Extended.Result = confv1.Partial
+		}, nil, Error, "gatewitness names", "the test HTTPRouteRetryBackoffGaps, which is gatewitness's"},
+		{"a gatewitness feature", func(run *Run) {
+			run.Conformance.ProfileReports[0].Extended.SupportedFeatures = []string{"HTTPRouteRetryCodes"}
+		}, nil, Error, "gatewitness names", "the feature HTTPRouteRetryCodes, which is gatewitness's"},
+		// Warnings: the README's guidance, which upstream has merged reports without.
+		{"a folder named with the patch release", nil, func(t *testing.T, p string) string {
+			impl := filepath.Dir(p)
+			q := filepath.Join(filepath.Dir(filepath.Dir(impl)), "v1.6.3", filepath.Base(impl))
+			if err := os.MkdirAll(filepath.Dir(q), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mustRename(t, impl, q)
+			return filepath.Join(q, filepath.Base(p))
+		}, Warning, ruleStructure, "upstream's folders are named major.minor: v1.6/"},
+		{"file renamed", nil, func(t *testing.T, p string) string {
+			q := filepath.Join(filepath.Dir(p), "v0.1.0-report.yaml")
+			mustRename(t, p, q)
+			readme(t, p, "(./"+filepath.Base(p)+")", "(./v0.1.0-report.yaml)")
+			return q
+		}, Warning, ruleFileName, "the rule names it experimental-v0.1.0-default-report.yaml"},
+		{"a branch as the version", func(run *Run) {
+			run.Conformance.Implementation.Version = "main"
+		}, nil, Warning, ruleImpl, `version "main" is not a semantic version`},
+		{"a failed core test", func(run *Run) {
+			run.Conformance.ProfileReports[0].Core = confv1.Status{Result: confv1.Failure, FailedTests: []string{"HTTPRouteSimpleSameNamespace"}}
+		}, nil, Warning, ruleResult, `GATEWAY-HTTP core result is "failure" (failed: HTTPRouteSimpleSameNamespace)`},
+		{"no profiles", func(run *Run) {
+			run.Conformance.ProfileReports = nil
+		}, nil, Warning, ruleResult, "no profiles"},
+		{"no contact", func(run *Run) {
+			run.Conformance.Implementation.Contact = []string{" "}
+		}, nil, Warning, ruleImpl, "contact is empty"},
+		{"no url", func(run *Run) {
+			run.Conformance.Implementation.URL = "github.com/acme"
+		}, nil, Warning, ruleImpl, `url "github.com/acme" is not an http(s) URL`},
+		{"a field upstream's report does not have", nil, func(t *testing.T, p string) string {
+			data, _ := os.ReadFile(p)
+			mustWrite(t, p, append(data, []byte("gatewitnessProfiles: []\n")...))
+			return p
+		}, Warning, ruleAsCreated, "not a ConformanceReport as upstream's suite writes it"},
+		{"a test of another release", func(run *Run) {
+			run.Conformance.ProfileReports[0].Core.SkippedTests = []string{"GatewayInfrastructureMetadata"}
+			run.Conformance.GatewayAPIVersion = "v1.6.1"
+		}, nil, Warning, ruleRelease, "the test GatewayInfrastructureMetadata, which Gateway API v1.6.1 does not have"},
 		{"a README row with another mode", nil, func(t *testing.T, p string) string {
-			readme := filepath.Join(filepath.Dir(p), "README.md")
-			data, _ := os.ReadFile(readme)
-			mustWrite(t, readme, bytes.Replace(data, []byte("| default |"), []byte("| standard |"), 1))
-			return p
-		}, "README", `says mode "standard"; the report says "default"`},
+			return readme(t, p, "| default |", "| standard |")
+		}, Warning, ruleTOC, `says mode "standard"; the report says "default"`},
+		{"a README link reading [link]", nil, func(t *testing.T, p string) string {
+			return readme(t, p, "[v0.1.0 report](./", "[link](./")
+		}, Warning, ruleLinkText, "links it as [link]; the rule asks for [v0.1.0 report](./experimental-v0.1.0-default-report.yaml)"},
 		{"a README without Reproduce", nil, func(t *testing.T, p string) string {
-			readme := filepath.Join(filepath.Dir(p), "README.md")
-			data, _ := os.ReadFile(readme)
+			path := filepath.Join(filepath.Dir(p), "README.md")
+			data, _ := os.ReadFile(path)
 			cut, _, _ := bytes.Cut(data, []byte("## Reproduce"))
-			mustWrite(t, readme, cut)
+			mustWrite(t, path, cut)
 			return p
-		}, "README", "no Reproduce section"},
+		}, Warning, ruleReproduce, "no Reproduce section"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,16 +251,89 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			found := false
-			for _, f := range findings {
-				if f.Rule == tt.rule && strings.Contains(f.Message, tt.want) {
-					found = true
-				}
+			if len(findings) != 1 {
+				t.Fatalf("%d findings, want exactly one (%s %s %q):\n%v", len(findings), tt.sev, tt.rule, tt.want, findings)
 			}
-			if !found {
-				t.Errorf("findings %v lack rule %q with %q", findings, tt.rule, tt.want)
+			f := findings[0]
+			if f.Severity != tt.sev || f.Rule != tt.rule || !strings.Contains(f.Message, tt.want) {
+				t.Errorf("finding %q; want %s: %s: ...%s...", f, tt.sev, tt.rule, tt.want)
+			}
+			if strings.Contains(f.String(), "\n") {
+				t.Errorf("finding %q spans more than one line", f)
 			}
 		})
+	}
+}
+
+// TestUpstreamMergedReportsVerify runs the verifier over every report
+// upstream merged for v1.5 and v1.6 (testdata/upstream-reports, see its
+// SOURCE.md): a verifier that refuses what upstream accepts fails every
+// implementer who uses it. None may have an error; the warnings they have
+// are the README's guidance they depart from.
+func TestUpstreamMergedReportsVerify(t *testing.T) {
+	root := filepath.Join("testdata", "upstream-reports")
+	perRelease := map[string]int{}
+	files, err := FindReports([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		findings, err := VerifySubmission(f, testNames())
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		for _, e := range Errors(findings) {
+			t.Errorf("%s: %s", f, e)
+		}
+		rel, _ := filepath.Rel(root, f)
+		perRelease[strings.Split(filepath.ToSlash(rel), "/")[0]]++
+	}
+	// As merged at the fixtures' commit: 17 reports of 13 implementations
+	// in v1.6, 21 in v1.5.
+	if perRelease["v1.6"] != 17 || perRelease["v1.5"] != 21 {
+		t.Errorf("reports per release %v; want v1.6: 17, v1.5: 21", perRelease)
+	}
+}
+
+// TestOwnReportVerifiesInUpstreamsLayout puts gatewitness's submission
+// where upstream keeps reports, beside the implementations upstream
+// merged, and verifies the whole folder: gatewitness's report is as clean
+// as the cleanest of them, and adding it breaks none of theirs.
+func TestOwnReportVerifiesInUpstreamsLayout(t *testing.T) {
+	tree := t.TempDir()
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join("testdata", "upstream-reports"))); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := SubmissionDir(goldenRun().Conformance)
+	if err != nil || sub != "v1.6/gatewitness-reference-gateway" {
+		t.Fatalf("SubmissionDir = %q, %v; want v1.6/gatewitness-reference-gateway", sub, err)
+	}
+	written := writeSubmission(t, goldenRun())
+	if err := os.CopyFS(filepath.Join(tree, filepath.FromSlash(sub)), os.DirFS(filepath.Dir(written))); err != nil {
+		t.Fatal(err)
+	}
+	files, err := FindReports([]string{filepath.Join(tree, "v1.6")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 0
+	for _, f := range files {
+		findings, err := VerifySubmission(f, testNames())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(f, "gatewitness-reference-gateway") {
+			own++
+			if len(findings) != 0 {
+				t.Errorf("gatewitness's own report in upstream's layout: %v", findings)
+			}
+		} else if errs := Errors(findings); len(errs) != 0 {
+			t.Errorf("%s: %v", f, errs)
+		}
+	}
+	if own != 1 || len(files) != 18 {
+		t.Errorf("%d reports in v1.6, %d of them gatewitness's; want 18 and 1", len(files), own)
 	}
 }
 

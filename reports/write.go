@@ -24,8 +24,8 @@ const (
 //	summary.md               the Markdown summary
 //	summary-short.md         the short summary, for a pull-request comment
 //	gatewitness-report.yaml    the gatewitness report, when the run had gatewitness's tests or profiles
-//	upstream/<version>/<implementation>/<channel>-<version>-<mode>-report.yaml
-//	upstream/<version>/<implementation>/README.md
+//	upstream/<major.minor>/<implementation>/<channel>-<version>-<mode>-report.yaml
+//	upstream/<major.minor>/<implementation>/README.md
 //	                         the upstream submission, when the run had upstream's tests
 //
 // Each file is written to a temporary file first and renamed, so a reader

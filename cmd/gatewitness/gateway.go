@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -54,12 +55,17 @@ type gatewayOptions struct {
 
 // parseGatewayFlags parses the flags of gatewitness gateway. It returns
 // flag.ErrHelp for -help, and an error naming the flag for bad values.
-func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error) {
+func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error) {
 	fs := flag.NewFlagSet("gatewitness gateway", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package prints nothing: -help's text goes to stdout (where
+	// it can be paged), an error is one line on stderr (gatewayCommand).
+	fs.SetOutput(io.Discard)
+	var help bytes.Buffer
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), gatewayUsage)
+		fs.SetOutput(&help)
+		fmt.Fprint(&help, gatewayUsage)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	var featureNames []string
 	for _, f := range runner.ReferenceFeatures() {
@@ -74,7 +80,11 @@ func parseGatewayFlags(args []string, stderr io.Writer) (*gatewayOptions, error)
 		"comma-separated features published in the GatewayClass status (default: those the reference gateway implements)")
 	verbose := fs.Bool("v", false, "log per-request details and watch retries")
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			stdout.Write(help.Bytes())
+			return nil, err
+		}
+		return nil, fmt.Errorf("%v%s", err, flagHint(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; it takes flags only (gatewitness gateway -help)", fs.Arg(0))
@@ -119,7 +129,7 @@ func parseListenHost(s string) (netip.Prefix, error) {
 
 // gatewayCommand is `gatewitness gateway`.
 func gatewayCommand(args []string, stdout, stderr io.Writer) int {
-	g, err := parseGatewayFlags(args, stderr)
+	g, err := parseGatewayFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -45,9 +45,9 @@ func TestGatewayFlagErrors(t *testing.T) {
 }
 
 func TestGatewayHelp(t *testing.T) {
-	code, _, errs := run("gateway", "-help")
-	if code != 0 {
-		t.Fatalf("gatewitness gateway -help: exit %d", code)
+	code, errs, stderr := run("gateway", "-help")
+	if code != 0 || stderr != "" {
+		t.Fatalf("gatewitness gateway -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
 	}
 	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "SIGINT"} {
 		if !strings.Contains(errs, want) {

@@ -9,12 +9,13 @@
 //	gatewitness report PATH              write every output of a run again from its run.json
 //	gatewitness publish [flags]          build the report site from a history of runs
 //	gatewitness gateway [flags]          run the reference gateway against a cluster (see gatewitness gateway -help)
-//	gatewitness features                 list the features tests can depend on
+//	gatewitness features [-o json] [NAME...]  list the features tests can depend on
 //	gatewitness tests                    list the tests, with the features each needs
 //	gatewitness version                  print the versions of gatewitness and the Gateway API suite
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +55,7 @@ Usage:
   gatewitness publish [flags]         build the report site from a history of runs
                                     (gatewitness publish -help)
   gatewitness gateway ...             run the reference gateway against a cluster (gatewitness gateway -help)
-  gatewitness features                list the features tests can depend on
+  gatewitness features [NAME...]      list the features tests can depend on (-o wide, -o json)
   gatewitness tests                   list the tests and the features each needs
   gatewitness version                 print gatewitness's version and the Gateway API suite's
 `
@@ -79,9 +80,15 @@ func gatewitness(args []string, stdout, stderr io.Writer) int {
 		return reportCommand(rest, stdout, stderr)
 	case "publish":
 		return publishCommand(rest, stdout, stderr)
-	case "features", "tests", "version":
+	case "features":
+		return featuresCommand(rest, stdout, stderr)
+	case "tests", "version":
+		if len(rest) == 1 && isHelp(rest[0]) {
+			fmt.Fprint(stdout, simpleUsage[cmd])
+			return 0
+		}
 		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "gatewitness %s: takes no arguments, got %q\n", cmd, rest)
+			fmt.Fprintf(stderr, "gatewitness %s: takes no arguments, got %q (gatewitness %s -help)\n", cmd, rest, cmd)
 			return 2
 		}
 	case "help", "-h", "-help", "--help":
@@ -94,8 +101,6 @@ func gatewitness(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch cmd {
-	case "features":
-		err = features.Table(stdout)
 	case "tests":
 		err = testTable(stdout)
 	case "version":
@@ -103,6 +108,78 @@ func gatewitness(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "gatewitness %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// simpleUsage is the help of the commands that take no flags.
+var simpleUsage = map[string]string{
+	"tests": `Usage: gatewitness tests
+
+Lists every test gatewitness runs, upstream's first, with whose it is and
+the features it needs: the ShortNames --run-test and --skip-tests take.
+`,
+	"version": `Usage: gatewitness version
+
+Prints gatewitness's version (a release, or a development build's Go
+pseudo-version naming its commit) and that of the Gateway API conformance
+suite it is built with.
+`,
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
+
+const featuresUsage = `Usage: gatewitness features [-o table|wide|json] [NAME...]
+
+Lists the features tests can depend on, upstream's and gatewitness's: the
+names --supported-features and --exempt-features take. With NAMEs, only
+those (an unknown name is an error that suggests the closest one).
+-o wide adds each feature's profiles and dependencies; -o json prints
+every field, the description too.
+
+Flags:
+`
+
+// featuresCommand is gatewitness features.
+func featuresCommand(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gatewitness features", flag.ContinueOnError)
+	output := fs.String("o", "table", "the output: table, wide or json")
+	names, code, done := parseFlags(fs, args, featuresUsage, stdout, stderr)
+	if done {
+		return code
+	}
+	var list []features.Feature
+	var all []string
+	for _, f := range features.All() {
+		all = append(all, string(f.Name))
+	}
+	for _, n := range names {
+		f, ok := features.Lookup(features.FeatureName(n))
+		if !ok {
+			hint := ""
+			if s := runner.Suggest(n, all); s != "" {
+				hint = fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			fmt.Fprintf(stderr, "gatewitness features: no feature %q%s; gatewitness features lists them all\n", n, hint)
+			return 2
+		}
+		list = append(list, f)
+	}
+	var err error
+	switch *output {
+	case "table":
+		err = features.Table(stdout, list)
+	case "wide":
+		err = features.WideTable(stdout, list)
+	case "json":
+		err = features.JSON(stdout, list)
+	default:
+		fmt.Fprintf(stderr, "gatewitness features: -o %q: want table, wide or json\n", *output)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gatewitness features: %v\n", err)
 		return 1
 	}
 	return 0

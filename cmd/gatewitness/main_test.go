@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"runtime"
@@ -24,7 +25,7 @@ func TestFeaturesCommand(t *testing.T) {
 		t.Fatalf("gatewitness features: exit %d, stderr %q", code, errs)
 	}
 	var want bytes.Buffer
-	if err := features.Table(&want); err != nil {
+	if err := features.Table(&want, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out != want.String() {
@@ -60,11 +61,14 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"rnu"}, `unknown command "rnu" (did you mean run?)`},
-		{[]string{"verify-report"}, "Usage: gatewitness verify-report PATH..."},
+		{[]string{"verify-report"}, "Usage: gatewitness verify-report [--strict] PATH..."},
+		{[]string{"verify-report", "--bogus", "x"}, "unknown flag --bogus"},
 		{[]string{"verify-report", "/no/such/report.yaml"}, "no such file"},
 		{[]string{"run", "--supported-features", "HTTPRouteRetryCode"}, "did you mean HTTPRouteRetryCodes?"},
 		{[]string{"run", "--in-process", "--organization", "acme"}, "--organization: these name the implementation under test, but this run is in-process"},
-		{[]string{"features", "extra"}, "takes no arguments"},
+		{[]string{"tests", "extra"}, "takes no arguments"},
+		{[]string{"features", "HTTPRouteRetryCode"}, `no feature "HTTPRouteRetryCode" (did you mean HTTPRouteRetryCodes?)`},
+		{[]string{"features", "-o", "yaml"}, `-o "yaml": want table, wide or json`},
 		{[]string{"run", "extra"}, `unexpected argument "extra"`},
 		{[]string{"run", "--timing-tolerance", "fast"}, "flag --timing-tolerance"},
 		{[]string{"run", "--conformance-profiles", "GATEWAY-FTP"}, "flag --conformance-profiles"},
@@ -91,7 +95,7 @@ func TestRunHelpDescribesEveryFlag(t *testing.T) {
 		"cleanup-base-resources", "debug", "allow-crds-mismatch", "namespace-labels", "namespace-annotations",
 		"timeout-config-overrides", "kubeconfig", "context", "in-process", "report-dir", "timing-tolerance",
 		"retry-budget-load-qps", "retry-budget-load-requests", "retry-budget-share-slack",
-		"options-file", "conformance-options-file", "v", "parallel",
+		"options-file", "conformance-options-file", "v", "parallel", "install-steps",
 	} {
 		if len(flag) == 1 {
 			// flag prints a one-letter flag's help on its own line.
@@ -208,5 +212,65 @@ func TestParallelReachesTesting(t *testing.T) {
 	}
 	if defaultParallel <= runtime.GOMAXPROCS(0) {
 		t.Errorf("--parallel's default %d is no more than the cores' %d", defaultParallel, runtime.GOMAXPROCS(0))
+	}
+}
+
+// TestHelpOfEveryCommand: -help, --help and -h of every command print its
+// help on stdout and exit 0.
+func TestHelpOfEveryCommand(t *testing.T) {
+	for _, cmd := range []string{"run", "gateway", "verify-report", "report", "publish", "features", "tests", "version"} {
+		for _, h := range []string{"-help", "--help", "-h"} {
+			code, out, errs := run(cmd, h)
+			if code != 0 || errs != "" || !strings.Contains(out, "Usage: gatewitness "+cmd) {
+				t.Errorf("gatewitness %s %s: exit %d, stderr %q, stdout starting %.60q; want 0 and its usage on stdout", cmd, h, code, errs, out)
+			}
+		}
+	}
+}
+
+// TestBadFlagIsOneLine: a mistyped flag is one line on stderr, with the
+// flag it resembles and where the flags are listed, not the whole help.
+func TestBadFlagIsOneLine(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--bogus"}, "gatewitness run: flag provided but not defined: -bogus (gatewitness run -help lists the flags)\n"},
+		{[]string{"run", "--supported-featurs", "Gateway"}, "gatewitness run: flag provided but not defined: -supported-featurs; did you mean --supported-features? (gatewitness run -help lists the flags)\n"},
+		{[]string{"gateway", "--kubeconfg", "x"}, "gatewitness gateway: flag provided but not defined: -kubeconfg; did you mean --kubeconfig? (gatewitness gateway -help lists the flags)\n"},
+		{[]string{"publish", "--histroy", "x"}, "gatewitness publish: flag provided but not defined: -histroy; did you mean --history? (gatewitness publish -help lists the flags)\n"},
+	} {
+		code, out, errs := run(tt.args...)
+		if code != 2 || out != "" || errs != tt.want {
+			t.Errorf("gatewitness %q: exit %d, stdout %q, stderr %q; want 2 and only %q", tt.args, code, out, errs, tt.want)
+		}
+	}
+}
+
+// TestFeaturesOutputs: the default table is narrow, -o wide has the
+// profiles, -o json every field, and names select features.
+func TestFeaturesOutputs(t *testing.T) {
+	code, out, _ := run("features")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if len(l) > 120 {
+			t.Errorf("gatewitness features: a line of %d columns", len(l))
+			break
+		}
+	}
+	if code != 0 || strings.Contains(out, "PROFILES") {
+		t.Errorf("gatewitness features: exit %d; the default table has PROFILES", code)
+	}
+	if code, out, _ := run("features", "-o", "wide"); code != 0 || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "PROFILES") {
+		t.Errorf("gatewitness features -o wide: exit %d, header %q", code, strings.SplitN(out, "\n", 2)[0])
+	}
+	code, out, _ = run("features", "-o", "json", "HTTPRouteRetryCodes", "HTTPRouteRequestTimeout")
+	var got []struct {
+		Name     string   `json:"name"`
+		Upstream bool     `json:"upstream"`
+		Profiles []string `json:"profiles"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) != 2 || got[0].Name != "HTTPRouteRetryCodes" ||
+		got[0].Upstream || !got[1].Upstream || len(got[0].Profiles) == 0 {
+		t.Errorf("gatewitness features -o json NAMES: exit %d, %v, %+v", code, err, got)
 	}
 }

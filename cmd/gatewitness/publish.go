@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/gatewitness/gatewitness/reports"
 	"github.com/gatewitness/gatewitness/reports/site"
 )
 
@@ -34,6 +35,11 @@ The site, written into SITE (other files there are left alone), has:
                               failed, last passed, flaky
   badges/<series>.json        a shields.io endpoint badge
 
+--alerts FILE writes the failed tests of the runs added (a JSON array: the
+series, the test, whether it broke tonight or was failing already, since
+when, the failure's first line, the test's page), for a nightly that opens
+an issue per failed test and fails the job.
+
 Flags:
 `
 
@@ -54,6 +60,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	nights := fs.Int("nights", site.DefaultNights, fmt.Sprintf("nights the history strips show, and runs per series that get pages (1 to %d)", site.MaxNights))
 	title := fs.String("title", site.DefaultTitle, "the site's title")
 	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatewitness's files are browsed, for the links to docs/semantics")
+	alerts := fs.String("alerts", "", "write the failed tests of the runs added with --add (without --add: of each series' newest run) to this file, as JSON, for a nightly to alert on (an empty array when none failed)")
 	extra, code, done := parseFlags(fs, args, publishUsage, stdout, stderr)
 	if done {
 		return code
@@ -89,6 +96,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	var added []string
 	for _, a := range add {
 		path, err := runRecordPath(a)
 		if err != nil {
@@ -101,6 +109,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "history: %s\n", id)
+		added = append(added, id)
 	}
 	// A history no run has been added to yet is an empty one: --keep has
 	// nothing to remove, and the build says there is no run.
@@ -133,5 +142,16 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "site: %s (%d pages from %d runs)\n", filepath.Join(*out, "index.html"), n, len(h.Entries))
+	if *alerts != "" {
+		breakages, err := site.Breakages(h, added)
+		if err == nil {
+			err = reports.WriteFile(*alerts, func(w io.Writer) error { return site.WriteBreakages(w, breakages) })
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "gatewitness publish: --alerts: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "alerts: %s (%d failed tests)\n", *alerts, len(breakages))
+	}
 	return 0
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,5 +142,40 @@ func TestPublishAndReportUsage(t *testing.T) {
 		if code != 0 || errs != "" || !strings.HasPrefix(out, "Usage: gatewitness "+cmd) || !strings.Contains(out, "-out") {
 			t.Errorf("gatewitness %s -help: exit %d, stdout %.80q, stderr %q", cmd, code, out, errs)
 		}
+	}
+}
+
+// TestPublishAlerts: --alerts lists the failed tests of the runs added
+// tonight, for the nightly to open issues on and fail the job; a night
+// with none writes an empty list.
+func TestPublishAlerts(t *testing.T) {
+	dir := t.TempDir()
+	hist, out, alerts := filepath.Join(dir, "site", "history"), filepath.Join(dir, "site"), filepath.Join(dir, "alerts.json")
+	n1 := copyRun(t, fixture("night1-in-process.json"), filepath.Join(dir, "n1"))
+	n2 := copyRun(t, fixture("night2-in-process.json"), filepath.Join(dir, "n2"))
+	read := func() []map[string]any {
+		t.Helper()
+		data, err := os.ReadFile(alerts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []map[string]any
+		if err := json.Unmarshal(data, &list); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		return list
+	}
+	if code, stdout, errs := run("publish", "--history", hist, "--out", out, "--add", n1, "--alerts", alerts); code != 0 || !strings.Contains(stdout, "(0 failed tests)") {
+		t.Fatalf("night 1: exit %d, %q %q", code, stdout, errs)
+	}
+	if got := read(); len(got) != 0 {
+		t.Errorf("night 1 failed no test, alerts %v", got)
+	}
+	if code, stdout, errs := run("publish", "--history", hist, "--out", out, "--add", n2, "--alerts", alerts); code != 0 || !strings.Contains(stdout, "(1 failed tests)") {
+		t.Fatalf("night 2: exit %d, %q %q", code, stdout, errs)
+	}
+	got := read()
+	if len(got) != 1 || got[0]["kind"] == "" || got[0]["test"] == "" || !strings.HasPrefix(got[0]["page"].(string), "runs/") {
+		t.Errorf("night 2's alerts: %v; want its one failed test", got)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/gatewitness/gatewitness/conformance/runner"
 	"github.com/gatewitness/gatewitness/reports"
 	"github.com/gatewitness/gatewitness/reports/site"
 )
@@ -137,8 +139,7 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io
 				printUsage(stdout)
 				return nil, 0, true
 			}
-			fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
-			printUsage(stderr)
+			fmt.Fprintf(stderr, "%s: %v%s\n", fs.Name(), err, flagHint(fs, err))
 			return nil, 2, true
 		}
 		if fs.NArg() == 0 {
@@ -147,4 +148,18 @@ func parseFlags(fs *flag.FlagSet, args []string, usage string, stdout, stderr io
 		rest = append(rest, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+// flagHint is what follows a flag error: the flag closest to an unknown
+// one, and where the flags are listed.
+func flagHint(fs *flag.FlagSet, err error) string {
+	hint := ""
+	if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := runner.Suggest(strings.TrimLeft(name, "-"), names); s != "" {
+			hint = fmt.Sprintf("; did you mean --%s?", s)
+		}
+	}
+	return hint + " (" + fs.Name() + " -help lists the flags)"
 }

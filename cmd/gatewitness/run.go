@@ -36,7 +36,7 @@ has finished for 10s. A test that would run but count in no requested
 profile stops the run before it starts.
 
 With --report-dir it writes: the upstream ConformanceReport (upstream's
-profiles and tests only) and its README.md under upstream/<version>/
+profiles and tests only) and its README.md under upstream/<major.minor>/
 <implementation>/, ready to submit (check it with gatewitness verify-report);
 gatewitness-report.yaml (gatewitness's profiles, from gatewitness's tests only);
 junit.xml; summary.md and summary-short.md; html/, the run's pages; and
@@ -53,7 +53,7 @@ Flags:
 // runCommand is `gatewitness run`.
 func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gatewitness run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	build := runner.RegisterFlags(fs)
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
 	parallel := fs.Int("parallel", defaultParallel, "how many tests and subtests marked parallel may run at once (as go test -parallel); "+
@@ -75,7 +75,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 			stdout.Write(help.Bytes())
 			return 0
 		}
-		stderr.Write(help.Bytes())
+		// One line, not the whole help: the error and where to look.
+		fmt.Fprintf(stderr, "gatewitness run: %v%s\n", err, flagHint(fs, err))
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	upstreamflags "sigs.k8s.io/gateway-api/conformance/utils/flags"
 
 	"github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // upstreamStringFlags and upstreamBoolFlags list the upstream suite's flags
@@ -68,7 +70,8 @@ var identityFlags = []string{"organization", "project", "url", "version", "conta
 var gatewitnessStringFlags = []struct{ name, def, usage string }{
 	{"kubeconfig", "", "kubeconfig of the cluster to test (without it, $KUBECONFIG; without both, or with --in-process, the in-process reference gateway)"},
 	{"context", "", "the kubeconfig context to use, instead of its current context"},
-	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<version>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
+	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<major.minor>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
+	{"install-steps", "", "a Markdown file saying how the implementation under test was installed and configured, for the Reproduce section of the upstream report's README (the options file's key: installSteps, the Markdown itself)"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
 	{"retry-budget-load-qps", strconv.Itoa(tests.DefaultRetryBudgetLoad().QPS),
@@ -119,9 +122,9 @@ func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
 		str[f.name] = fs.String(f.name, f.def, f.usage)
 	}
 	inProcess := fs.Bool("in-process", false, "run against the in-process reference gateway, even if $KUBECONFIG is set")
-	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatewitness's (kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
+	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatewitness's (kubeconfig, context, reportDir, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
 	if uf := upstreamFlag(upstreamOptionsFileFlag); uf != nil {
-		optionsUsage = joinUsage(uf.Usage, "gatewitness's keys too: kubeconfig, context, reportDir, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
+		optionsUsage = joinUsage(uf.Usage, "gatewitness's keys too: kubeconfig, context, reportDir, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
 	}
 	optionsFile := fs.String(upstreamOptionsFileFlag, "", optionsUsage)
 	fs.StringVar(optionsFile, "options-file", "", "the same as --"+upstreamOptionsFileFlag)
@@ -301,6 +304,8 @@ func applyString(o *Options, name, v string) error {
 		o.Context = v
 	case "report-dir":
 		o.ReportDir = v
+	case "install-steps":
+		o.InstallSteps, err = readInstallSteps(v)
 	case "timing-tolerance":
 		o.TimingTolerance, err = parseTolerance(v)
 	case "connection-timeouts":
@@ -313,4 +318,24 @@ func applyString(o *Options, name, v string) error {
 		o.RetryBudgetLoad.ShareSlack, err = parseRetryBudgetShareSlack(v)
 	}
 	return err
+}
+
+// readInstallSteps reads the Markdown file --install-steps names.
+func readInstallSteps(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("empty; want the path of a Markdown file with the steps that installed the implementation")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("%w; want the path of a Markdown file with the steps that installed the implementation", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, reports.MaxInstallSteps+1))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > reports.MaxInstallSteps {
+		return "", fmt.Errorf("%s is larger than %d bytes; want the install steps only", path, reports.MaxInstallSteps)
+	}
+	return string(data), nil
 }

@@ -58,7 +58,9 @@ func TestInProcessRun(t *testing.T) {
 		if len(res.Run.Tests) != len(runner.AllTests()) {
 			t.Errorf("recorded %d tests, want every test the suite knows (%d)", len(res.Run.Tests), len(runner.AllTests()))
 		}
-		upstreamDir := filepath.Join(o.ReportDir, reports.UpstreamDirName, res.Run.Environment.GatewayAPIVersion, "gatewitness-reference-gateway")
+		// Upstream's folders are named by major.minor: v1.6/ for v1.6.3.
+		v := res.Run.Environment.GatewayAPIVersion
+		upstreamDir := filepath.Join(o.ReportDir, reports.UpstreamDirName, v[:strings.LastIndex(v, ".")], "gatewitness-reference-gateway")
 		names := []string{reports.RunFileName, reports.JUnitFileName, reports.MarkdownFileName, reports.MarkdownShortName, reports.GatewitnessReportFileName,
 			filepath.Join(upstreamDir, "experimental-"+res.Run.Implementation.Version+"-default-report.yaml"),
 			filepath.Join(upstreamDir, reports.SubmissionReadmeName)}

@@ -53,6 +53,11 @@ type Options struct {
 	// (named as the Gateway API project requires), the JUnit XML and the
 	// Markdown summary are written to. It is created if missing.
 	ReportDir string
+	// InstallSteps is Markdown saying how the implementation under test
+	// was installed and configured; the upstream report's README gives it
+	// in its Reproduce section (--install-steps FILE, or the options
+	// file's installSteps key). At most reports.MaxInstallSteps bytes.
+	InstallSteps string
 	// TimingTolerance is how late a timed behaviour may be and still pass;
 	// gatewitness's tests read it with tests.TimingTolerance.
 	TimingTolerance time.Duration

@@ -27,9 +27,11 @@ const maxOptionsFileSize = 1 << 20
 // options file (ConfigurableOptions as YAML or JSON) plus gatewitness's keys.
 type fileOptions struct {
 	suite.ConfigurableOptions
-	Kubeconfig      string `json:"kubeconfig"`
-	Context         string `json:"context"`
-	ReportDir       string `json:"reportDir"`
+	Kubeconfig string `json:"kubeconfig"`
+	Context    string `json:"context"`
+	ReportDir  string `json:"reportDir"`
+	// InstallSteps is Markdown: how the implementation was installed.
+	InstallSteps    string `json:"installSteps"`
 	TimingTolerance string `json:"timingTolerance"`
 	// ConnectionTimeouts maps the ConfigMap keys (clientTimeout, ...) and
 	// gatewayClassName to values (conntimeouts.go).
@@ -43,7 +45,7 @@ type fileOptions struct {
 // upstream's suite reads its --conformance-options-file: its keys are
 // those of upstream's options (gatewayClassName, supportedFeatures,
 // timeoutConfig, implementation, ...) plus gatewitness's kubeconfig,
-// context, reportDir, timingTolerance, connectionTimeouts and
+// context, reportDir, installSteps, timingTolerance, connectionTimeouts and
 // retryBudgetLoad (qps, requests, shareSlack). Keys that
 // are absent leave o's values. Keys no one knows are ignored, as upstream
 // ignores them, and each gets a warning in o.Warnings naming it (with the
@@ -66,6 +68,7 @@ func LoadOptionsFile(path string, o *Options) error {
 		Kubeconfig:          o.Kubeconfig,
 		Context:             o.Context,
 		ReportDir:           o.ReportDir,
+		InstallSteps:        o.InstallSteps,
 		RetryBudgetLoad:     o.RetryBudgetLoad,
 	}
 	if err := yaml.Unmarshal(data, &fo); err != nil {
@@ -98,6 +101,7 @@ func LoadOptionsFile(path string, o *Options) error {
 	o.Kubeconfig = fo.Kubeconfig
 	o.Context = fo.Context
 	o.ReportDir = fo.ReportDir
+	o.InstallSteps = fo.InstallSteps
 	o.RetryBudgetLoad = fo.RetryBudgetLoad
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("options file %s: %w", path, err)

@@ -32,6 +32,7 @@ type recorder struct {
 	done     int
 	running  map[string]time.Time
 	results  map[string]reports.TestResult
+	states   map[string][]reports.ObjectState // of failed tests, before their clean-up
 	stopped  bool
 	stopTick chan struct{}
 }
@@ -48,6 +49,7 @@ func newRecorder(o *Options) *recorder {
 		planned:  map[string]plannedTest{},
 		running:  map[string]time.Time{},
 		results:  map[string]reports.TestResult{},
+		states:   map[string][]reports.ObjectState{},
 		stopTick: make(chan struct{}),
 	}
 }
@@ -132,6 +134,13 @@ func (r *recorder) runningList(now time.Time) string {
 	return strings.Join(parts, ", ")
 }
 
+// setState keeps what the cluster held when the test name failed.
+func (r *recorder) setState(name string, state []reports.ObjectState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.states[name] = state
+}
+
 func (r *recorder) start(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -145,6 +154,7 @@ func (r *recorder) record(tr reports.TestResult, counted bool) {
 	now := time.Now()
 	if st, ok := r.running[tr.ShortName]; ok {
 		tr.Duration = now.Sub(st)
+		tr.Started = st
 		delete(r.running, tr.ShortName)
 	}
 	r.results[tr.ShortName] = tr
@@ -190,6 +200,9 @@ func (r *recorder) testResult(p plannedTest, failed, skipped bool, selected []st
 	switch {
 	case failed:
 		tr.Result = reports.Fail
+		r.mu.Lock()
+		tr.State = r.states[ct.ShortName]
+		r.mu.Unlock()
 		tr.Message = "the test failed; its log (the test output) says why"
 		if r.testLog != nil {
 			tr.Log = r.testLog(ct.ShortName)

@@ -16,6 +16,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -535,6 +536,22 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 				s.Client = restore
 			}
 			rec.start(orig.ShortName)
+			// A failed test's state is read when the test function
+			// returns, before its clean-ups delete what it applied.
+			defer func() {
+				if !t.Failed() {
+					return
+				}
+				c := s.Client
+				if restore != nil {
+					c = restore
+				}
+				state, err := snapshot(context.Background(), c)
+				if err != nil {
+					tlog.Logf(t, "%v", err)
+				}
+				rec.setState(orig.ShortName, state)
+			}()
 			for _, m := range orig.Manifests {
 				tlog.Logf(t, "Applying %s", m)
 				s.Applier.MustApplyWithCleanup(t, s.Client, s.TimeoutConfig, m, s.CleanupTestResources)
@@ -621,7 +638,8 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		RetryBudgetLoad: &reports.RetryBudgetLoad{
 			QPS: o.RetryBudgetLoad.QPS, Requests: o.RetryBudgetLoad.Requests, ShareSlack: o.RetryBudgetLoad.ShareSlack,
 		},
-		CommandLine: o.CommandLine,
+		CommandLine:  o.CommandLine,
+		InstallSteps: o.InstallSteps,
 		Environment: reports.Environment{
 			KubernetesVersion:  tgt.kubernetesVersion,
 			SuiteVersion:       consts.BundleVersion,

@@ -34,6 +34,9 @@ func (o *Options) Validate() error {
 		}
 	}
 	check("gatewayClassName", checkObjectName(o.GatewayClassName, false))
+	if len(o.InstallSteps) > reports.MaxInstallSteps {
+		check("installSteps", fmt.Errorf("%d bytes; at most %d are accepted", len(o.InstallSteps), reports.MaxInstallSteps))
+	}
 	check("meshName", checkObjectName(o.MeshName, true))
 	check("supportedFeatures", checkFeatures(o.SupportedFeatures))
 	check("exemptFeatures", checkFeatures(o.ExemptFeatures))

@@ -41,7 +41,7 @@ func main() {
 }
 
 // printDir prints every ConformanceReport YAML file under dir (gatewitness
-// writes the upstream one under upstream/<version>/<implementation>/) and
+// writes the upstream one under upstream/<major.minor>/<implementation>/) and
 // returns how many it found.
 func printDir(w io.Writer, dir string) (int, error) {
 	var files []string

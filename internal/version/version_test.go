@@ -1,6 +1,9 @@
 package version
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 func TestFromBuildInfo(t *testing.T) {
 	for in, want := range map[string]string{
@@ -30,6 +33,47 @@ func TestIsSemantic(t *testing.T) {
 	} {
 		if got := IsSemantic(v); got != want {
 			t.Errorf("IsSemantic(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestIsRelease(t *testing.T) {
+	for v, want := range map[string]bool{
+		"v0.1.0": true, "v1.2.3": true, "1.2.3": true,
+		"v0.0.0-20260301120000-0123456789ab":       false, // a pseudo-version: a commit, not a release
+		"v0.0.0-20260301120000-0123456789ab+dirty": false,
+		Unknown:          false,
+		"v1.2.3-rc.1":    false,
+		"v1.2.3+build.1": false,
+		"v0.0.0":         false,
+		"main":           false,
+		"":               false,
+	} {
+		if got := IsRelease(v); got != want {
+			t.Errorf("IsRelease(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestFromModules(t *testing.T) {
+	gw := func(v string) *debug.Module { return &debug.Module{Path: modulePath, Version: v} }
+	for _, tt := range []struct {
+		name string
+		main *debug.Module
+		deps []*debug.Module
+		want string
+	}{
+		{"gatewitness is the main module", gw("v0.1.0"), nil, "v0.1.0"},
+		{"built from a checkout without VCS stamping", gw("(devel)"), nil, Unknown},
+		{"a module of its own requiring a release", &debug.Module{Path: "example.com/nightly", Version: "(devel)"},
+			[]*debug.Module{{Path: "sigs.k8s.io/gateway-api", Version: "v1.7.0"}, gw("v0.2.0")}, "v0.2.0"},
+		{"a module of its own replacing gatewitness with a directory", &debug.Module{Path: "example.com/nightly", Version: "(devel)"},
+			[]*debug.Module{{Path: modulePath, Version: "v0.0.0-00010101000000-000000000000", Replace: &debug.Module{Path: "/src/gatewitness"}}},
+			Unknown},
+		{"a module without gatewitness", &debug.Module{Path: "example.com/other", Version: "(devel)"}, nil, Unknown},
+	} {
+		if got := fromModules(tt.main, tt.deps); got != tt.want {
+			t.Errorf("%s: fromModules = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

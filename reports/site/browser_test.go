@@ -17,6 +17,8 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // The browser test drives a real Chromium through the DevTools protocol
@@ -125,6 +127,21 @@ func TestSiteInBrowser(t *testing.T) {
 		cannotRun(t, "no browser to run: %v", err)
 	}
 	h := readFixtures(t)
+	// The failed test's state, as the runner's snapshot records it (the
+	// recorded night predates the field): the route not accepted, its
+	// backend with no ready endpoint.
+	failed := testOf(h.Entries[1].Run, "HTTPRouteTimeoutsWithoutRetry")
+	if failed == nil || failed.Result != reports.Fail {
+		t.Fatalf("the fixture's second night has no failed HTTPRouteTimeoutsWithoutRetry")
+	}
+	failed.State = []reports.ObjectState{
+		{Kind: "Gateway", Namespace: "gateway-conformance-infra", Name: "same-namespace", Generation: 1, Conditions: []reports.StateCondition{
+			{Type: "Programmed", Status: "True", Reason: "Programmed", ObservedGeneration: 1},
+			{Scope: "listener http", Type: "Accepted", Status: "True", Reason: "Accepted", ObservedGeneration: 1}}},
+		{Kind: "HTTPRoute", Namespace: "gateway-conformance-infra", Name: "timeouts", Generation: 2, Conditions: []reports.StateCondition{
+			{Scope: "parent gateway-conformance-infra/same-namespace", Type: "Accepted", Status: "False", Reason: "UnsupportedValue", Message: "timeouts.request is not supported", ObservedGeneration: 2}}},
+		{Kind: "EndpointSlice", Namespace: "gateway-conformance-infra", Name: "infra-backend-v1-x", Service: "infra-backend-v1", Endpoints: []string{"10.244.0.7:3000 not ready"}},
+	}
 	root := t.TempDir()
 	if _, err := Build(root, h, Options{}); err != nil {
 		t.Fatal(err)
@@ -223,8 +240,8 @@ func TestSiteInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRows := []seriesRow{
-		{"in-process", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
-		{"localcp · gatewitness", "3", "0", []string{"cell pass current ✓"}},
+		{"in-process · v1.6 experimental", "2", "1", []string{"cell pass ✓", "cell fail current ✗"}},
+		{"localcp · gatewitness · v1.6 experimental", "3", "0", []string{"cell pass current ✓"}},
 	}
 	if !slices.EqualFunc(rows, wantRows, func(a, b seriesRow) bool {
 		return a.Target == b.Target && a.Passed == b.Passed && a.Failed == b.Failed && slices.Equal(a.Strip, b.Strip)
@@ -260,8 +277,8 @@ func TestSiteInBrowser(t *testing.T) {
 	}{
 		// The second in-process night failed HTTPRouteTimeoutsWithoutRetry,
 		// a test of the request and backend timeouts.
-		{0, "in-process", "success", "failure", "✗", "✓", "✓", "○"},
-		{1, "localcp · gatewitness", "success", "partial", "✓", "✓", "✓", "○"},
+		{0, "in-process · v1.6 experimental", "success", "failure", "✗", "✓", "✓", "○"},
+		{1, "localcp · gatewitness · v1.6 experimental", "success", "partial", "✓", "✓", "✓", "○"},
 	} {
 		r := resilience[tt.row]
 		if r.Target != tt.target || !strings.HasPrefix(r.Core, tt.core) || !strings.HasPrefix(r.Extended, tt.extended) ||
@@ -275,6 +292,53 @@ func TestSiteInBrowser(t *testing.T) {
 	if http := readMatrix("GATEWAY-HTTP"); len(http) != 2 || http[0].Cells["HTTPRouteHostRewrite"] != "○" || http[0].Cells["GatewayStaticAddresses"] != "–" {
 		t.Errorf("GATEWAY-HTTP rows = %+v; want 2, HostRewrite claimed but not tested, GatewayStaticAddresses not claimed", http)
 	}
+	// The news first: what changed is above the first matrix and in the
+	// first screen; the matrices have no rotated headers, wrap feature
+	// names, and keep the first column in view when scrolled sideways.
+	type layout struct {
+		ChangesTop    float64 `json:"changesTop"`
+		FirstMatrix   float64 `json:"firstMatrix"`
+		WritingMode   string  `json:"writingMode"`
+		Transform     string  `json:"transform"`
+		HeaderHeight  float64 `json:"headerHeight"`
+		Sticky        string  `json:"sticky"`
+		ScrollWidth   float64 `json:"scrollWidth"`
+		ClientWidth   float64 `json:"clientWidth"`
+		FirstCellLeft float64 `json:"firstCellLeft"`
+		ScrollLeft    float64 `json:"scrollLeft"`
+		BoxLeft       float64 `json:"boxLeft"`
+	}
+	lay, err := chromedp.Run(ctx, chromedp.Evaluate[layout](`(() => {
+		const http = document.querySelector('table.matrix[data-profile="GATEWAY-HTTP"]');
+		const box = http.parentElement;
+		box.scrollLeft = box.scrollWidth;
+		const th = http.querySelector("th.feature"), cs = getComputedStyle(th);
+		return {
+			changesTop: document.querySelector("#changes").getBoundingClientRect().top + scrollY,
+			firstMatrix: document.querySelector("table.matrix").getBoundingClientRect().top + scrollY,
+			writingMode: cs.writingMode, transform: cs.transform,
+			headerHeight: http.tHead.getBoundingClientRect().height,
+			sticky: getComputedStyle(http.querySelector("tbody td")).position,
+			scrollWidth: box.scrollWidth, clientWidth: box.clientWidth, scrollLeft: box.scrollLeft,
+			firstCellLeft: http.querySelector("tbody td").getBoundingClientRect().left,
+			boxLeft: box.getBoundingClientRect().left};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("index layout at 1280 px: %+v", lay)
+	if lay.ChangesTop >= lay.FirstMatrix || lay.ChangesTop > 900 {
+		t.Errorf("what changed starts at %.0f px, the first profile table at %.0f px; want the changes first, in the first screen", lay.ChangesTop, lay.FirstMatrix)
+	}
+	if lay.WritingMode != "horizontal-tb" || lay.Transform != "none" || lay.HeaderHeight > 150 {
+		t.Errorf("GATEWAY-HTTP's feature headers: writing mode %s, transform %s, header %.0f px high; want horizontal, unrotated, at most 150 px", lay.WritingMode, lay.Transform, lay.HeaderHeight)
+	}
+	if lay.Sticky != "sticky" || lay.ScrollLeft > 0 && lay.FirstCellLeft < lay.BoxLeft-1 {
+		t.Errorf("GATEWAY-HTTP's first column: position %s, at %.0f px when scrolled by %.0f px (the box at %.0f px); want it sticky, in view", lay.Sticky, lay.FirstCellLeft, lay.ScrollLeft, lay.BoxLeft)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(document.querySelector('table.matrix[data-profile="GATEWAY-HTTP"]').parentElement.scrollLeft = 0, 0)`)); err != nil {
+		t.Fatal(err)
+	}
 	changes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#changes li.change")].map(li => li.innerText)`))
 	if err != nil || len(changes) != 1 || changes[0] != "HTTPRouteTimeoutsWithoutRetry: pass → fail (broken)" {
 		t.Errorf("what changed = %q (%v), want HTTPRouteTimeoutsWithoutRetry: pass → fail (broken)", changes, err)
@@ -287,7 +351,7 @@ func TestSiteInBrowser(t *testing.T) {
 	shoot("index.png")
 
 	// From the index to the failed run, and on to the failed test.
-	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process"] td:nth-child(4) a`)
+	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process-v1-6-experimental"] td:nth-child(4) a`)
 	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
 	type testView struct {
 		Heading  string   `json:"heading"`
@@ -298,6 +362,7 @@ func TestSiteInBrowser(t *testing.T) {
 		Strip    []string `json:"strip"`
 		History  string   `json:"history"`
 		GEPLinks int      `json:"gepLinks"`
+		State    []string `json:"state"`
 	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[testView](`({
 		heading: document.querySelector("h1").innerText,
@@ -307,7 +372,8 @@ func TestSiteInBrowser(t *testing.T) {
 		ledger: document.querySelectorAll("table.ledger tbody tr").length,
 		strip: [...document.querySelectorAll(".history ol.strip li")].map(li => li.className + " " + li.innerText),
 		history: document.querySelector(".history p").innerText,
-		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length})`))
+		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length,
+		state: [...document.querySelectorAll("table.state tr.state-row")].map(tr => tr.innerText.replace(/\s+/g, " ").trim())})`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,11 +398,20 @@ func TestSiteInBrowser(t *testing.T) {
 	if v.GEPLinks == 0 {
 		t.Error("no link to GEP-1742")
 	}
+	wantState := []string{
+		"Gateway gateway-conformance-infra/same-namespace (generation 1) Programmed True (observed 1) Programmed",
+		"listener http Accepted True (observed 1) Accepted",
+		"HTTPRoute gateway-conformance-infra/timeouts (generation 2) parent gateway-conformance-infra/same-namespace Accepted False (observed 2) UnsupportedValue timeouts.request is not supported",
+		"EndpointSlice gateway-conformance-infra/infra-backend-v1-x Service infra-backend-v1 10.244.0.7:3000 not ready",
+	}
+	if !slices.Equal(v.State, wantState) {
+		t.Errorf("the failed test's state at the failure:\n%q\nwant\n%q", v.State, wantState)
+	}
 	settle()
 	shoot("failed-test.png")
 
 	// The series page and a passing test's page, for the console.
-	open(srv.URL + "/series/gatewitness-reference-gateway-default-in-process.html")
+	open(srv.URL + "/series/gatewitness-reference-gateway-default-in-process-v1-6-experimental.html")
 	open(srv.URL + "/runs/" + h.Entries[0].ID + "/tests/HTTPRouteRetryCodesAndAttempts.html")
 	settle()
 	if p := cons.problems(); len(p) > 0 {

@@ -50,23 +50,38 @@ type History struct {
 // TargetLabel names what a run ran against, in a few words that stay the
 // same from night to night: "in-process" for the embedded reference
 // gateway; on a cluster, the kubeconfig context (the local control plane's
-// is "localcp") and the GatewayClass.
+// is "localcp") and the GatewayClass; then the Gateway API release
+// (major.minor) and channel of its CRDs, when the run records them, so a
+// nightly's matrix over releases and channels keeps a series per cell.
 func TargetLabel(run *reports.Run) string {
 	t := run.Target
-	if t.InProcess {
-		return "in-process"
+	where := "in-process"
+	if !t.InProcess {
+		where = t.Context
+		if where == "" {
+			where = hostOf(t.Server)
+		}
+		if where == "" {
+			where = "cluster"
+		}
+		if t.GatewayClass != "" {
+			where += " · " + t.GatewayClass
+		}
 	}
-	where := t.Context
-	if where == "" {
-		where = hostOf(t.Server)
-	}
-	if where == "" {
-		where = "cluster"
-	}
-	if t.GatewayClass != "" {
-		return where + " · " + t.GatewayClass
+	if api := gatewayAPILabel(run.Environment); api != "" {
+		where += " · " + api
 	}
 	return where
+}
+
+// gatewayAPILabel is "v1.6 experimental" for Gateway API v1.6.x's
+// experimental channel, "" when the run does not say.
+func gatewayAPILabel(env reports.Environment) string {
+	v := env.GatewayAPIVersion
+	if parts := strings.SplitN(v, ".", 3); len(parts) == 3 {
+		v = parts[0] + "." + parts[1]
+	}
+	return strings.TrimSpace(v + " " + env.GatewayAPIChannel)
 }
 
 func hostOf(server string) string {

@@ -78,14 +78,30 @@ func readSemanticsDocs(fsys fs.FS) []semanticsDoc {
 	return out
 }
 
+// resourceFeatures are the features that say an implementation supports a
+// kind of resource at all: every test of that resource lists one, so a
+// page that names the resource (connection-timeouts.md names TLSRoute)
+// does not explain the test.
+var resourceFeatures = map[string]bool{
+	"Gateway": true, "GatewayClass": true, "HTTPRoute": true, "GRPCRoute": true, "TLSRoute": true, "TCPRoute": true,
+	"UDPRoute": true, "ReferenceGrant": true, "BackendTLSPolicy": true, "Mesh": true, "ListenerSet": true,
+}
+
 // docsFor returns the docs/semantics pages that explain t: those that name
-// the test or one of its features that is not core (every route has the
-// core ones). sourceURL is where the repository's files are browsed,
+// one of its features that is neither core (every route has the core
+// ones) nor the support of a kind of resource, or, for a test of
+// gatewitness's, the test itself (the pages decide gatewitness's tests;
+// they name upstream's tests only in passing, as connection-timeouts.md
+// lists the TLSRoute tests that fail in-process). A test no page explains
+// gets no link. sourceURL is where the repository's files are browsed,
 // ending in "/".
 func docsFor(all []semanticsDoc, t reports.TestResult, sourceURL string) []docLink {
-	keys := []string{t.ShortName}
+	var keys []string
+	if t.Source != reports.Upstream {
+		keys = append(keys, t.ShortName)
+	}
 	for _, f := range featureLinks(t) {
-		if f.Level == string(features.LevelCore) {
+		if f.Level == string(features.LevelCore) || resourceFeatures[f.Name] {
 			continue
 		}
 		keys = append(keys, f.Name)

@@ -162,11 +162,17 @@ func (s *series) runStrip(i, nights int) []stripCell {
 type change struct {
 	Test     string
 	From, To reports.Result // "" when the run did not have the test
+	// Claimed are the test's features the run claims and the night before
+	// did not: the result changed because the claims did.
+	Claimed []string
 }
 
-// Kind describes the change in a word: fixed, broken, new, gone or changed.
+// Kind describes the change in a word: fixed, broken, new, gone or
+// changed; "newly claimed" when the claims changed, not the behaviour.
 func (c change) Kind() string {
 	switch {
+	case len(c.Claimed) > 0:
+		return "newly claimed"
 	case c.From == "":
 		return "new"
 	case c.To == "":
@@ -185,16 +191,54 @@ func (s *series) changes(i int) []change {
 	if i == 0 {
 		return nil
 	}
+	added, _ := s.claimChanges(i)
 	var out []change
 	for name, res := range s.results {
 		if res[i] != res[i-1] {
-			out = append(out, change{Test: name, From: res[i-1], To: res[i]})
+			c := change{Test: name, From: res[i-1], To: res[i]}
+			if t := testOf(s.Entries[i].Run, name); t != nil && res[i-1] != reports.Fail {
+				for _, f := range t.Features {
+					if slices.Contains(added, string(f)) {
+						c.Claimed = append(c.Claimed, string(f))
+					}
+				}
+			}
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(a, b change) int {
 		return cmp.Or(cmp.Compare(rank(a.To), rank(b.To)), cmp.Compare(a.Test, b.Test))
 	})
 	return out
+}
+
+// claimChanges returns the features run i claims that run i-1 did not
+// (added) and those it no longer claims (dropped), sorted.
+func (s *series) claimChanges(i int) (added, dropped []string) {
+	if i == 0 {
+		return nil, nil
+	}
+	names := func(r *reports.Run) []string {
+		var out []string
+		for _, f := range r.Claims.Features {
+			out = append(out, string(f))
+		}
+		return out
+	}
+	now, before := names(s.Entries[i].Run), names(s.Entries[i-1].Run)
+	for _, f := range now {
+		if !slices.Contains(before, f) {
+			added = append(added, f)
+		}
+	}
+	for _, f := range before {
+		if !slices.Contains(now, f) {
+			dropped = append(dropped, f)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(dropped)
+	return added, dropped
 }
 
 // rank orders results for lists people read: failures first.
@@ -370,4 +414,14 @@ func featureCells(r matrixRow, names []string) []featureCell {
 		cells[i] = c
 	}
 	return cells
+}
+
+// testOf returns run's result of the test name, or nil.
+func testOf(run *reports.Run, name string) *reports.TestResult {
+	for i := range run.Tests {
+		if run.Tests[i].ShortName == name {
+			return &run.Tests[i]
+		}
+	}
+	return nil
 }

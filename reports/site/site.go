@@ -96,17 +96,34 @@ func (o *Options) Complete() error {
 var templateFS embed.FS
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"night":     night,
-	"dur":       func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"firstLine": firstLine,
-	"join":      strings.Join,
-	"runURL":    runURL,
-	"testURL":   testURL,
-	"seriesURL": func(root, slug string) string { return root + "series/" + slug + ".html" },
-	"badgeURL":  func(root, slug string) string { return root + "badges/" + slug + ".json" },
-	"chart":     func(o observe.Observation) template.HTML { return timingChart(o.Key, *o.Timing) },
-	"observed":  observed,
+	"night":      night,
+	"dur":        func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"firstLine":  firstLine,
+	"join":       strings.Join,
+	"wordBreaks": wordBreaks,
+	"runURL":     runURL,
+	"testURL":    testURL,
+	"seriesURL":  func(root, slug string) string { return root + "series/" + slug + ".html" },
+	"badgeURL":   func(root, slug string) string { return root + "badges/" + slug + ".json" },
+	"chart":      func(o observe.Observation) template.HTML { return timingChart(o.Key, *o.Timing) },
+	"observed":   observed,
 }).ParseFS(templateFS, "templates/*.html"))
+
+// wordBreaks lets a CamelCase name wrap between its words in a narrow
+// table header: a <wbr> before each upper-case letter that follows a
+// lower-case one (HTTPRoute<wbr>Request<wbr>Timeout).
+func wordBreaks(name string) template.HTML {
+	var b strings.Builder
+	var prev rune
+	for _, r := range name {
+		if r >= 'A' && r <= 'Z' && prev >= 'a' && prev <= 'z' {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		prev = r
+	}
+	return template.HTML(b.String())
+}
 
 func runURL(root, id string) string { return root + "runs/" + id + "/index.html" }
 
@@ -332,6 +349,9 @@ type seriesSummary struct {
 	Changes                 []change
 	Recent                  []recentRun
 	HasPrevious             bool
+	// ClaimsAdded and ClaimsDropped are the features the latest run
+	// claims and the one before did not, and the other way round.
+	ClaimsAdded, ClaimsDropped []string
 }
 
 type recentRun struct {
@@ -351,6 +371,7 @@ func (b *builder) indexPage() indexPage {
 		}
 		sum := seriesSummary{series: s, Latest: e, Strip: b.link(s.runStrip(i, b.opts.Nights), "", ""), Changes: s.changes(i), HasPrevious: i > 0}
 		sum.Passed, sum.Failed, sum.Skipped = e.Run.Counts()
+		sum.ClaimsAdded, sum.ClaimsDropped = s.claimChanges(i)
 		for j := i; j >= max(0, i-b.opts.Nights+1); j-- {
 			r := recentRun{Entry: s.Entries[j], Href: runURL("", s.Entries[j].ID)}
 			r.Passed, r.Failed, r.Skipped = r.Run.Counts()

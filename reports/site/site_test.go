@@ -473,12 +473,13 @@ func TestDocsFor(t *testing.T) {
 		"semantics/backend.md":  {Data: []byte("# Backend timeouts\n\nHTTPRouteBackendTimeout, per attempt.\n")},
 		"semantics/grpc.md":     {Data: []byte("# gRPC\n\nGRPCRouteStrictEnforcement (GEP-1742), on a GRPCRoute.\n")},
 		"semantics/routes.md":   {Data: []byte("# Routes\n\nEvery Gateway and HTTPRoute; GEP-1742.\n")},
+		"semantics/conns.md":    {Data: []byte("# Connections\n\nHAProxy's timeout tunnel, for TLSRoute passthrough; TLSRouteSimpleSameNamespace fails in-process.\n")},
 		"semantics/untitled.md": {Data: []byte("HTTPRouteTimeoutsWithoutRetryAndMore is another word.\n")},
 		"other/HTTPRoute.md":    {Data: []byte("# Not a semantics page\n\nHTTPRouteTimeoutsWithoutRetry\n")},
 	}
 	all := readSemanticsDocs(pages)
-	if len(all) != 5 {
-		t.Fatalf("read %d pages, want the 5 under semantics/", len(all))
+	if len(all) != 6 {
+		t.Fatalf("read %d pages, want the 6 under semantics/", len(all))
 	}
 	tests := []struct {
 		t    reports.TestResult
@@ -491,6 +492,9 @@ func TestDocsFor(t *testing.T) {
 		{reports.TestResult{ShortName: "GRPCRouteStrictEnforcement", Features: []gwfeatures.FeatureName{"Gateway", "GRPCRoute", "GRPCRouteStrictEnforcement"}},
 			[]string{"gRPC"}},
 		{reports.TestResult{ShortName: "HTTPRouteSimpleSameNamespace", Features: []gwfeatures.FeatureName{"Gateway", "HTTPRoute"}}, nil},
+		// A page that names a kind of resource does not explain every test
+		// of it: TLSRoute's tests get no link from a page naming TLSRoute.
+		{reports.TestResult{ShortName: "TLSRouteSimpleSameNamespace", Source: reports.Upstream, Features: []gwfeatures.FeatureName{"Gateway", "TLSRoute"}}, nil},
 	}
 	for _, tt := range tests {
 		var got []string
