@@ -176,8 +176,9 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the gRPC response failed", "error", err.Error())
 		}
-		// Abort the stream so the client sees the call is incomplete.
-		panic(http.ErrAbortHandler)
+		// Reset the stream after what was relayed, so the client sees
+		// the call is incomplete (proxy.go).
+		abortRelayed(w)
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv

@@ -163,12 +163,25 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}
-		// Abort the response so the client sees it is incomplete.
-		panic(http.ErrAbortHandler)
+		abortRelayed(w)
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv
 	}
+}
+
+// abortRelayed ends a response whose upstream failed after it started:
+// what was written so far (status, headers, the body bytes received) is
+// flushed to the client first, then the response is aborted, so that the
+// client sees an incomplete response rather than none. Over HTTP/1.1 the
+// connection then closes short of the Content-Length, or without the last
+// chunk (RFC 9112 sections 6.3 and 8); over HTTP/2 the stream is reset
+// after its HEADERS and DATA, never ended (RFC 9113 section 8.1). Aborting
+// without the flush would drop the bytes net/http still buffers: an empty
+// reply, which clients take for a stale keep-alive connection and resend.
+func abortRelayed(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
