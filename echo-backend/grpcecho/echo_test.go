@@ -261,8 +261,8 @@ func TestLedgerCountsMessagesAsTheyArrive(t *testing.T) {
 	}
 	e := waitEntry(t, b.ledger, id, func(e ledger.Entry) bool { return len(e.Attempts) == 1 && e.Attempts[0].Messages == 2 })
 	a := e.Attempts[0]
-	if a.Outcome != ledger.InFlight || a.FirstMessage == nil || a.FirstMessage.Before(a.Arrived) {
-		t.Errorf("attempt %+v: want in flight, the first message's time at or after its arrival", a)
+	if a.Outcome != ledger.InFlight || a.BodyBytes != 2 || a.FirstMessage == nil || a.FirstMessage.Before(a.Arrived) {
+		t.Errorf("attempt %+v: want in flight, 2 payload bytes, the first message's time at or after its arrival", a)
 	}
 	if _, err := stream.CloseAndRecv(); err != nil {
 		t.Fatal(err)
