@@ -159,6 +159,9 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		_ = http.NewResponseController(w).Flush()
 	}
 
+	if s.breakages.Relay.BuffersResponses {
+		resp.Body = bufferWhole(resp.Body) // breakages.go
+	}
 	var midMessage bool
 	var err error
 	if isGRPCContentType(resp.Header.Get("Content-Type")) {
@@ -175,6 +178,10 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 	if err != nil {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the gRPC response failed", "error", err.Error())
+		}
+		if s.breakages.Relay.GRPCResetAsOK && r.Context().Err() == nil {
+			h.Set(http.TrailerPrefix+"Grpc-Status", "0") // breakages.go
+			return
 		}
 		// Reset the stream after what was relayed, so the client sees
 		// the call is incomplete (proxy.go).

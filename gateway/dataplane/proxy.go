@@ -134,6 +134,11 @@ func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, end
 	if b.h2c {
 		t = s.h2c
 	}
+	if s.breakages.Relay.BuffersRequests {
+		if err := bufferRequest(req); err != nil { // breakages.go
+			return nil, err
+		}
+	}
 	return t.RoundTrip(req)
 }
 
@@ -152,8 +157,16 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	if route.cors != nil {
 		route.cors.addResponseHeaders(h, pr.origin)
 	}
-	w.WriteHeader(resp.StatusCode)
 	stream := resp.ContentLength < 0
+	relay := s.breakages.Relay // breakages.go
+	if relay.CompletesTruncated {
+		h.Del("Content-Length")
+		stream = true
+	}
+	if relay.BuffersResponses {
+		resp.Body = bufferWhole(resp.Body)
+	}
+	w.WriteHeader(resp.StatusCode)
 	if stream {
 		// The client learns the status before the first chunk arrives,
 		// which may take as long as the backend likes.
@@ -162,6 +175,12 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	if err := copyBody(w, resp.Body, stream); err != nil {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
+		}
+		switch {
+		case relay.CompletesTruncated:
+			return // ended as if complete
+		case relay.DropsOnAbort:
+			panic(http.ErrAbortHandler) // what net/http still buffers is lost
 		}
 		abortRelayed(w)
 	}
