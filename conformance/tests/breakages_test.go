@@ -54,6 +54,13 @@ var (
 	budgetPerBackend = tests.BackendRetryBudgetPerBackend.ShortName
 	budgetUnderLoad  = tests.BackendRetryBudgetUnderLoad.ShortName
 	budgetWithin     = tests.BackendRetryBudgetRetriesWithinBudget.ShortName
+
+	ffH1Truncation = tests.FaultFidelityHTTP1Truncation.ShortName
+	ffH2Truncation = tests.FaultFidelityHTTP2Truncation.ShortName
+	ffOnce         = tests.FaultFidelitySingleAttempt.ShortName
+	ffStreamed     = tests.FaultFidelityStreamedResponses.ShortName
+	ffGRPCFailure  = tests.FaultFidelityGRPCFailure.ShortName
+	ffGRPCStreams  = tests.FaultFidelityGRPCStreaming.ShortName
 )
 
 // Profiles, as the breakages name their scope.
@@ -63,6 +70,7 @@ const (
 	connProfile   = features.ProfileConnectionTimeouts
 	probeProfile  = features.ProfileMeshProbes
 	budgetProfile = features.ProfileRetryBudgets
+	ffProfile     = features.ProfileFaultFidelity
 )
 
 // breakages are the reference gateways, broken the way real data planes go
@@ -402,13 +410,52 @@ var breakages = []negative.Breakage{
 		Profiles: []string{probeProfile},
 		Skips:    []string{meshHTTP, meshTCP, meshGRPC, meshRewrite},
 	},
+	// Fault fidelity: backend failures mid-response, and streams.
+	{
+		Name: "completes-truncated-responses",
+		Models: "a proxy that re-frames bodies and ends one whose backend failed mid-way as if it were complete: a last-chunk " +
+			"over HTTP/1.1, END_STREAM over HTTP/2, as HAProxy 2.6 did for an HTTP/2 client whose backend reset mid-body",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.CompletesTruncatedResponses}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffH1Truncation, ffH2Truncation},
+	},
+	{
+		Name: "empty-reply-on-mid-body-failure",
+		Models: "a proxy that aborts a response whose backend failed mid-way without sending what it buffered (this data plane's " +
+			"own defect until #26): a small response becomes an empty reply, which keep-alive clients resend",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.EmptyReplyOnMidBodyFailure}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffOnce},
+	},
+	{
+		Name:     "buffers-responses",
+		Models:   "a proxy that holds each response body (HTTP and gRPC) until it ends, as nginx's proxy_buffering does",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.BuffersResponses}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffStreamed, ffGRPCStreams},
+	},
+	{
+		Name: "buffers-request-streams",
+		Models: "a proxy that holds each request body until the client ends it before sending it on, as nginx's " +
+			"proxy_request_buffering does: a gRPC client stream reaches the backend only once the client half-closes",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.BuffersRequestStreams}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffGRPCStreams},
+	},
+	{
+		Name:     "grpc-reset-as-ok",
+		Models:   "a proxy that ends a gRPC stream whose backend reset mid-way with trailers of its own, grpc-status 0",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: []dataplanetest.Breakage{dataplanetest.GRPCResetAsOK}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffGRPCFailure},
+	},
 }
 
 // healthy is the unbroken reference gateway, checked against every test.
 var healthy = negative.Breakage{
 	Name:     negative.Healthy,
 	Models:   "the reference gateway as it is",
-	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
+	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile, ffProfile},
 }
 
 // TestNegativeHelper is the child process of the negative checks: run by
