@@ -36,37 +36,39 @@ var FaultFidelityGRPCFailure = suite.ConformanceTest{
 	},
 	Manifests: []string{ManifestPrefix + "fault-fidelity-grpc-failure.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		const host = "fault-fidelity-grpc-failure.gatewitness.test"
-		g := newGRPCTarget(t, s, "fault-fidelity-grpc-failure")
-		cc := g.conn(t, host)
-		g.waitReady(t, cc)
-		client := echopb.NewEchoClient(cc)
-		calls := []struct {
-			name, spec string
-			call       func(*testing.T, echopb.EchoClient, string, string) grpcKindResult
-		}{
-			{"unary/after-headers", "reset=after-headers", grpcUnaryCall},
-			{"server-stream/mid-stream", "messages=3;reset=mid-body", grpcServerStreamCall},
-			{"bidi-stream/mid-stream", "reset=mid-body", grpcBidiCall},
-		}
-		for _, c := range calls {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				id := grpcRequestID(t)
-				r := c.call(t, client, id, c.spec)
-				r.record(t)
-				switch {
-				case r.gaveUp:
-					t.Errorf("the call had not ended after %v, when the test gave up; want a non-OK status at once", r.elapsed.Round(time.Millisecond))
-				case r.err == nil:
-					t.Errorf("the call ended OK after %d messages; the backend reset its stream: want a non-OK status", r.messages)
-				}
-				a := grpcWaitAttemptEnded(t, cc, id, ffGiveUp())
-				observe.Record(t, "backend-outcome", a.GetOutcome())
-			})
-		}
-	},
+	Test:      testFaultFidelityGRPCFailure,
+}
+
+func testFaultFidelityGRPCFailure(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "fault-fidelity-grpc-failure.gatewitness.test"
+	g := newGRPCTarget(t, s, "fault-fidelity-grpc-failure")
+	cc := g.conn(t, host)
+	g.waitReady(t, cc)
+	client := echopb.NewEchoClient(cc)
+	calls := []struct {
+		name, spec string
+		call       func(*testing.T, echopb.EchoClient, string, string) grpcKindResult
+	}{
+		{"unary/after-headers", "reset=after-headers", grpcUnaryCall},
+		{"server-stream/mid-stream", "messages=3;reset=mid-body", grpcServerStreamCall},
+		{"bidi-stream/mid-stream", "reset=mid-body", grpcBidiCall},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			id := grpcRequestID(t)
+			r := c.call(t, client, id, c.spec)
+			r.record(t)
+			switch {
+			case r.gaveUp:
+				t.Errorf("the call had not ended after %v, when the test gave up; want a non-OK status at once", r.elapsed.Round(time.Millisecond))
+			case r.err == nil:
+				t.Errorf("the call ended OK after %d messages; the backend reset its stream: want a non-OK status", r.messages)
+			}
+			a := grpcWaitAttemptEnded(t, cc, id, ffGiveUp())
+			observe.Record(t, "backend-outcome", a.GetOutcome())
+		})
+	}
 }
 
 // ffCallMetadata are the metadata pairs of a call with request id id and

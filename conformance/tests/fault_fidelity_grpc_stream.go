@@ -48,109 +48,111 @@ var FaultFidelityGRPCStreaming = suite.ConformanceTest{
 	},
 	Manifests: []string{ManifestPrefix + "fault-fidelity-grpc-stream.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		const host = "fault-fidelity-grpc-stream.gatewitness.test"
-		g := newGRPCTarget(t, s, "fault-fidelity-grpc-stream")
-		cc := g.conn(t, host)
-		g.waitReady(t, cc)
-		client := echopb.NewEchoClient(cc)
-		tol := TimingTolerance()
+	Test:      testFaultFidelityGRPCStreaming,
+}
 
-		t.Run("server-stream", func(t *testing.T) {
-			t.Parallel()
-			d := ffStreamInterval()
-			spec := fmt.Sprintf("messages=%d;interval=%v", ffStreamChunks, d)
-			ctx := grpcCallContext(t, ffStreamChunks*d+ffGiveUp(), ffCallMetadata(grpcRequestID(t), spec)...)
-			start := time.Now()
-			stream, err := client.ServerStream(ctx, &echopb.EchoRequest{})
-			if err != nil {
-				t.Fatalf("ServerStream: %v", err)
-			}
-			var arrived []time.Duration
-			for {
-				if _, err := stream.Recv(); err != nil {
-					if !errors.Is(err, io.EOF) {
-						t.Fatalf("after %d messages: %v; want %d messages and OK", len(arrived), err, ffStreamChunks)
-					}
-					break
-				}
-				arrived = append(arrived, time.Since(start))
-			}
-			if len(arrived) != ffStreamChunks {
-				t.Fatalf("%d messages; want the backend's %d", len(arrived), ffStreamChunks)
-			}
-			for i, at := range arrived {
-				bound := time.Duration(i)*d + tol
-				observe.Record(t, fmt.Sprintf("message-%d", i+1), observe.Within(at, time.Duration(i)*d, 0, bound))
-				if at > bound {
-					t.Errorf("message %d of %d arrived %v after the call started; want by %v: the backend sent it %v after the call, and the tolerance is %v",
-						i+1, ffStreamChunks, at.Round(time.Millisecond), bound, time.Duration(i)*d, tol)
-				}
-			}
-		})
+func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite) {
+	const host = "fault-fidelity-grpc-stream.gatewitness.test"
+	g := newGRPCTarget(t, s, "fault-fidelity-grpc-stream")
+	cc := g.conn(t, host)
+	g.waitReady(t, cc)
+	client := echopb.NewEchoClient(cc)
+	tol := TimingTolerance()
 
-		t.Run("client-stream", func(t *testing.T) {
-			t.Parallel()
-			id := grpcRequestID(t)
-			ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(id, "")...)
-			stream, err := client.ClientStream(ctx)
-			if err != nil {
-				t.Fatalf("ClientStream: %v", err)
+	t.Run("server-stream", func(t *testing.T) {
+		t.Parallel()
+		d := ffStreamInterval()
+		spec := fmt.Sprintf("messages=%d;interval=%v", ffStreamChunks, d)
+		ctx := grpcCallContext(t, ffStreamChunks*d+ffGiveUp(), ffCallMetadata(grpcRequestID(t), spec)...)
+		start := time.Now()
+		stream, err := client.ServerStream(ctx, &echopb.EchoRequest{})
+		if err != nil {
+			t.Fatalf("ServerStream: %v", err)
+		}
+		var arrived []time.Duration
+		for {
+			if _, err := stream.Recv(); err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("after %d messages: %v; want %d messages and OK", len(arrived), err, ffStreamChunks)
+				}
+				break
 			}
-			sent := time.Now()
-			if err := stream.Send(&echopb.EchoRequest{Payload: ffFirstPayload}); err != nil {
-				t.Fatalf("sending the first message: %v", err)
+			arrived = append(arrived, time.Since(start))
+		}
+		if len(arrived) != ffStreamChunks {
+			t.Fatalf("%d messages; want the backend's %d", len(arrived), ffStreamChunks)
+		}
+		for i, at := range arrived {
+			bound := time.Duration(i)*d + tol
+			observe.Record(t, fmt.Sprintf("message-%d", i+1), observe.Within(at, time.Duration(i)*d, 0, bound))
+			if at > bound {
+				t.Errorf("message %d of %d arrived %v after the call started; want by %v: the backend sent it %v after the call, and the tolerance is %v",
+					i+1, ffStreamChunks, at.Round(time.Millisecond), bound, time.Duration(i)*d, tol)
 			}
-			seen, ok := ffAwaitBackendBytes(t, cc, id, int64(len(ffFirstPayload)), sent, tol)
-			observe.Record(t, "backend-got-first-message", observe.Within(seen, 0, 0, tol))
-			if !ok {
-				t.Errorf("the backend had not got the first message %v after it was sent, with the client's stream still open; want it within the tolerance %v: the Gateway holds the request stream",
-					seen.Round(time.Millisecond), tol)
-			}
-			if _, err := stream.CloseAndRecv(); err != nil {
-				t.Errorf("after half-closing: %v; want the backend's answer and OK", err)
-			}
-		})
+		}
+	})
 
-		t.Run("bidi-stream", func(t *testing.T) {
-			t.Parallel()
-			ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(grpcRequestID(t), "")...)
-			stream, err := client.BidiStream(ctx)
+	t.Run("client-stream", func(t *testing.T) {
+		t.Parallel()
+		id := grpcRequestID(t)
+		ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(id, "")...)
+		stream, err := client.ClientStream(ctx)
+		if err != nil {
+			t.Fatalf("ClientStream: %v", err)
+		}
+		sent := time.Now()
+		if err := stream.Send(&echopb.EchoRequest{Payload: ffFirstPayload}); err != nil {
+			t.Fatalf("sending the first message: %v", err)
+		}
+		seen, ok := ffAwaitBackendBytes(t, cc, id, int64(len(ffFirstPayload)), sent, tol)
+		observe.Record(t, "backend-got-first-message", observe.Within(seen, 0, 0, tol))
+		if !ok {
+			t.Errorf("the backend had not got the first message %v after it was sent, with the client's stream still open; want it within the tolerance %v: the Gateway holds the request stream",
+				seen.Round(time.Millisecond), tol)
+		}
+		if _, err := stream.CloseAndRecv(); err != nil {
+			t.Errorf("after half-closing: %v; want the backend's answer and OK", err)
+		}
+	})
+
+	t.Run("bidi-stream", func(t *testing.T) {
+		t.Parallel()
+		ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(grpcRequestID(t), "")...)
+		stream, err := client.BidiStream(ctx)
+		if err != nil {
+			t.Fatalf("BidiStream: %v", err)
+		}
+		sent := time.Now()
+		if err := stream.Send(&echopb.EchoRequest{Payload: ffFirstPayload}); err != nil {
+			t.Fatalf("sending the first message: %v", err)
+		}
+		echoed := make(chan error, 1)
+		go func() { _, err := stream.Recv(); echoed <- err }()
+		timer := time.NewTimer(tol)
+		defer timer.Stop()
+		select {
+		case err := <-echoed:
+			took := time.Since(sent)
+			observe.Record(t, "echo-of-first-message", observe.Within(took, 0, 0, tol))
 			if err != nil {
-				t.Fatalf("BidiStream: %v", err)
+				t.Fatalf("the echo of the first message: %v", err)
 			}
-			sent := time.Now()
-			if err := stream.Send(&echopb.EchoRequest{Payload: ffFirstPayload}); err != nil {
-				t.Fatalf("sending the first message: %v", err)
+			if took > tol {
+				t.Errorf("the echo of the first message came %v after it was sent; want within the tolerance %v", took.Round(time.Millisecond), tol)
 			}
-			echoed := make(chan error, 1)
-			go func() { _, err := stream.Recv(); echoed <- err }()
-			timer := time.NewTimer(tol)
-			defer timer.Stop()
-			select {
-			case err := <-echoed:
-				took := time.Since(sent)
-				observe.Record(t, "echo-of-first-message", observe.Within(took, 0, 0, tol))
-				if err != nil {
-					t.Fatalf("the echo of the first message: %v", err)
-				}
-				if took > tol {
-					t.Errorf("the echo of the first message came %v after it was sent; want within the tolerance %v", took.Round(time.Millisecond), tol)
-				}
-				if err := stream.CloseSend(); err != nil {
-					t.Fatalf("half-closing: %v", err)
-				}
-			case <-timer.C:
-				observe.Record(t, "echo-of-first-message", "none within the tolerance")
-				t.Errorf("no echo of the first message %v after it was sent, with the client's stream still open; want it within the tolerance: the Gateway holds the request stream (or the response)", tol)
-				// Half-closing lets a Gateway that holds the stream send
-				// it on; the test's bound ends the call otherwise.
-				_ = stream.CloseSend()
-				<-echoed
+			if err := stream.CloseSend(); err != nil {
+				t.Fatalf("half-closing: %v", err)
 			}
-			ffDrain(stream)
-		})
-	},
+		case <-timer.C:
+			observe.Record(t, "echo-of-first-message", "none within the tolerance")
+			t.Errorf("no echo of the first message %v after it was sent, with the client's stream still open; want it within the tolerance: the Gateway holds the request stream (or the response)", tol)
+			// Half-closing lets a Gateway that holds the stream send
+			// it on; the test's bound ends the call otherwise.
+			_ = stream.CloseSend()
+			<-echoed
+		}
+		ffDrain(stream)
+	})
 }
 
 // ffAwaitBackendBytes polls the backend's ledger of id, through cc, until

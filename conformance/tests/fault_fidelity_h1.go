@@ -30,21 +30,23 @@ var FaultFidelityHTTP1Truncation = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportFaultFidelityTruncation,
 	},
-	Manifests: []string{"gatewitness/fault-fidelity-h1.yaml"},
+	Manifests: []string{ManifestPrefix + "fault-fidelity-h1.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		g := newFFTarget(t, s, "fault-fidelity-h1")
-		limit := ffGiveUp()
-		for _, backend := range ffBackends {
-			for _, f := range ffFaults {
-				t.Run(backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
-					t.Parallel()
-					g.skipUnless(t, viaH1, backend)
-					x := g.get(t, g.client(t, viaH1, false), viaH1, backend+"truncated", f.spec, nil, limit)
-					truncationVisible(t, x)
-					g.singleAttempt(t, x)
-				})
-			}
+	Test:      testFaultFidelityHTTP1Truncation,
+}
+
+func testFaultFidelityHTTP1Truncation(t *testing.T, s *suite.ConformanceTestSuite) {
+	g := newFFTarget(t, s, "fault-fidelity-h1")
+	limit := ffGiveUp()
+	for _, backend := range ffBackends {
+		for _, f := range ffFaults {
+			t.Run(backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
+				t.Parallel()
+				g.skipUnless(t, viaH1, backend)
+				x := g.get(t, g.client(t, viaH1, false), viaH1, backend+"truncated", f.spec, nil, limit)
+				truncationVisible(t, x)
+				g.singleAttempt(t, x)
+			})
 		}
-	},
+	}
 }

@@ -29,27 +29,29 @@ var FaultFidelityHTTP2Truncation = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportFaultFidelityTruncation,
 	},
-	Manifests: []string{"gatewitness/fault-fidelity-h2.yaml"},
+	Manifests: []string{ManifestPrefix + "fault-fidelity-h2.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		g := newFFTarget(t, s, "fault-fidelity-h2")
-		limit := ffGiveUp()
-		for _, via := range []string{viaH2C, viaTLS} {
-			for _, backend := range ffBackends {
-				for _, f := range ffFaults {
-					t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
-						t.Parallel()
-						g.skipUnless(t, via, backend)
-						x := g.get(t, g.client(t, via, false), via, backend+"truncated", f.spec, nil, limit)
-						if x.Err == nil && !strings.HasPrefix(x.Proto, "HTTP/2") {
-							x.record(t)
-							t.Skipf("the HTTPS listener answered %s: ALPN did not choose h2", x.Proto)
-						}
-						truncationVisible(t, x)
-						g.singleAttempt(t, x)
-					})
-				}
+	Test:      testFaultFidelityHTTP2Truncation,
+}
+
+func testFaultFidelityHTTP2Truncation(t *testing.T, s *suite.ConformanceTestSuite) {
+	g := newFFTarget(t, s, "fault-fidelity-h2")
+	limit := ffGiveUp()
+	for _, via := range []string{viaH2C, viaTLS} {
+		for _, backend := range ffBackends {
+			for _, f := range ffFaults {
+				t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
+					t.Parallel()
+					g.skipUnless(t, via, backend)
+					x := g.get(t, g.client(t, via, false), via, backend+"truncated", f.spec, nil, limit)
+					if x.Err == nil && !strings.HasPrefix(x.Proto, "HTTP/2") {
+						x.record(t)
+						t.Skipf("the HTTPS listener answered %s: ALPN did not choose h2", x.Proto)
+					}
+					truncationVisible(t, x)
+					g.singleAttempt(t, x)
+				})
 			}
 		}
-	},
+	}
 }

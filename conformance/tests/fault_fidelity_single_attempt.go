@@ -34,42 +34,44 @@ var FaultFidelitySingleAttempt = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportFaultFidelitySingleAttempt,
 	},
-	Manifests: []string{"gatewitness/fault-fidelity-single-attempt.yaml"},
+	Manifests: []string{ManifestPrefix + "fault-fidelity-single-attempt.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		g := newFFTarget(t, s, "fault-fidelity-single-attempt")
-		strict := s.SupportedFeatures.Has(features.SupportFaultFidelityRelayHeaders)
-		for _, via := range []string{viaH1, viaH2C, viaTLS} {
-			for _, backend := range ffBackends {
-				for _, f := range ffFaults[:2] {
-					t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
-						t.Parallel()
-						g.skipUnless(t, via, backend)
-						c := g.client(t, via, true)
-						// A first request leaves a connection to reuse.
-						if warm := g.get(t, c, via, backend+"warm", "", nil, ffGiveUp()); warm.Err != nil || warm.Status != http.StatusOK {
-							t.Fatalf("the request before the failing one: %s; want 200", warm.describe())
+	Test:      testFaultFidelitySingleAttempt,
+}
+
+func testFaultFidelitySingleAttempt(t *testing.T, s *suite.ConformanceTestSuite) {
+	g := newFFTarget(t, s, "fault-fidelity-single-attempt")
+	strict := s.SupportedFeatures.Has(features.SupportFaultFidelityRelayHeaders)
+	for _, via := range []string{viaH1, viaH2C, viaTLS} {
+		for _, backend := range ffBackends {
+			for _, f := range ffFaults[:2] {
+				t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
+					t.Parallel()
+					g.skipUnless(t, via, backend)
+					c := g.client(t, via, true)
+					// A first request leaves a connection to reuse.
+					if warm := g.get(t, c, via, backend+"warm", "", nil, ffGiveUp()); warm.Err != nil || warm.Status != http.StatusOK {
+						t.Fatalf("the request before the failing one: %s; want 200", warm.describe())
+					}
+					x := g.get(t, c, via, backend+"once", f.spec, http.Header{echoSetHeaderName: {ffMarkerHeader + ":relayed"}}, ffGiveUp())
+					x.record(t)
+					observe.Record(t, "marker", x.Header.Get(ffMarkerHeader))
+					switch {
+					case x.GaveUp:
+						t.Errorf("%s: the Gateway neither answered nor closed before the test gave up", x.describe())
+					case x.Err != nil:
+						t.Errorf("%s: no response at all; want the backend's status and headers, then the failure (or the Gateway's 5xx)", x.describe())
+					case x.Status >= 500:
+						if strict {
+							t.Errorf("%s: the Gateway's own error replaced the backend's status; want the backend's 200 and its headers, then the failure (%s)",
+								x.describe(), features.SupportFaultFidelityRelayHeaders)
 						}
-						x := g.get(t, c, via, backend+"once", f.spec, http.Header{echoSetHeaderName: {ffMarkerHeader + ":relayed"}}, ffGiveUp())
-						x.record(t)
-						observe.Record(t, "marker", x.Header.Get(ffMarkerHeader))
-						switch {
-						case x.GaveUp:
-							t.Errorf("%s: the Gateway neither answered nor closed before the test gave up", x.describe())
-						case x.Err != nil:
-							t.Errorf("%s: no response at all; want the backend's status and headers, then the failure (or the Gateway's 5xx)", x.describe())
-						case x.Status >= 500:
-							if strict {
-								t.Errorf("%s: the Gateway's own error replaced the backend's status; want the backend's 200 and its headers, then the failure (%s)",
-									x.describe(), features.SupportFaultFidelityRelayHeaders)
-							}
-						case x.Status != http.StatusOK || x.Header.Get(ffMarkerHeader) != "relayed":
-							t.Errorf("%s, %s %q: want the backend's 200 with %s: relayed", x.describe(), ffMarkerHeader, x.Header.Get(ffMarkerHeader), ffMarkerHeader)
-						}
-						g.singleAttempt(t, x)
-					})
-				}
+					case x.Status != http.StatusOK || x.Header.Get(ffMarkerHeader) != "relayed":
+						t.Errorf("%s, %s %q: want the backend's 200 with %s: relayed", x.describe(), ffMarkerHeader, x.Header.Get(ffMarkerHeader), ffMarkerHeader)
+					}
+					g.singleAttempt(t, x)
+				})
 			}
 		}
-	},
+	}
 }

@@ -45,52 +45,54 @@ var FaultFidelityStreamedResponses = suite.ConformanceTest{
 		gwfeatures.SupportHTTPRoute,
 		features.SupportFaultFidelityStreaming,
 	},
-	Manifests: []string{"gatewitness/fault-fidelity-stream.yaml"},
+	Manifests: []string{ManifestPrefix + "fault-fidelity-stream.yaml"},
 	Parallel:  true,
-	Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
-		g := newFFTarget(t, s, "fault-fidelity-stream")
-		spec := fmt.Sprintf("chunks=%d;interval=%v", ffStreamChunks, ffStreamInterval())
-		limit := ffStreamChunks*ffStreamInterval() + ffGiveUp()
-		cases := []struct {
-			name string
-			via  string
-			sse  bool
-		}{
-			{"h1-chunked", viaH1, false},
-			{"h2c", viaH2C, false},
-			{"tls", viaTLS, false},
-			{"sse-h1", viaH1, true},
-			{"sse-tls", viaTLS, true},
+	Test:      testFaultFidelityStreamedResponses,
+}
+
+func testFaultFidelityStreamedResponses(t *testing.T, s *suite.ConformanceTestSuite) {
+	g := newFFTarget(t, s, "fault-fidelity-stream")
+	spec := fmt.Sprintf("chunks=%d;interval=%v", ffStreamChunks, ffStreamInterval())
+	limit := ffStreamChunks*ffStreamInterval() + ffGiveUp()
+	cases := []struct {
+		name string
+		via  string
+		sse  bool
+	}{
+		{"h1-chunked", viaH1, false},
+		{"h2c", viaH2C, false},
+		{"tls", viaTLS, false},
+		{"sse-h1", viaH1, true},
+		{"sse-tls", viaTLS, true},
+	}
+	for _, tc := range cases {
+		for _, backend := range ffBackends {
+			t.Run(tc.name+"/"+backend[1:len(backend)-1]+"-backend", func(t *testing.T) {
+				t.Parallel()
+				g.skipUnless(t, tc.via, backend)
+				var h http.Header
+				if tc.sse {
+					h = http.Header{"Accept": {"text/event-stream"}}
+				}
+				x := g.get(t, g.client(t, tc.via, false), tc.via, backend+"stream", spec, h, limit)
+				x.record(t)
+				if x.Err != nil || x.BodyErr != nil || x.Status != http.StatusOK {
+					t.Fatalf("%s: want the backend's 200 and its whole streamed body", x.describe())
+				}
+				observe.Record(t, "arrivals", fmt.Sprint(x.Arrivals))
+				ends := chunkEnds(len(x.Body), ffStreamChunks)
+				if tc.sse {
+					if ct := x.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+						t.Fatalf("Content-Type %q; want the backend's text/event-stream", ct)
+					}
+					if ends = eventEnds(x.Body); len(ends) != ffStreamChunks {
+						t.Fatalf("%d events in %q; want the backend's %d", len(ends), x.Body, ffStreamChunks)
+					}
+				}
+				checkChunkArrivals(t, x, ends)
+			})
 		}
-		for _, tc := range cases {
-			for _, backend := range ffBackends {
-				t.Run(tc.name+"/"+backend[1:len(backend)-1]+"-backend", func(t *testing.T) {
-					t.Parallel()
-					g.skipUnless(t, tc.via, backend)
-					var h http.Header
-					if tc.sse {
-						h = http.Header{"Accept": {"text/event-stream"}}
-					}
-					x := g.get(t, g.client(t, tc.via, false), tc.via, backend+"stream", spec, h, limit)
-					x.record(t)
-					if x.Err != nil || x.BodyErr != nil || x.Status != http.StatusOK {
-						t.Fatalf("%s: want the backend's 200 and its whole streamed body", x.describe())
-					}
-					observe.Record(t, "arrivals", fmt.Sprint(x.Arrivals))
-					ends := chunkEnds(len(x.Body), ffStreamChunks)
-					if tc.sse {
-						if ct := x.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-							t.Fatalf("Content-Type %q; want the backend's text/event-stream", ct)
-						}
-						if ends = eventEnds(x.Body); len(ends) != ffStreamChunks {
-							t.Fatalf("%d events in %q; want the backend's %d", len(ends), x.Body, ffStreamChunks)
-						}
-					}
-					checkChunkArrivals(t, x, ends)
-				})
-			}
-		}
-	},
+	}
 }
 
 // chunkEnds is where each of n parts of a body of size bytes ends, as the

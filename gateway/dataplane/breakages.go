@@ -68,17 +68,35 @@ func bufferWhole(body io.ReadCloser) io.ReadCloser {
 }
 
 // bufferRequest reads req's body whole before the request goes upstream
-// (breakage.Relay.BuffersRequests), and sends the copy with its length.
+// (breakage.Relay.BuffersRequests), and sends the copy with its length. As
+// a buffering proxy's own timeouts do, req's context bounds the wait: when
+// it ends first, the body is closed and its cause returned.
 func bufferRequest(req *http.Request) error {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(req.Body, maxBufferedWhole))
-	req.Body.Close()
-	if err != nil {
-		return fmt.Errorf("buffering the request body: %w", err)
+	type read struct {
+		data []byte
+		err  error
 	}
-	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	done := make(chan read, 1)
+	body := req.Body
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(body, maxBufferedWhole))
+		done <- read{data, err}
+	}()
+	var got read
+	select {
+	case got = <-done:
+	case <-req.Context().Done():
+		body.Close() // ends the read above
+		return fmt.Errorf("buffering the request body: %w", context.Cause(req.Context()))
+	}
+	body.Close()
+	if got.err != nil {
+		return fmt.Errorf("buffering the request body: %w", got.err)
+	}
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(got.data)), int64(len(got.data))
 	req.GetBody = nil
 	return nil
 }

@@ -179,7 +179,7 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the gRPC response failed", "error", err.Error())
 		}
-		if s.breakages.Relay.GRPCResetAsOK && r.Context().Err() == nil {
+		if s.breakages.Relay.GRPCResetAsOK && r.Context().Err() == nil && !call.expired() {
 			h.Set(http.TrailerPrefix+"Grpc-Status", "0") // breakages.go
 			return
 		}

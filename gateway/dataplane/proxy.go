@@ -176,10 +176,13 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}
+		// The relay breakages act where the backend failed, not where the
+		// gateway's own timeouts or the client ended the exchange.
+		backendFailed := resp.Request != nil && resp.Request.Context().Err() == nil && r.Context().Err() == nil
 		switch {
-		case relay.CompletesTruncated:
+		case relay.CompletesTruncated && backendFailed:
 			return // ended as if complete
-		case relay.DropsOnAbort:
+		case relay.DropsOnAbort && backendFailed:
 			panic(http.ErrAbortHandler) // what net/http still buffers is lost
 		}
 		abortRelayed(w)
