@@ -110,16 +110,7 @@ func grpcBidiCall(t *testing.T, client echopb.EchoClient, id, spec string) grpcK
 		if err := stream.CloseSend(); err != nil {
 			return 0, err
 		}
-		n := 0
-		for {
-			if _, err := stream.Recv(); err != nil {
-				if errors.Is(err, io.EOF) {
-					return n, nil
-				}
-				return n, err
-			}
-			n++
-		}
+		return grpcRecvRest(stream)
 	})
 }
 
