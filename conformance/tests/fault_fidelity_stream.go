@@ -29,8 +29,8 @@ func ffStreamInterval() time.Duration { return TimingTolerance() }
 // buffered: the backend sends its answer in ffStreamChunks parts, each
 // flushed, one interval (the timing tolerance) apart, and every part must
 // reach the client no later than the tolerance after the backend sent it,
-// counted from when the client sent the request (the backend cannot send
-// part i earlier than i intervals after it got the request). Parts may
+// counted from when the client had written the request (the backend
+// cannot send part i earlier than i intervals after it got the request). Parts may
 // arrive together (a Gateway may coalesce writes) as long as each is in
 // time. Cases: a chunked HTTP/1.1 response, the same over h2c and TLS
 // (HTTP/2 DATA frames when ALPN chooses h2), and server-sent events
@@ -120,7 +120,7 @@ func eventEnds(body []byte) []int {
 }
 
 // checkChunkArrivals fails t unless part i (ending at ends[i]) arrived no
-// later than i intervals plus the tolerance after the request was sent.
+// later than i intervals plus the tolerance after the request was written.
 func checkChunkArrivals(t *testing.T, x ffExchange, ends []int) {
 	t.Helper()
 	tol, d := TimingTolerance(), ffStreamInterval()
@@ -129,7 +129,7 @@ func checkChunkArrivals(t *testing.T, x ffExchange, ends []int) {
 		bound := time.Duration(i)*d + tol
 		observe.Record(t, fmt.Sprintf("part-%d", i+1), observe.Within(at, time.Duration(i)*d, 0, bound))
 		if !ok || at > bound {
-			t.Errorf("part %d of %d (bytes up to %d) arrived %v after the request; want by %v: the backend sent it %v after the request, and the tolerance is %v",
+			t.Errorf("part %d of %d (bytes up to %d) arrived %v after the request was written; want by %v: the backend sent it %v after the request, and the tolerance is %v",
 				i+1, len(ends), end, at.Round(time.Millisecond), bound, time.Duration(i)*d, tol)
 		}
 	}
