@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/features"
 )

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
 	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/contract/observe"
 )
 
 // httpsGateway is the upstream base Gateway with an HTTPS listener

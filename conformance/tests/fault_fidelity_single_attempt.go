@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
-	"github.com/gatewitness/gatewitness/conformance/observe"
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
 

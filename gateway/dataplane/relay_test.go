@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatewitness/gatewitness/echo-backend/fault"
+	"github.com/gatewitness/gatewitness/contract/echowire"
 )
 
 // rawResponse is what an HTTP/1.1 client read from a connection until the
@@ -79,7 +79,7 @@ func TestMidResponseFailureRelaysWhatArrived(t *testing.T) {
 		for _, spec := range []string{"reset=mid-body", "reset=after-headers", "chunks=2;reset=mid-body"} {
 			t.Run(backend[1:]+"/"+spec, func(t *testing.T) {
 				id := "relay-" + backend[1:] + "-" + spec
-				got := rawGet(t, addr, backend+"/echo", fault.IDHeaderName, id, fault.HeaderName, spec)
+				got := rawGet(t, addr, backend+"/echo", echowire.IDHeader, id, echowire.FaultHeader, spec)
 				if got.status != http.StatusOK {
 					t.Fatalf("status %d, want the backend's 200", got.status)
 				}
@@ -124,9 +124,9 @@ func TestMidResponseFailureIsNotResent(t *testing.T) {
 	get := func(id, spec string) (*http.Response, []byte, error) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/echo", nil)
 		req.Host = "gw.test"
-		req.Header.Set(fault.IDHeaderName, id)
+		req.Header.Set(echowire.IDHeader, id)
 		if spec != "" {
-			req.Header.Set(fault.HeaderName, spec)
+			req.Header.Set(echowire.FaultHeader, spec)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -170,8 +170,8 @@ func TestMidResponseFailureResetsH2Stream(t *testing.T) {
 				id := "h2-" + backend[1:] + "-" + spec
 				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+backend+"/echo", nil)
 				req.Host = "gw.test"
-				req.Header.Set(fault.IDHeaderName, id)
-				req.Header.Set(fault.HeaderName, spec)
+				req.Header.Set(echowire.IDHeader, id)
+				req.Header.Set(echowire.FaultHeader, spec)
 				resp, err := client.Do(req)
 				if err != nil {
 					t.Fatalf("no response headers: %v", err)
