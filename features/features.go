@@ -161,6 +161,7 @@ var gatewitnessAreas = []struct {
 	{ProfileConnectionTimeouts, connectionFeatures, "features/gatewitness_connection.go", "connectionFeatures"},
 	{ProfileMeshProbes, meshProbeFeatures, "features/gatewitness_probes.go", "meshProbeFeatures"},
 	{ProfileRetryBudgets, retryBudgetFeatures, "features/gatewitness_retrybudget.go", "retryBudgetFeatures"},
+	{ProfileFaultFidelity, faultFidelityFeatures, "features/gatewitness_faultfidelity.go", "faultFidelityFeatures"},
 }
 
 // WhereToAdd says, as an instruction naming the file and the list, how f

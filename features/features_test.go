@@ -437,7 +437,7 @@ func TestDefaultProfiles(t *testing.T) {
 	}
 	want := []string{
 		"GATEWAY-GRPC", "GATEWAY-HTTP", "GATEWAY-TCP", "GATEWAY-TLS", "GATEWAY-UDP",
-		ProfileConnectionTimeouts, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes, ProfileRetryBudgets,
+		ProfileConnectionTimeouts, ProfileFaultFidelity, ProfileGRPCDeadlines, ProfileHTTPResilience, ProfileMeshProbes, ProfileRetryBudgets,
 		"MESH-GRPC", "MESH-HTTP",
 	}
 	if !slices.Equal(names, want) {

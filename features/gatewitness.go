@@ -30,6 +30,9 @@ const (
 	// ProfileRetryBudgets covers retry budgets on backends
 	// (XBackendTrafficPolicy retryConstraint) and retries under load.
 	ProfileRetryBudgets = "GATEWITNESS-RETRY-BUDGETS"
+	// ProfileFaultFidelity covers what clients see when a backend fails
+	// mid-response, and streaming through the gateway.
+	ProfileFaultFidelity = "GATEWITNESS-FAULT-FIDELITY"
 )
 
 // gatewitnessProfiles are gatewitness's profiles. Core lists the features an
@@ -72,5 +75,11 @@ var gatewitnessProfiles = []Profile{
 	{
 		Name: ProfileRetryBudgets,
 		Core: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry},
+	},
+	{
+		Name: ProfileFaultFidelity,
+		Core: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+		// The gRPC tests route their calls with GRPCRoutes.
+		Extended: []FeatureName{gwfeatures.SupportGRPCRoute},
 	},
 }

@@ -85,6 +85,13 @@ var referenceExtended = []features.FeatureName{
 	// dial the Gateway's published address directly, which nothing
 	// listens on in-process (see docs/semantics/connection-timeouts.md).
 	features.SupportConnectionTLSInspectDelay,
+	// Fault fidelity: dataplane/proxy.go (abortRelayed: what arrived is
+	// relayed before a failure; streamed bodies flushed as they come),
+	// grpc_proxy.go (each message flushed; a failed stream reset).
+	features.SupportFaultFidelityTruncation,
+	features.SupportFaultFidelitySingleAttempt,
+	features.SupportFaultFidelityRelayHeaders,
+	features.SupportFaultFidelityStreaming,
 	// Retry budgets (XBackendTrafficPolicy retryConstraint):
 	// controller/retrybudget.go, dataplane/retrybudget.go.
 	features.SupportBackendRetryBudget,

@@ -478,7 +478,7 @@ func setInProcessDefaults(o *Options) {
 	if len(o.ConformanceProfiles) == 0 {
 		o.defaultProfiles = true
 		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
-			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets) {
+			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets, features.ProfileFaultFidelity) {
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}

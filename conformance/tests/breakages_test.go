@@ -54,6 +54,13 @@ var (
 	budgetPerBackend = tests.BackendRetryBudgetPerBackend.ShortName
 	budgetUnderLoad  = tests.BackendRetryBudgetUnderLoad.ShortName
 	budgetWithin     = tests.BackendRetryBudgetRetriesWithinBudget.ShortName
+
+	ffH1Truncation = tests.FaultFidelityHTTP1Truncation.ShortName
+	ffH2Truncation = tests.FaultFidelityHTTP2Truncation.ShortName
+	ffOnce         = tests.FaultFidelitySingleAttempt.ShortName
+	ffStreamed     = tests.FaultFidelityStreamedResponses.ShortName
+	ffGRPCFailure  = tests.FaultFidelityGRPCFailure.ShortName
+	ffGRPCStreams  = tests.FaultFidelityGRPCStreaming.ShortName
 )
 
 // Profiles, as the breakages name their scope.
@@ -63,6 +70,7 @@ const (
 	connProfile   = features.ProfileConnectionTimeouts
 	probeProfile  = features.ProfileMeshProbes
 	budgetProfile = features.ProfileRetryBudgets
+	ffProfile     = features.ProfileFaultFidelity
 )
 
 // breakages are the reference gateways, broken the way real data planes go
@@ -402,13 +410,107 @@ var breakages = []negative.Breakage{
 		Profiles: []string{probeProfile},
 		Skips:    []string{meshHTTP, meshTCP, meshGRPC, meshRewrite},
 	},
+	// Fault fidelity: backend failures mid-response, and streams.
+	{
+		Name: "completes-truncated-responses",
+		Models: "a proxy that re-frames bodies and ends one whose backend failed mid-way as if it were complete: a last-chunk " +
+			"over HTTP/1.1, END_STREAM over HTTP/2, as HAProxy 2.6 did for an HTTP/2 client whose backend reset mid-body",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{CompletesTruncated: true}}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffH1Truncation, ffH2Truncation},
+		Unaffected: map[string]string{
+			ffOnce:        "the client still gets the backend's status and headers, and the backend sees the request once",
+			ffStreamed:    "re-framed bodies are still relayed as they come",
+			ffGRPCFailure: "gRPC responses keep their own relay: a cut stream still has no grpc-status, which clients read as INTERNAL",
+			ffGRPCStreams: "gRPC streams are relayed message by message as before",
+		},
+	},
+	{
+		Name: "empty-reply-on-mid-body-failure",
+		Models: "a proxy that aborts a response whose backend failed mid-way without sending what it buffered (this data plane's " +
+			"own defect until #26): a small response becomes an empty reply, which keep-alive clients resend",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{DropsOnAbort: true}}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffOnce},
+		Unaffected: map[string]string{
+			ffH1Truncation: "an empty reply is a failure the client sees (it is the resend it invites that fails FaultFidelitySingleAttempt)",
+			ffH2Truncation: "a reset stream without HEADERS is a failure the client sees",
+			ffStreamed:     "streams that do not fail are relayed as they come",
+			ffGRPCFailure:  "gRPC responses keep their own relay, whose headers are sent first",
+			ffGRPCStreams:  "streams that do not fail are relayed as they come",
+		},
+	},
+	{
+		Name:    "buffers-responses",
+		Models:  "a proxy that holds each response body (HTTP and gRPC) until it ends, as nginx's proxy_buffering does",
+		Gateway: runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{BuffersResponses: true}}},
+		// Every response is held, so the HTTP and gRPC timeout tests, whose
+		// backends trickle and stream, are in its reach too.
+		// The gRPC timeout tests that expect a stream's first messages
+		// before its deadline catch it too.
+		Profiles: []string{ffProfile, httpProfile, grpcProfile},
+		Fails:    []string{ffStreamed, ffGRPCStreams, grpcMaxStream, grpcDeadline},
+		Unaffected: map[string]string{
+			ffH1Truncation: "a held body that ends in an error is still relayed as cut short",
+			ffH2Truncation: "a held body that ends in an error is still relayed as cut short",
+			ffOnce:         "the status and headers still reach the client, and the backend sees the request once",
+			ffGRPCFailure:  "a held stream that ends in an error is still reset",
+			retryCodes:     "its answers are whole and small; holding them changes no status or attempt",
+			retryBackoff:   "its answers are whole and small; holding them changes no gap between attempts",
+			retryBackendTimeout: "a backend that stalls before its headers is timed out as before; holding " +
+				"the bodies of answers changes no attempt",
+			retryConnection:  "its attempts fail before any response",
+			retryBudget:      "a trickling body held until the deadline cuts it is still relayed cut short, at the deadline",
+			retryBody:        "its answers are whole and small",
+			retryStreamReset: "its attempts fail before any response",
+			routeTimeouts:    "a body held until the timeout cuts it is still relayed cut short, at the timeout",
+			grpcStrict:       "a stream held until the limit ends it still ends at the limit",
+			grpcPropagation:  "it reads the grpc-timeout the backend got, which holding the response does not change",
+			grpcCancels:      "the backend's stream is still cancelled at the limit",
+		},
+	},
+	{
+		Name: "buffers-request-streams",
+		Models: "a proxy that holds each request body until the client ends it (or its own timeout ends the wait) before " +
+			"sending it on, as nginx's proxy_request_buffering does: a gRPC client stream reaches the backend only once the client half-closes",
+		Gateway: runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{BuffersRequests: true}}},
+		// The GRPCRoute timeout tests hold client and bidirectional streams
+		// open, so they are in its reach too.
+		Profiles: []string{ffProfile, grpcProfile},
+		Fails:    []string{ffGRPCStreams, grpcCancels},
+		Unaffected: map[string]string{
+			ffH1Truncation:  "its requests have no body",
+			ffH2Truncation:  "its requests have no body",
+			ffOnce:          "its requests have no body",
+			ffStreamed:      "its requests have no body",
+			ffGRPCFailure:   "its calls half-close at once, so their request bodies are whole",
+			grpcMaxStream:   "a stream held until the limit still ends with a non-OK status at the limit (the wait is bounded by the call's budget)",
+			grpcStrict:      "a stream held until the limit still ends at the limit",
+			grpcDeadline:    "a stream held until the limit still ends with DEADLINE_EXCEEDED at the limit",
+			grpcPropagation: "its calls that reach the backend half-close at once",
+		},
+	},
+	{
+		Name:     "grpc-reset-as-ok",
+		Models:   "a proxy that ends a gRPC stream whose backend reset mid-way with trailers of its own, grpc-status 0",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{GRPCResetAsOK: true}}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffGRPCFailure},
+		Unaffected: map[string]string{
+			ffH1Truncation: "HTTPRoute responses keep their relay",
+			ffH2Truncation: "HTTPRoute responses keep their relay",
+			ffOnce:         "HTTPRoute responses keep their relay",
+			ffStreamed:     "HTTPRoute responses keep their relay",
+			ffGRPCStreams:  "its streams do not fail",
+		},
+	},
 }
 
 // healthy is the unbroken reference gateway, checked against every test.
 var healthy = negative.Breakage{
 	Name:     negative.Healthy,
 	Models:   "the reference gateway as it is",
-	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile},
+	Profiles: []string{httpProfile, grpcProfile, connProfile, probeProfile, budgetProfile, ffProfile},
 }
 
 // TestNegativeHelper is the child process of the negative checks: run by

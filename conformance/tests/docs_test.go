@@ -21,6 +21,7 @@ var semanticsDocs = map[string]string{
 	connProfile:   "docs/semantics/connection-timeouts.md",
 	probeProfile:  "docs/semantics/probes.md",
 	budgetProfile: "docs/semantics/retry-budgets.md",
+	ffProfile:     "docs/semantics/fault-fidelity.md",
 }
 
 // EnvUpdateDocs, set to 1, makes TestSemanticsDocTables write the

@@ -171,9 +171,15 @@ func grpcRecvAll(ctx context.Context, client echopb.EchoClient) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return grpcRecvRest(stream)
+}
+
+// grpcRecvRest reads the rest of a stream's responses, to its end, and
+// returns the messages read and the status (nil for OK).
+func grpcRecvRest(stream grpc.ClientStream) (int, error) {
 	n := 0
 	for {
-		if _, err := stream.Recv(); err != nil {
+		if err := stream.RecvMsg(new(echopb.EchoResponse)); err != nil {
 			if errors.Is(err, io.EOF) {
 				return n, nil
 			}

@@ -126,6 +126,14 @@ var ConformanceTests = []suite.ConformanceTest{
 	BackendRetryBudgetPerBackend,
 	BackendRetryBudgetUnderLoad,
 	BackendRetryBudgetRetriesWithinBudget,
+	// GATEWITNESS-FAULT-FIDELITY: backend failures mid-response, and
+	// streams, as the client and the backend see them.
+	FaultFidelityHTTP1Truncation,
+	FaultFidelityHTTP2Truncation,
+	FaultFidelitySingleAttempt,
+	FaultFidelityStreamedResponses,
+	FaultFidelityGRPCFailure,
+	FaultFidelityGRPCStreaming,
 }
 
 // IsGatewitnessTest reports whether name is the ShortName of one of

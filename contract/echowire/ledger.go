@@ -39,6 +39,12 @@ type Attempt struct {
 	GRPCCode    string              `json:"grpcCode,omitempty"` // gRPC code sent
 	BodyBytes   int64               `json:"bodyBytes"`          // request body length read
 	BodySHA256  string              `json:"bodySha256,omitempty"`
+	// Messages counts the request messages of a gRPC call read so far,
+	// and FirstMessage is when the first of them was read: while a
+	// client stream is open they show whether what the client sent has
+	// reached the backend, or is held on the way.
+	Messages     int        `json:"messages,omitempty"`
+	FirstMessage *time.Time `json:"firstMessage,omitempty"`
 
 	// Truncated lists what the ledger cut to stay within its bounds, as
 	// "headers: 1048576 bytes not kept"; empty when the attempt is whole.

@@ -149,10 +149,20 @@ func (c *call) reject(msg string) error {
 	return status.Error(codes.InvalidArgument, msg)
 }
 
-// read counts one request message.
+// read counts one request message, in the ledger too (messages, and the
+// payload bytes so far in bodyBytes, which the Admin service's ledger also
+// shows), so that a test can see a client stream's messages arrive before
+// the client half-closes.
 func (c *call) read(req *echopb.EchoRequest) {
 	c.received++
 	c.bodyBytes += int64(len(req.GetPayload()))
+	n, size, now := c.received, c.bodyBytes, time.Now()
+	c.handle.Update(func(a *ledger.Attempt) {
+		a.Messages, a.BodyBytes = n, size
+		if n == 1 {
+			a.FirstMessage = &now
+		}
+	})
 }
 
 // failure is the status the action ends the call with, or nil when the call

@@ -244,3 +244,27 @@ func TestEchoKinds(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerCountsMessagesAsTheyArrive: a client stream's messages show in
+// the ledger while the client still holds the stream open.
+func TestLedgerCountsMessagesAsTheyArrive(t *testing.T) {
+	b := startBackend(t, false)
+	const id = "client-stream-open"
+	stream, err := b.echo.ClientStream(withFault(timeout(t, 10*time.Second), id, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := stream.Send(&echopb.EchoRequest{Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := waitEntry(t, b.ledger, id, func(e ledger.Entry) bool { return len(e.Attempts) == 1 && e.Attempts[0].Messages == 2 })
+	a := e.Attempts[0]
+	if a.Outcome != ledger.InFlight || a.BodyBytes != 2 || a.FirstMessage == nil || a.FirstMessage.Before(a.Arrived) {
+		t.Errorf("attempt %+v: want in flight, 2 payload bytes, the first message's time at or after its arrival", a)
+	}
+	if _, err := stream.CloseAndRecv(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -349,6 +349,14 @@ func (a *attempt) respond() error {
 		}
 	}
 
+	// A request that accepts only server-sent events gets its echo as
+	// events, one per chunk (sse.go).
+	sse := !a.noBody && acceptsEventStream(a.r.Header)
+	var parts [][]byte
+	if sse {
+		body, parts = eventStream(body, chunks)
+	}
+
 	hdr := a.w.Header()
 	setEchoHeaders(a.w, a.r.Header)
 	// Our values share one array: one allocation rather than one per
@@ -356,6 +364,10 @@ func (a *attempt) respond() error {
 	vals := make([]string, 3)
 	if !a.noBody {
 		vals[0], vals[1] = "application/json", "nosniff"
+		if sse {
+			vals[0] = eventStreamType
+			hdr.Set("Cache-Control", "no-cache")
+		}
 		hdr["Content-Type"], hdr["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
 	}
 	for _, t := range act.Trailers {
@@ -415,6 +427,9 @@ func (a *attempt) respond() error {
 
 	for i := range chunks {
 		part := body[i*len(body)/chunks : (i+1)*len(body)/chunks]
+		if parts != nil {
+			part = parts[i]
+		}
 		if i > 0 {
 			if err := a.wait(act.Interval); err != nil {
 				return err

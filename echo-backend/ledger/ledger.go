@@ -505,6 +505,7 @@ func cloneAttempt(a Attempt) Attempt {
 	c.HeadersSent = cloneTime(a.HeadersSent)
 	c.Ended = cloneTime(a.Ended)
 	c.CancelledAt = cloneTime(a.CancelledAt)
+	c.FirstMessage = cloneTime(a.FirstMessage)
 	c.Truncated = slices.Clone(a.Truncated)
 	return c
 }

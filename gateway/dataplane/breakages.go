@@ -8,7 +8,9 @@ package dataplane
 // all off.
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -49,4 +51,52 @@ func idempotent(method string) bool {
 		return true
 	}
 	return false
+}
+
+// maxBufferedWhole bounds what bufferWhole and bufferRequest hold.
+const maxBufferedWhole = 16 << 20
+
+// bufferWhole reads body to its end (or its error, or maxBufferedWhole
+// bytes) before returning anything of it (breakage.Relay.BuffersResponses):
+// the returned body yields the bytes read, then the error that ended them.
+func bufferWhole(body io.ReadCloser) io.ReadCloser {
+	data, err := io.ReadAll(io.LimitReader(body, maxBufferedWhole))
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), errReader{err}), body}
+}
+
+// bufferRequest reads req's body whole before the request goes upstream
+// (breakage.Relay.BuffersRequests), and sends the copy with its length. As
+// a buffering proxy's own timeouts do, req's context bounds the wait: when
+// it ends first, the body is closed and its cause returned.
+func bufferRequest(req *http.Request) error {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	body := req.Body
+	go func() {
+		data, err := io.ReadAll(io.LimitReader(body, maxBufferedWhole))
+		done <- read{data, err}
+	}()
+	var got read
+	select {
+	case got = <-done:
+	case <-req.Context().Done():
+		body.Close() // ends the read above
+		return fmt.Errorf("buffering the request body: %w", context.Cause(req.Context()))
+	}
+	body.Close()
+	if got.err != nil {
+		return fmt.Errorf("buffering the request body: %w", got.err)
+	}
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(got.data)), int64(len(got.data))
+	req.GetBody = nil
+	return nil
 }

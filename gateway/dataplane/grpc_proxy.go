@@ -159,6 +159,9 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		_ = http.NewResponseController(w).Flush()
 	}
 
+	if s.breakages.Relay.BuffersResponses {
+		resp.Body = bufferWhole(resp.Body) // breakages.go
+	}
 	var midMessage bool
 	var err error
 	if isGRPCContentType(resp.Header.Get("Content-Type")) {
@@ -176,8 +179,13 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the gRPC response failed", "error", err.Error())
 		}
-		// Abort the stream so the client sees the call is incomplete.
-		panic(http.ErrAbortHandler)
+		if s.breakages.Relay.GRPCResetAsOK && r.Context().Err() == nil && !call.expired() {
+			h.Set(http.TrailerPrefix+"Grpc-Status", "0") // breakages.go
+			return
+		}
+		// Reset the stream after what was relayed, so the client sees
+		// the call is incomplete (proxy.go).
+		abortRelayed(w)
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv

@@ -134,6 +134,11 @@ func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, end
 	if b.h2c {
 		t = s.h2c
 	}
+	if s.breakages.Relay.BuffersRequests {
+		if err := bufferRequest(req); err != nil { // breakages.go
+			return nil, err
+		}
+	}
 	return t.RoundTrip(req)
 }
 
@@ -152,8 +157,16 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	if route.cors != nil {
 		route.cors.addResponseHeaders(h, pr.origin)
 	}
-	w.WriteHeader(resp.StatusCode)
 	stream := resp.ContentLength < 0
+	relay := s.breakages.Relay // breakages.go
+	if relay.CompletesTruncated {
+		h.Del("Content-Length")
+		stream = true
+	}
+	if relay.BuffersResponses {
+		resp.Body = bufferWhole(resp.Body)
+	}
+	w.WriteHeader(resp.StatusCode)
 	if stream {
 		// The client learns the status before the first chunk arrives,
 		// which may take as long as the backend likes.
@@ -163,12 +176,34 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}
-		// Abort the response so the client sees it is incomplete.
-		panic(http.ErrAbortHandler)
+		// The relay breakages act where the backend failed, not where the
+		// gateway's own timeouts or the client ended the exchange.
+		backendFailed := resp.Request != nil && resp.Request.Context().Err() == nil && r.Context().Err() == nil
+		switch {
+		case relay.CompletesTruncated && backendFailed:
+			return // ended as if complete
+		case relay.DropsOnAbort && backendFailed:
+			panic(http.ErrAbortHandler) // what net/http still buffers is lost
+		}
+		abortRelayed(w)
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv
 	}
+}
+
+// abortRelayed ends a response whose upstream failed after it started:
+// what was written so far (status, headers, the body bytes received) is
+// flushed to the client first, then the response is aborted, so that the
+// client sees an incomplete response rather than none. Over HTTP/1.1 the
+// connection then closes short of the Content-Length, or without the last
+// chunk (RFC 9112 sections 6.3 and 8); over HTTP/2 the stream is reset
+// after its HEADERS and DATA, never ended (RFC 9113 section 8.1). Aborting
+// without the flush would drop the bytes net/http still buffers: an empty
+// reply, which clients take for a stale keep-alive connection and resend.
+func abortRelayed(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

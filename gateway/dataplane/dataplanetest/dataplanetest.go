@@ -36,6 +36,10 @@ type Hooks = breakage.Set
 // (Hooks.GRPC).
 type GRPCTimeouts = breakage.GRPCTimeouts
 
+// Relay are the hook points of how responses and request streams are
+// relayed (Hooks.Relay).
+type Relay = breakage.Relay
+
 // NewServer returns dataplane.New(opts) broken at each hook point h sets;
 // with the zero Hooks, it is dataplane.New(opts).
 func NewServer(opts dataplane.Options, h Hooks) *dataplane.Server {

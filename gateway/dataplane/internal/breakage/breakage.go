@@ -55,6 +55,36 @@ type Set struct {
 	RetriesAttemptError func(err error) bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
+	// Relay breaks how responses and streams are relayed.
+	Relay Relay
+}
+
+// Relay breaks how the data plane relays a response, or a request stream,
+// whose backend fails or streams.
+type Relay struct {
+	// CompletesTruncated relays every response body re-framed (chunked on
+	// HTTP/1.1, DATA frames on HTTP/2, the backend's Content-Length
+	// dropped) and, when the backend fails in the middle of it, ends it
+	// as if it were complete: a last-chunk, an END_STREAM. HAProxy 2.6
+	// ended an HTTP/2 client's stream so when its backend reset mid-body.
+	CompletesTruncated bool
+	// DropsOnAbort aborts a response whose backend failed mid-way without
+	// sending what it had buffered: a response small enough to sit in the
+	// buffers (status, headers and all) becomes an empty reply, which
+	// clients take for a stale keep-alive connection and resend.
+	DropsOnAbort bool
+	// BuffersResponses reads a whole response body (HTTP and gRPC) before
+	// relaying any of it, as a proxy with response buffering on does
+	// (nginx's proxy_buffering; HAProxy coalescing a stream's messages).
+	BuffersResponses bool
+	// BuffersRequests reads a whole request body before sending the
+	// request upstream, as nginx's proxy_request_buffering does: a gRPC
+	// client stream reaches the backend only once the client half-closes.
+	BuffersRequests bool
+	// GRPCResetAsOK ends a gRPC response whose backend stream failed
+	// mid-way with grpc-status 0 in trailers, as a proxy that synthesises
+	// trailers for a stream it saw end does.
+	GRPCResetAsOK bool
 }
 
 // GRPCTimeouts breaks parts of the GRPCRoute timeout behaviour. Clearing

@@ -1,0 +1,57 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatewitness/gatewitness/features"
+)
+
+// FaultFidelityHTTP2Truncation checks what an HTTP/2 client sees when the
+// backend fails after its response started (the faults of
+// FaultFidelityHTTP1Truncation): the stream must not end with END_STREAM
+// as if the body were complete (RFC 9113 section 8.1: a response is
+// complete only with its END_STREAM; section 5.4.2: a stream that cannot
+// complete is reset). A reset stream, with or without the HEADERS and DATA
+// that came first, or the Gateway's own error status, passes. The clients
+// are h2c with prior knowledge on the HTTP listener (skipped when the
+// Gateway does not speak it there, which HTTPRoutes do not require) and
+// TLS on the HTTPS listener (skipped when ALPN does not choose h2). Each
+// failing request must reach the backend once.
+var FaultFidelityHTTP2Truncation = suite.ConformanceTest{
+	ShortName:   "FaultFidelityHTTP2Truncation",
+	Description: "A backend failure after the response started reaches an HTTP/2 client (h2c or TLS) as a reset stream, never as a stream ended with END_STREAM.",
+	Features: []features.FeatureName{
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportFaultFidelityTruncation,
+	},
+	Manifests: []string{ManifestPrefix + "fault-fidelity-h2.yaml"},
+	Parallel:  true,
+	Test:      testFaultFidelityHTTP2Truncation,
+}
+
+func testFaultFidelityHTTP2Truncation(t *testing.T, s *suite.ConformanceTestSuite) {
+	g := newFFTarget(t, s, "fault-fidelity-h2")
+	limit := ffGiveUp()
+	for _, via := range []string{viaH2C, viaTLS} {
+		for _, backend := range ffBackends {
+			for _, f := range ffFaults {
+				t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
+					t.Parallel()
+					g.skipUnless(t, via, backend)
+					x := g.get(t, g.client(t, via, false), via, backend+"truncated", f.spec, nil, limit)
+					if x.Err == nil && !strings.HasPrefix(x.Proto, "HTTP/2") {
+						x.record(t)
+						t.Skipf("the HTTPS listener answered %s: ALPN did not choose h2", x.Proto)
+					}
+					truncationVisible(t, x)
+					g.singleAttempt(t, x)
+				})
+			}
+		}
+	}
+}
