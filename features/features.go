@@ -253,6 +253,33 @@ func IsGatewitness(name FeatureName) bool {
 	return ok && !f.Upstream
 }
 
+// MaxGatewayClassFeatures is the most features a GatewayClass's
+// status.supportedFeatures holds (the CRD's maxItems).
+const MaxGatewayClassFeatures = 64
+
+// ForGatewayClassStatus chooses, from the features a run claims, those an
+// implementation publishes in its GatewayClass's status.supportedFeatures:
+// upstream's first (upstream's suite reads them from there when a run names
+// none), then gatewitness's own, in the order given, at most
+// MaxGatewayClassFeatures. The rest are returned as left; a run that claims
+// them must name them itself (--supported-features), as the in-process
+// runner does.
+func ForGatewayClassStatus[N ~string](claimed []N) (published, left []N) {
+	var own []N
+	for _, name := range claimed {
+		if IsGatewitness(FeatureName(name)) {
+			own = append(own, name)
+		} else {
+			published = append(published, name)
+		}
+	}
+	published = append(published, own...)
+	if len(published) > MaxGatewayClassFeatures {
+		published, left = published[:MaxGatewayClassFeatures], published[MaxGatewayClassFeatures:]
+	}
+	return published, left
+}
+
 // Validate checks the registry as a whole: every dependency and every
 // profile member is a registered feature, and no feature depends on itself
 // through a chain of dependencies. It reports all problems found.

@@ -22,6 +22,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
@@ -67,8 +68,11 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
+	// The class's status holds at most features.MaxGatewayClassFeatures:
+	// upstream's features first, then as many of gatewitness's as fit.
+	published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures())
 	var featureNames []string
-	for _, f := range runner.ReferenceFeatures() {
+	for _, f := range published {
 		featureNames = append(featureNames, string(f))
 	}
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "the kubeconfig of the cluster (default $KUBECONFIG); required")

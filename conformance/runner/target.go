@@ -28,6 +28,7 @@ import (
 
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/crds"
+	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -63,8 +64,11 @@ type InProcess struct {
 // cleanup of t, registered before the suite registers its own, so it
 // outlives the deletion of the base resources.
 func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions, in InProcess) (*target, error) {
-	supported := make([]gwv1.FeatureName, len(o.SupportedFeatures))
-	for i, f := range o.SupportedFeatures {
+	// The class publishes what its status holds; the suite is handed every
+	// claim (co.SupportedFeatures) whatever the status can list.
+	published, _ := features.ForGatewayClassStatus(o.SupportedFeatures)
+	supported := make([]gwv1.FeatureName, len(published))
+	for i, f := range published {
 		supported[i] = gwv1.FeatureName(f)
 	}
 	// The cluster lives until the last cleanup; t.Context is cancelled

@@ -85,6 +85,11 @@ type Controller struct {
 	grpcMemo  map[types.UID]decodedGRPCRoute // GRPCRoutes decoded, by uid
 }
 
+// MaxSupportedFeatures is the most features GatewayClassStatus.SupportedFeatures
+// holds: the GatewayClass CRD's maxItems. An API server refuses a status
+// with more, so New refuses Options that ask for more.
+const MaxSupportedFeatures = 64
+
 // New checks opts and returns a Controller.
 func New(opts Options) (*Controller, error) {
 	if opts.Client == nil {
@@ -92,6 +97,9 @@ func New(opts Options) (*Controller, error) {
 	}
 	if opts.ControllerName == "" {
 		return nil, errors.New(`controller: Options.ControllerName is empty; it must be a domain-prefixed path such as "gatewitness.dev/reference-gateway"`)
+	}
+	if n := len(opts.SupportedFeatures); n > MaxSupportedFeatures {
+		return nil, fmt.Errorf("controller: Options.SupportedFeatures has %d features; GatewayClass status.supportedFeatures holds at most %d (the CRD's maxItems), so the status write would be refused and the class never Accepted: publish at most %d", n, MaxSupportedFeatures, MaxSupportedFeatures)
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()

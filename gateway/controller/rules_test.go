@@ -3,17 +3,20 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/gatewitness/gatewitness/gateway/ir"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
 const ns = "ns"
@@ -535,5 +538,18 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 	if _, err := New(Options{Client: cl, ControllerName: testControllerName}); err != nil {
 		t.Errorf("New with minimal options: %v", err)
+	}
+	// One feature more than GatewayClass status.supportedFeatures holds: the
+	// status write would be refused and the class never Accepted.
+	tooMany := make([]gwv1.FeatureName, MaxSupportedFeatures+1)
+	for i := range tooMany {
+		tooMany[i] = gwv1.FeatureName(fmt.Sprintf("Feature%d", i))
+	}
+	if _, err := New(Options{Client: cl, ControllerName: testControllerName, SupportedFeatures: tooMany}); err == nil ||
+		!strings.Contains(err.Error(), "SupportedFeatures has 65 features") {
+		t.Errorf("New with %d supported features: err = %v, want one naming Options.SupportedFeatures and the bound", len(tooMany), err)
+	}
+	if _, err := New(Options{Client: cl, ControllerName: testControllerName, SupportedFeatures: tooMany[:MaxSupportedFeatures]}); err != nil {
+		t.Errorf("New with %d supported features: %v", MaxSupportedFeatures, err)
 	}
 }
