@@ -163,28 +163,6 @@ func TestDeploymentServesAtPodIP(t *testing.T) {
 		}
 	}
 
-	// The Pod IPs are in the Pods' network namespace, not on the host.
-	hostAddrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hostAddrs {
-		for _, a := range addrs {
-			if ip, _, _ := net.ParseCIDR(h.String()); ip.String() == a {
-				t.Errorf("Pod IP %s is an address of the host (%s); want it only in the network namespace %s", a, h, cp.PodNetNS())
-			}
-		}
-	}
-	out, err := exec.Command("ip", "-n", cp.PodNetNS(), "-o", "addr", "show").CombinedOutput()
-	if err != nil {
-		t.Fatalf("ip -n %s addr show: %v: %s", cp.PodNetNS(), err, out)
-	}
-	for _, a := range addrs {
-		if !strings.Contains(string(out), " "+a+"/32 ") {
-			t.Errorf("ip -n %s addr show lacks Pod IP %s:\n%s", cp.PodNetNS(), a, out)
-		}
-	}
-
 	// Each address answers as the Pod it belongs to (polled: kwok may
 	// report the Pod ready a moment before its process listens).
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -217,6 +195,29 @@ func TestDeploymentServesAtPodIP(t *testing.T) {
 	}
 	if len(pods) != int(replicas) {
 		t.Errorf("answers came from pods %v; want %d distinct", pods, replicas)
+	}
+
+	// The Pod IPs, which answered above, are in the Pods' network
+	// namespace, not on the host.
+	hostAddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hostAddrs {
+		for _, a := range addrs {
+			if ip, _, _ := net.ParseCIDR(h.String()); ip.String() == a {
+				t.Errorf("Pod IP %s is an address of the host (%s); want it only in the network namespace %s", a, h, cp.PodNetNS())
+			}
+		}
+	}
+	out, err := exec.Command("ip", "-n", cp.PodNetNS(), "-o", "addr", "show").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip -n %s addr show: %v: %s", cp.PodNetNS(), err, out)
+	}
+	for _, a := range addrs {
+		if !strings.Contains(string(out), " "+a+"/32 ") {
+			t.Errorf("ip -n %s addr show lacks Pod IP %s:\n%s", cp.PodNetNS(), a, out)
+		}
 	}
 }
 
