@@ -22,6 +22,11 @@
 //	KIND_CONFIG         the kind configuration (default cluster.yaml)
 //	KIND_KEEP           when set, the cluster is left running
 //	ECHO_IMAGE          the echo-backend image (default gatewitness/echo-backend:dev)
+//	KIND_NODE_IMAGE     the node image (default: kind's)
+//	KIND                the kind binary (default: kind on the PATH)
+//	KIND_OFFLINE        when "yes" (make kind-e2e sets it for the offline node
+//	                    image of make kind-image), the images are built and
+//	                    loaded with no registry by make kind-images
 
 package kind_test
 
@@ -46,6 +51,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+	"sigs.k8s.io/e2e-framework/support"
 	"sigs.k8s.io/e2e-framework/support/kind"
 	"sigs.k8s.io/gateway-api/conformance"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
@@ -68,15 +74,24 @@ func getenv(key, def string) string {
 
 func TestMain(m *testing.M) {
 	image := getenv("ECHO_IMAGE", "gatewitness/echo-backend:dev")
+	var opts []support.ClusterOpts
+	if v := os.Getenv("KIND_NODE_IMAGE"); v != "" {
+		opts = append(opts, kind.WithImage(v))
+	}
+	if v := os.Getenv("KIND"); v != "" {
+		opts = append(opts, kind.WithPath(v))
+	}
+	images := []env.Func{buildEchoBackend(image), envfuncs.LoadImageToCluster(clusterName, image), loadBaseImages}
+	if os.Getenv("KIND_OFFLINE") == "yes" {
+		images = []env.Func{makeOfflineImages(image)}
+	}
 	testenv = env.New()
 	testenv.Setup(
-		envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName, getenv("KIND_CONFIG", "cluster.yaml")),
+		envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName, getenv("KIND_CONFIG", "cluster.yaml"), opts...),
 		installCRDs,
-		buildEchoBackend(image),
-		envfuncs.LoadImageToCluster(clusterName, image),
-		loadBaseImages,
-		installImplementation(os.Getenv("KIND_INSTALL")),
 	)
+	testenv.Setup(images...)
+	testenv.Setup(installImplementation(os.Getenv("KIND_INSTALL")))
 	if os.Getenv("KIND_KEEP") == "" {
 		testenv.Finish(envfuncs.DestroyCluster(clusterName))
 	}
@@ -155,6 +170,20 @@ func buildEchoBackend(image string) env.Func {
 	}
 }
 
+// makeOfflineImages builds the echo-backend image and the stand-ins for
+// upstream's base images with no registry, and loads them into the nodes:
+// make kind-images does it for the offline node image (kind/Makefile.kind).
+func makeOfflineImages(image string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		args := []string{"-C", "..", "kind-images", "KIND_CLUSTER=" + clusterName,
+			"KIND_KUBECONFIG=" + cfg.KubeconfigFile(), "KIND_NODE_IMAGE=" + os.Getenv("KIND_NODE_IMAGE"), "ECHO_IMAGE=" + image}
+		if d := os.Getenv("DOCKER"); d != "" {
+			args = append(args, "DOCKER="+d)
+		}
+		return ctx, run(ctx, nil, "make", args...)
+	}
+}
+
 // loadBaseImages pulls the images of upstream's base manifests (the
 // echo-basic backends the suite's Setup deploys) and loads them into the
 // nodes, so the suite does not wait on registry pulls.
@@ -228,6 +257,11 @@ func TestConformance(t *testing.T) {
 	}
 	opts.ReportDir = getenv("REPORT_DIR", "../out/reports/kind")
 	impl := &opts.Implementation
+	if class == "gatewitness" && os.Getenv("REPORT_ORGANIZATION") == "" {
+		// The reference gateway (make kind-reference), named as the
+		// in-process run names it.
+		*impl = runner.ReferenceImplementation()
+	}
 	for key, field := range map[string]*string{
 		"REPORT_ORGANIZATION": &impl.Organization, "REPORT_PROJECT": &impl.Project,
 		"REPORT_URL": &impl.URL, "REPORT_VERSION": &impl.Version,
