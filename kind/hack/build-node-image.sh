@@ -58,13 +58,8 @@ gomod_dir() { (cd "$1" && "$GO" list -m -f '{{.Dir}}' "$2"); }
 
 # Kubernetes' own build stamps the version into every binary; kubeadm
 # reads its own to choose image tags.
-kube_major="${KUBERNETES_VERSION#v}"; kube_major="${kube_major%%.*}"
-kube_minor="${KUBERNETES_VERSION#v*.}"; kube_minor="${kube_minor%%.*}"
-kube_ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-	kube_ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$kube_major -X $pkg.gitMinor=$kube_minor"
-	kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-done
+source "$root/localcp/hack/kube-ldflags.sh"
+kube_ldflags="$(kube_ldflags "$KUBERNETES_VERSION")"
 
 # 1. Kubernetes binaries.
 kube=(kubeadm kubelet kubectl kube-scheduler kube-proxy)
