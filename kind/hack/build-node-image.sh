@@ -37,7 +37,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
 
 KUBERNETES_VERSION=v1.36.3
-KIND_VERSION=v0.33.0
+# kind's release is kind/build/kind/go.mod's (v0.33.0).
 COREDNS_VERSION=v1.14.2   # kubeadm v1.36.3's CoreDNSVersion
 PAUSE_VERSION=3.10.2      # kubeadm v1.36.3's PauseVersion
 DEBIAN_SUITE=bookworm
@@ -58,8 +58,16 @@ gomod_dir() { (cd "$1" && "$GO" list -m -f '{{.Dir}}' "$2"); }
 
 # Kubernetes' own build stamps the version into every binary; kubeadm
 # reads its own to choose image tags.
+# shellcheck source=SCRIPTDIR/../../localcp/hack/kube-ldflags.sh
 source "$root/localcp/hack/kube-ldflags.sh"
 kube_ldflags="$(kube_ldflags "$KUBERNETES_VERSION")"
+
+# 0. The kind CLI.
+if ! have "$bin/kind"; then
+	t0=$(date +%s)
+	(cd "$root/kind/build/kind" && CGO_ENABLED=0 nice -n 10 "$GO" build -trimpath -ldflags "-s -w" -o "$bin/kind" sigs.k8s.io/kind)
+	say "kind $(gomod_dir "$root/kind/build/kind" sigs.k8s.io/kind | sed 's/.*@//') built in $(took "$t0"), in $bin"
+fi
 
 # 1. Kubernetes binaries.
 kube=(kubeadm kubelet kubectl kube-scheduler kube-proxy)
@@ -140,7 +148,7 @@ if ! have "$images_tar"; then
 	names=()
 	for spec in "${images[@]}"; do
 		name="${spec%=*}" binary="${spec#*=}"
-		rm -rf "$ctx"/*
+		rm -rf "${ctx:?}"/*
 		cp "$bin/$binary" "$ctx/"
 		from=scratch
 		# kube-proxy runs iptables and conntrack: it gets the node's
@@ -184,12 +192,12 @@ if [[ $force == 1 ]] || ! "$DOCKER" image inspect "$NODE_IMAGE" >/dev/null 2>&1;
 	"$DOCKER" run -d --name "$id" --entrypoint=sleep --security-opt seccomp=unconfined "$NODE_IMAGE.build" infinity >/dev/null
 	trap '"$DOCKER" rm -f "$id" >/dev/null 2>&1 || true' EXIT
 	"$DOCKER" exec "$id" bash -c 'nohup containerd >/tmp/containerd.log 2>&1 &'
-	for i in $(seq 1 50); do "$DOCKER" exec "$id" ctr version >/dev/null 2>&1 && break; sleep 0.2; done
+	for _ in $(seq 1 50); do "$DOCKER" exec "$id" ctr version >/dev/null 2>&1 && break; sleep 0.2; done
 	"$DOCKER" exec -i "$id" ctr --namespace=k8s.io images import --label=io.cri-containerd.pinned=pinned \
 		--all-platforms --no-unpack --digests - <"$images_tar"
 	"$DOCKER" exec "$id" ctr --namespace=k8s.io images list -q
 	"$DOCKER" exec "$id" pkill containerd
-	for i in $(seq 1 50); do "$DOCKER" exec "$id" pgrep -x containerd >/dev/null || break; sleep 0.2; done
+	for _ in $(seq 1 50); do "$DOCKER" exec "$id" pgrep -x containerd >/dev/null || break; sleep 0.2; done
 	"$DOCKER" commit --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' "$id" "$NODE_IMAGE" >/dev/null
 	"$DOCKER" rm -f "$id" >/dev/null
 	"$DOCKER" rmi "$NODE_IMAGE.build" >/dev/null

@@ -29,6 +29,7 @@ ldflags="-s -w"
 
 # The version the API server and controller-manager report (/version,
 # kubectl version), stamped in as Kubernetes' own build does.
+# shellcheck source=SCRIPTDIR/kube-ldflags.sh
 source "$root/localcp/hack/kube-ldflags.sh"
 kube_ldflags="$(kube_ldflags "$KUBERNETES_VERSION")"
 
