@@ -27,6 +27,14 @@
 //	KIND_OFFLINE        when "yes" (make kind-e2e sets it for the offline node
 //	                    image of make kind-image), the images are built and
 //	                    loaded with no registry by make kind-images
+//
+// Run with go test alone, the test fills in what make kind-e2e would (see
+// offlineDefaults): on a machine where make kind-image has run,
+//
+//	GATEWAY_CLASS=gatewitness go test -tags kind ./kind/...
+//
+// runs the suite on the offline node image against the reference gateway
+// installed by make kind-reference (as root: it adds routes).
 
 package kind_test
 
@@ -38,6 +46,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +81,41 @@ func getenv(key, def string) string {
 	return def
 }
 
+// offlineNodeImage is the node image make kind-image builds; kindCache is
+// where it keeps the kind CLI (kind/hack/build-node-image.sh).
+const (
+	offlineNodeImage = "gatewitness/kind-node:v1.36.3"
+	kindCache        = ".cache/gatewitness/kind"
+)
+
+// offlineDefaults fills in what make kind-e2e would when the test runs
+// with go test alone: the offline node image when Docker has it (with its
+// cluster configuration and image build), the kind CLI make kind-image
+// built when none is on the PATH, and, for GATEWAY_CLASS=gatewitness, the
+// reference gateway's install.
+func offlineDefaults() {
+	setDefault := func(k, v string) {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	if os.Getenv("KIND_NODE_IMAGE") == "" && exec.Command("docker", "image", "inspect", offlineNodeImage).Run() == nil {
+		os.Setenv("KIND_NODE_IMAGE", offlineNodeImage)
+		setDefault("KIND_OFFLINE", "yes")
+		setDefault("KIND_CONFIG", "cluster-offline.yaml")
+	}
+	if _, err := exec.LookPath("kind"); err != nil {
+		if home, err := os.UserHomeDir(); err == nil {
+			setDefault("KIND", filepath.Join(home, kindCache, "bin", "kind"))
+		}
+	}
+	if os.Getenv("GATEWAY_CLASS") == "gatewitness" {
+		setDefault("KIND_INSTALL", "make -C .. kind-reference KIND_CLUSTER="+clusterName+` KIND_KUBECONFIG="$KUBECONFIG"`)
+	}
+}
+
 func TestMain(m *testing.M) {
+	offlineDefaults()
 	image := getenv("ECHO_IMAGE", "gatewitness/echo-backend:dev")
 	var opts []support.ClusterOpts
 	if v := os.Getenv("KIND_NODE_IMAGE"); v != "" {
