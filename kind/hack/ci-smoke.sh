@@ -33,9 +33,6 @@ docker image inspect "$NODE_IMAGE" >/dev/null 2>&1 ||
 [ "$(id -u)" = 0 ] || skip "make kind-reference routes the Gateways' addresses to the node, which needs root"
 
 vars=(KIND_CLUSTER="$CLUSTER" KIND_KUBECONFIG="out/kind/$CLUSTER.kubeconfig" KIND_NODE_IMAGE="$NODE_IMAGE")
-# The offline echo-backend image needs BuildKit: Debian's docker.io client has
-# it built in; a newer client without buildx does not.
-if ! docker buildx version >/dev/null 2>&1 && [ -x /usr/bin/docker ]; then vars+=(DOCKER=/usr/bin/docker); fi
 
 status=0
 (
