@@ -73,7 +73,7 @@ for b in etcd kube-apiserver kube-controller-manager kwok; do
 	[[ -x "$LOCALCP_BIN/$b" ]] || missing+=" $b"
 done
 if [[ "$(id -u)" != 0 ]]; then
-	why="it needs root (Pod IPs on the loopback interface)"
+	why="it needs root (a network namespace for the Pod IPs)"
 elif [[ -n "$missing" ]]; then
 	why="not built in $LOCALCP_BIN:$missing; build them with: make localcp-build LOCALCP_BIN=$LOCALCP_BIN"
 fi

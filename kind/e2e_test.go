@@ -22,6 +22,19 @@
 //	KIND_CONFIG         the kind configuration (default cluster.yaml)
 //	KIND_KEEP           when set, the cluster is left running
 //	ECHO_IMAGE          the echo-backend image (default gatewitness/echo-backend:dev)
+//	KIND_NODE_IMAGE     the node image (default: kind's)
+//	KIND                the kind binary (default: kind on the PATH)
+//	KIND_OFFLINE        when "yes" (make kind-e2e sets it for the offline node
+//	                    image of make kind-image), the images are built and
+//	                    loaded with no registry by make kind-images
+//
+// Run with go test alone, the test fills in what make kind-e2e would (see
+// offlineDefaults): on a machine where make kind-image has run,
+//
+//	GATEWAY_CLASS=gatewitness go test -tags kind ./kind/...
+//
+// runs the suite on the offline node image against the reference gateway
+// installed by make kind-reference (as root: it adds routes).
 
 package kind_test
 
@@ -33,6 +46,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -46,6 +60,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+	"sigs.k8s.io/e2e-framework/support"
 	"sigs.k8s.io/e2e-framework/support/kind"
 	"sigs.k8s.io/gateway-api/conformance"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
@@ -66,17 +81,60 @@ func getenv(key, def string) string {
 	return def
 }
 
+// offlineNodeImage is the node image make kind-image builds; kindCache is
+// where it keeps the kind CLI (kind/hack/build-node-image.sh).
+const (
+	offlineNodeImage = "gatewitness/kind-node:v1.36.3"
+	kindCache        = ".cache/gatewitness/kind"
+)
+
+// offlineDefaults fills in what make kind-e2e would when the test runs
+// with go test alone: the offline node image when Docker has it (with its
+// cluster configuration and image build), the kind CLI make kind-image
+// built when none is on the PATH, and, for GATEWAY_CLASS=gatewitness, the
+// reference gateway's install.
+func offlineDefaults() {
+	setDefault := func(k, v string) {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	if os.Getenv("KIND_NODE_IMAGE") == "" && exec.Command("docker", "image", "inspect", offlineNodeImage).Run() == nil {
+		os.Setenv("KIND_NODE_IMAGE", offlineNodeImage)
+		setDefault("KIND_OFFLINE", "yes")
+		setDefault("KIND_CONFIG", "cluster-offline.yaml")
+	}
+	if _, err := exec.LookPath("kind"); err != nil {
+		if home, err := os.UserHomeDir(); err == nil {
+			setDefault("KIND", filepath.Join(home, kindCache, "bin", "kind"))
+		}
+	}
+	if os.Getenv("GATEWAY_CLASS") == "gatewitness" {
+		setDefault("KIND_INSTALL", "make -C .. kind-reference KIND_CLUSTER="+clusterName+` KIND_KUBECONFIG="$KUBECONFIG"`)
+	}
+}
+
 func TestMain(m *testing.M) {
+	offlineDefaults()
 	image := getenv("ECHO_IMAGE", "gatewitness/echo-backend:dev")
+	var opts []support.ClusterOpts
+	if v := os.Getenv("KIND_NODE_IMAGE"); v != "" {
+		opts = append(opts, kind.WithImage(v))
+	}
+	if v := os.Getenv("KIND"); v != "" {
+		opts = append(opts, kind.WithPath(v))
+	}
+	images := []env.Func{buildEchoBackend(image), envfuncs.LoadImageToCluster(clusterName, image), loadBaseImages}
+	if os.Getenv("KIND_OFFLINE") == "yes" {
+		images = []env.Func{makeOfflineImages(image)}
+	}
 	testenv = env.New()
 	testenv.Setup(
-		envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName, getenv("KIND_CONFIG", "cluster.yaml")),
+		envfuncs.CreateClusterWithConfig(kind.NewProvider(), clusterName, getenv("KIND_CONFIG", "cluster.yaml"), opts...),
 		installCRDs,
-		buildEchoBackend(image),
-		envfuncs.LoadImageToCluster(clusterName, image),
-		loadBaseImages,
-		installImplementation(os.Getenv("KIND_INSTALL")),
 	)
+	testenv.Setup(images...)
+	testenv.Setup(installImplementation(os.Getenv("KIND_INSTALL")))
 	if os.Getenv("KIND_KEEP") == "" {
 		testenv.Finish(envfuncs.DestroyCluster(clusterName))
 	}
@@ -155,6 +213,20 @@ func buildEchoBackend(image string) env.Func {
 	}
 }
 
+// makeOfflineImages builds the echo-backend image and the stand-ins for
+// upstream's base images with no registry, and loads them into the nodes:
+// make kind-images does it for the offline node image (kind/Makefile.kind).
+func makeOfflineImages(image string) env.Func {
+	return func(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
+		args := []string{"-C", "..", "kind-images", "KIND_CLUSTER=" + clusterName,
+			"KIND_KUBECONFIG=" + cfg.KubeconfigFile(), "KIND_NODE_IMAGE=" + os.Getenv("KIND_NODE_IMAGE"), "ECHO_IMAGE=" + image}
+		if d := os.Getenv("DOCKER"); d != "" {
+			args = append(args, "DOCKER="+d)
+		}
+		return ctx, run(ctx, nil, "make", args...)
+	}
+}
+
 // loadBaseImages pulls the images of upstream's base manifests (the
 // echo-basic backends the suite's Setup deploys) and loads them into the
 // nodes, so the suite does not wait on registry pulls.
@@ -228,6 +300,11 @@ func TestConformance(t *testing.T) {
 	}
 	opts.ReportDir = getenv("REPORT_DIR", "../out/reports/kind")
 	impl := &opts.Implementation
+	if class == "gatewitness" && os.Getenv("REPORT_ORGANIZATION") == "" {
+		// The reference gateway (make kind-reference), named as the
+		// in-process run names it.
+		*impl = runner.ReferenceImplementation()
+	}
 	for key, field := range map[string]*string{
 		"REPORT_ORGANIZATION": &impl.Organization, "REPORT_PROJECT": &impl.Project,
 		"REPORT_URL": &impl.URL, "REPORT_VERSION": &impl.Version,

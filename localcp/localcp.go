@@ -7,13 +7,16 @@
 // and gives them IPs from Options.PodCIDR. The control plane binds pending
 // Pods to that Node itself (there is no scheduler), and for every running
 // Pod whose container is the echo-backend (or upstream's echo-basic) it adds
-// the Pod IP to the loopback interface and starts an echo-backend process
-// bound to it, with the container's environment. So Services,
-// EndpointSlices (written by the controller manager) and Pod IPs are real,
-// and a gateway on the same host reaches the backends at their Pod IPs.
+// the Pod IP to a network namespace of its own (gatewitness-pods-<pid>,
+// joined to the host by a veth pair, the Pod CIDR routed to it) and starts
+// an echo-backend process in that namespace, bound to the Pod IP, with the
+// container's environment. So Services, EndpointSlices (written by the
+// controller manager) and Pod IPs are real, no Pod IP is an address of the
+// host, and a gateway on the host reaches the backends at their Pod IPs
+// through the route.
 //
-// Adding addresses to the loopback interface needs root; Start returns an
-// error matching ErrNeedsRoot otherwise.
+// Creating the namespace needs root; Start returns an error matching
+// ErrNeedsRoot otherwise.
 package localcp
 
 import (
@@ -48,8 +51,8 @@ import (
 var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok", "kwok-stages.yaml", "kwok-logs-crd.yaml"}
 
 // ErrNeedsRoot is returned (wrapped) by Start when the process is not root
-// and so cannot add Pod IPs to the loopback interface.
-var ErrNeedsRoot = errors.New("localcp: needs root to add Pod IPs to the loopback interface (ip addr add ... dev lo)")
+// and so cannot create the network namespace Pod IPs live in.
+var ErrNeedsRoot = errors.New("localcp: needs root to create the Pods' network namespace (ip netns add, a veth pair, a route for the Pod CIDR)")
 
 // Defaults for Options fields left empty.
 const (
@@ -94,6 +97,7 @@ type ControlPlane struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	procs  []*process
+	podNet *podNetwork
 	pods   *podRunner
 
 	closeOnce sync.Once
@@ -126,6 +130,12 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, errors.New("localcp: Options.EchoBackend is empty; want the path of a built cmd/echo-backend")
 	}
 	if _, err := os.Stat(opts.EchoBackend); err != nil {
+		return nil, fmt.Errorf("localcp: Options.EchoBackend: %w", err)
+	}
+	// ip netns exec looks a bare name up in PATH, and runs a relative
+	// path from the working directory; an absolute path means this file.
+	echo, err := filepath.Abs(opts.EchoBackend)
+	if err != nil {
 		return nil, fmt.Errorf("localcp: Options.EchoBackend: %w", err)
 	}
 	if !opts.PodCIDR.IsValid() {
@@ -261,11 +271,15 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := createNode(ctx, cs, DefaultNodeName, opts.PodCIDR); err != nil {
 		return nil, err
 	}
+	if cp.podNet, err = createPodNetwork(opts.PodCIDR); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "localcp: Pod IPs (%s) in network namespace %s, routed through %s\n", opts.PodCIDR, cp.podNet.netns, cp.podNet.hostIf)
 	dyn, err := dynamic.NewForConfig(cp.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("localcp: dynamic client: %w", err)
 	}
-	cp.pods = newPodRunner(cs, dyn, DefaultNodeName, opts.EchoBackend, opts.PodCIDR, cp.dir, log)
+	cp.pods = newPodRunner(cs, dyn, DefaultNodeName, echo, cp.podNet, cp.dir, log)
 	cp.wg.Add(2)
 	go func() { defer cp.wg.Done(); cp.pods.bind(runCtx) }()
 	go func() { defer cp.wg.Done(); cp.pods.run(runCtx) }()
@@ -278,12 +292,16 @@ func (cp *ControlPlane) Kubeconfig() string { return cp.kubeconfig }
 // RestConfig returns a copy of the admin client configuration.
 func (cp *ControlPlane) RestConfig() *rest.Config { return rest.CopyConfig(cp.cfg) }
 
+// PodNetNS returns the name of the network namespace the Pod IPs and the
+// echo-backend processes are in (ip netns exec NAME ...).
+func (cp *ControlPlane) PodNetNS() string { return cp.podNet.netns }
+
 // Dir returns the directory of the control plane's data and logs.
 func (cp *ControlPlane) Dir() string { return cp.dir }
 
-// Close stops the echo-backend processes (removing their loopback
-// addresses), kwok, the controller manager, the API server and etcd, in
-// that order, and removes Dir if Start created it.
+// Close stops the echo-backend processes (removing their addresses), kwok,
+// the controller manager, the API server and etcd, in that order, removes
+// the Pods' network namespace, and removes Dir if Start created it.
 func (cp *ControlPlane) Close() error {
 	cp.closeOnce.Do(func() {
 		cp.cancel()
@@ -294,6 +312,9 @@ func (cp *ControlPlane) Close() error {
 		}
 		for i := len(cp.procs) - 1; i >= 0; i-- {
 			errs = append(errs, cp.procs[i].stop())
+		}
+		if cp.podNet != nil {
+			errs = append(errs, cp.podNet.close())
 		}
 		if cp.removeDir {
 			errs = append(errs, os.RemoveAll(cp.dir))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -71,8 +72,15 @@ func startControlPlane(t *testing.T) *localcp.ControlPlane {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		netns := cp.PodNetNS()
 		if err := cp.Close(); err != nil {
 			t.Errorf("Close: %v", err)
+		}
+		if out, err := exec.Command("ip", "netns", "list").CombinedOutput(); err != nil || strings.Contains(string(out), netns) {
+			t.Errorf("after Close, ip netns list (%v) says %q; want %s gone", err, out, netns)
+		}
+		if out, err := exec.Command("ip", "route", "show", localcp.DefaultPodCIDR).CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("after Close, ip route show %s (%v) says %q; want no route", localcp.DefaultPodCIDR, err, out)
 		}
 	})
 	return cp
@@ -187,6 +195,29 @@ func TestDeploymentServesAtPodIP(t *testing.T) {
 	}
 	if len(pods) != int(replicas) {
 		t.Errorf("answers came from pods %v; want %d distinct", pods, replicas)
+	}
+
+	// The Pod IPs, which answered above, are in the Pods' network
+	// namespace, not on the host.
+	hostAddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hostAddrs {
+		for _, a := range addrs {
+			if ip, _, _ := net.ParseCIDR(h.String()); ip.String() == a {
+				t.Errorf("Pod IP %s is an address of the host (%s); want it only in the network namespace %s", a, h, cp.PodNetNS())
+			}
+		}
+	}
+	out, err := exec.Command("ip", "-n", cp.PodNetNS(), "-o", "addr", "show").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip -n %s addr show: %v: %s", cp.PodNetNS(), err, out)
+	}
+	for _, a := range addrs {
+		if !strings.Contains(string(out), " "+a+"/32 ") {
+			t.Errorf("ip -n %s addr show lacks Pod IP %s:\n%s", cp.PodNetNS(), a, out)
+		}
 	}
 }
 

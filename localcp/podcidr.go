@@ -98,10 +98,10 @@ func hostAddresses() ([]hostAddress, error) {
 }
 
 // checkHostOverlap refuses a Pod CIDR that overlaps a network of the
-// host's other interfaces: the Pod runner puts Pod IPs on lo, which would
-// take over addresses of that network (the host's own, or its
-// neighbours'). Addresses on lo inside the Pod CIDR are Pod IPs a control
-// plane put there, and are allowed.
+// host's other interfaces: the host routes the Pod CIDR to the Pods'
+// network namespace, which would take over addresses of that network (the
+// host's own, or its neighbours'). Addresses on lo inside the Pod CIDR
+// are Pod IPs an earlier version of localcp put there, and are allowed.
 func checkHostOverlap(p netip.Prefix, addrs []hostAddress) error {
 	var clash []string
 	for _, a := range addrs {
@@ -113,7 +113,7 @@ func checkHostOverlap(p netip.Prefix, addrs []hostAddress) error {
 		}
 	}
 	if len(clash) > 0 {
-		return fmt.Errorf("pod CIDR %s overlaps the host's network (%s): Pod IPs on lo would take over addresses of that network; want a range the host does not use, such as %s",
+		return fmt.Errorf("pod CIDR %s overlaps the host's network (%s): the route of the Pod CIDR to the Pods' network namespace would take over addresses of that network; want a range the host does not use, such as %s",
 			p.Masked(), strings.Join(clash, ", "), DefaultPodCIDR)
 	}
 	return nil

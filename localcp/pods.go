@@ -45,6 +45,7 @@ type podRunner struct {
 	node    string
 	binary  string
 	podCIDR netip.Prefix
+	net     *podNetwork // where Pod IPs go and echo-backends run
 	dir     string
 	log     io.Writer
 
@@ -58,15 +59,15 @@ type podRunner struct {
 // podProcess is the echo-backend of one Pod.
 type podProcess struct {
 	name string // namespace/name
-	ip   string
+	ip   netip.Addr
 	cmd  *exec.Cmd
 	done chan struct{}
 
 	probe *probe.Worker // the readiness probe, or nil
 }
 
-func newPodRunner(cs kubernetes.Interface, dyn dynamic.Interface, node, binary string, podCIDR netip.Prefix, dir string, log io.Writer) *podRunner {
-	return &podRunner{cs: cs, dyn: dyn, node: node, binary: binary, podCIDR: podCIDR, dir: dir, log: log, procs: map[types.UID]*podProcess{}, failed: map[types.UID]*corev1.Pod{}}
+func newPodRunner(cs kubernetes.Interface, dyn dynamic.Interface, node, binary string, podNet *podNetwork, dir string, log io.Writer) *podRunner {
+	return &podRunner{cs: cs, dyn: dyn, node: node, binary: binary, podCIDR: podNet.podCIDR, net: podNet, dir: dir, log: log, procs: map[types.UID]*podProcess{}, failed: map[types.UID]*corev1.Pod{}}
 }
 
 // watchPods calls fn for every event of the Pods that fieldSelector
@@ -185,7 +186,8 @@ func (r *podRunner) sync(ev watch.EventType, pod *corev1.Pod) {
 	r.failed[pod.UID] = pod
 }
 
-// startPod adds the Pod IP to lo and starts the Pod's echo-backend.
+// startPod adds the Pod IP to the Pods' network namespace and starts the
+// Pod's echo-backend there.
 func (r *podRunner) startPod(pod *corev1.Pod) error {
 	ct := echoContainer(pod)
 	if ct == nil {
@@ -196,7 +198,7 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	}
 	ip, err := netip.ParseAddr(pod.Status.PodIP)
 	if err != nil || !r.podCIDR.Contains(ip) {
-		return fmt.Errorf("pod IP %q is not in the Pod CIDR %s; not adding it to lo", pod.Status.PodIP, r.podCIDR)
+		return fmt.Errorf("pod IP %q is not in the Pod CIDR %s; not adding it to the Pods' network namespace", pod.Status.PodIP, r.podCIDR)
 	}
 	env, err := containerEnv(pod, ct)
 	if err != nil {
@@ -209,15 +211,15 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	for i, kv := range env {
 		env[i] = rewriteMountPath(kv, mounts)
 	}
-	if out, err := exec.Command("ip", "addr", "replace", ip.String()+"/32", "dev", "lo").CombinedOutput(); err != nil {
-		return fmt.Errorf("ip addr replace %s/32 dev lo: %v: %s", ip, err, strings.TrimSpace(string(out)))
+	if err := r.net.addIP(ip); err != nil {
+		return err
 	}
 	name := pod.Namespace + "/" + pod.Name
 	f, err := os.Create(filepath.Join(r.dir, "pod-"+pod.Namespace+"-"+pod.Name+".log"))
 	if err != nil {
 		return fmt.Errorf("log file: %w", err)
 	}
-	cmd := exec.Command(r.binary, "-host", ip.String())
+	cmd := r.net.command(r.binary, "-host", ip.String())
 	cmd.Env = env
 	// The log is in the CRI format kwok's log server reads.
 	cmd.Stdout, cmd.Stderr = criWriter(f, "stdout"), io.MultiWriter(criWriter(f, "stderr"), prefixWriter(r.log, name))
@@ -225,7 +227,7 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 		f.Close()
 		return fmt.Errorf("starting %s: %w", r.binary, err)
 	}
-	p := &podProcess{name: name, ip: ip.String(), cmd: cmd, done: make(chan struct{})}
+	p := &podProcess{name: name, ip: ip, cmd: cmd, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
 	if rp := ct.ReadinessProbe; rp != nil {
 		if err := probe.Validate("readinessProbe", rp); err != nil {
@@ -250,7 +252,7 @@ func (r *podRunner) startPod(pod *corev1.Pod) error {
 	r.mu.Lock()
 	r.procs[pod.UID] = p
 	r.mu.Unlock()
-	fmt.Fprintf(r.log, "localcp: pod %s: echo-backend on %s (pid %d)\n", name, ip, cmd.Process.Pid)
+	fmt.Fprintf(r.log, "localcp: pod %s: echo-backend on %s in network namespace %s (pid %d)\n", name, ip, r.net.netns, cmd.Process.Pid)
 	return nil
 }
 
@@ -275,8 +277,8 @@ func (r *podRunner) stop(uid types.UID) error {
 		<-p.done
 		err = fmt.Errorf("localcp: echo-backend of %s did not exit within %v of SIGINT; killed", p.name, stopGrace)
 	}
-	if out, e := exec.Command("ip", "addr", "del", p.ip+"/32", "dev", "lo").CombinedOutput(); e != nil {
-		err = errors.Join(err, fmt.Errorf("localcp: ip addr del %s/32 dev lo: %v: %s", p.ip, e, strings.TrimSpace(string(out))))
+	if e := r.net.delIP(p.ip); e != nil {
+		err = errors.Join(err, e)
 	}
 	return err
 }

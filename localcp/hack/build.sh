@@ -28,16 +28,10 @@ KWOK_VERSION=v0.8.0
 ldflags="-s -w"
 
 # The version the API server and controller-manager report (/version,
-# kubectl version): Kubernetes' own build stamps these with -X; a plain go
-# build leaves "v0.0.0-master+$Format:%H$", which kubectl cannot parse and
-# which implementations that check the server version refuse.
-kube_major="${KUBERNETES_VERSION#v}"; kube_major="${kube_major%%.*}"
-kube_minor="${KUBERNETES_VERSION#v*.}"; kube_minor="${kube_minor%%.*}"
-kube_ldflags="$ldflags"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-	kube_ldflags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=$kube_major -X $pkg.gitMinor=$kube_minor"
-	kube_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
-done
+# kubectl version), stamped in as Kubernetes' own build does.
+# shellcheck source=SCRIPTDIR/kube-ldflags.sh
+source "$root/localcp/hack/kube-ldflags.sh"
+kube_ldflags="$(kube_ldflags "$KUBERNETES_VERSION")"
 
 need() { # need STAMP NAME...: true when a binary is missing, its stamp differs, or -f was given
 	[[ $force == 1 ]] && return 0

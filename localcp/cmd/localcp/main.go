@@ -13,8 +13,8 @@
 //	    -- gatewitness run --kubeconfig '$KUBECONFIG' --gateway-class acme
 //
 // An argument of the command that is exactly $KUBECONFIG is replaced by the
-// kubeconfig's path. It must run as root (Pod IPs go on the loopback
-// interface); otherwise it exits with status 3 and says why. Flags it
+// kubeconfig's path. It must run as root (Pod IPs go in a network
+// namespace it creates); otherwise it exits with status 3 and says why. Flags it
 // refuses (an unusable -pod-cidr, say) make it exit with status 2.
 package main
 
@@ -55,7 +55,7 @@ func main() {
 	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
 	class := fs.String("gateway-class", "gatewitness", "the GatewayClass the reference gateway (or, with -impl, the implementation) serves; created by localcp. Empty, without -impl: no gateway at all")
 	controllerName := fs.String("controller-name", "", "spec.controllerName of the GatewayClass: required with -impl; default for the reference gateway "+string(standalone.DefaultControllerName))
-	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (added to lo): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; two control planes on one host need different ones")
+	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (put in a network namespace localcp creates, routed from the host): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; two control planes on one host need different ones")
 	gatewayAddrs := fs.String("gateway-addresses", "", "the prefix Gateway addresses come from, one per Gateway (default "+standalone.DefaultAddresses+" for the reference gateway, "+localcp.DefaultImplementationAddresses+" for -impl, given to it as $"+localcp.EnvGatewayAddresses+"); two control planes on one host need different ones")
 	impl := fs.String("impl", "", "a shell command that starts the Gateway implementation under test on this host (its controller and data plane) instead of the reference gateway; it gets $KUBECONFIG, $"+localcp.EnvGatewayClass+", $"+localcp.EnvControllerName+" and $"+localcp.EnvGatewayAddresses+", and must run until SIGINT")
 	implLog := fs.String("impl-log", "", "file for the -impl command's output (default: stderr)")
