@@ -88,6 +88,16 @@ var breakages = []negative.Breakage{
 			routeTimeouts),
 	},
 	{
+		Name: "body-not-held",
+		Models: "HAProxy without \"option http-buffer-request\": the first attempt starts when the headers are in, the body is " +
+			"streamed to it as it arrives, and a request is retried only if its whole body had arrived before that attempt began to send it",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{BodyNotHeld: true}},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBody},
+		Unaffected: unaffected("its requests have no body, so there is nothing to hold for a retry",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, routeTimeouts, retryStreamReset),
+	},
+	{
 		Name:     "retries-without-backoff",
 		Models:   "a data plane that retries at once, ignoring retry.backoff, and claims HTTPRouteRetryBackoff all the same",
 		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},

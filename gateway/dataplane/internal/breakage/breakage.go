@@ -53,6 +53,13 @@ type Set struct {
 	// answer. Nil: every such error may be, as GEP-1731's connection
 	// errors are.
 	RetriesAttemptError func(err error) bool
+	// BodyNotHeld starts a request's first attempt as soon as its
+	// headers arrive, streaming the body to the backend as it comes, and
+	// retries it only if the whole body had arrived before the attempt
+	// began to send it, as HAProxy does without "option
+	// http-buffer-request": a body still arriving is not kept for a
+	// retry, and the first attempt's answer is relayed.
+	BodyNotHeld bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 }
