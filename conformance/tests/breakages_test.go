@@ -98,6 +98,26 @@ var breakages = []negative.Breakage{
 			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, routeTimeouts, retryStreamReset),
 	},
 	{
+		Name: "retry-same-endpoint",
+		Models: "a data plane that picks an endpoint per request, not per attempt, so a retry goes where the failed attempt went, " +
+			"and claims HTTPRouteRetryRefusedToOtherEndpoint all the same",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{RetrySameEndpoint: true}},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryConnection},
+		Unaffected: unaffected("its backends have one endpoint, so a retry goes where the attempt went anyway",
+			retryCodes, retryBackoff, retryBackendTimeout, retryBudget, retryBody, routeTimeouts, retryStreamReset),
+	},
+	{
+		Name: "retry-same-endpoint-unclaimed",
+		Models: "a data plane that retries on the endpoint of the failed attempt and says so (HTTPRouteRetryRefusedToOtherEndpoint " +
+			"not claimed): it retries connection errors as GEP-1731 asks, and passes",
+		Gateway:   runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{RetrySameEndpoint: true}},
+		Unclaimed: []features.FeatureName{features.SupportHTTPRouteRetryRefusedToOtherEndpoint},
+		Profiles:  []string{httpProfile},
+		Unaffected: unaffected("the connection errors GEP-1731 names are retried, on the endpoint that answers; the refused endpoint's case needs the unclaimed feature",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, retryStreamReset),
+	},
+	{
 		Name:     "retries-without-backoff",
 		Models:   "a data plane that retries at once, ignoring retry.backoff, and claims HTTPRouteRetryBackoff all the same",
 		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},

@@ -234,6 +234,9 @@ func (s *Server) exchange(pr *proxyRequest) {
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
 		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
+		if s.breakages.RetrySameEndpoint { // breakages.go
+			endpoint = b.endpoints[first%uint64(len(b.endpoints))]
+		}
 		at := s.try(pr, body, endpoint)
 		if _, _, ok := pr.clientFault(at.err); ok {
 			// The client's body failed (handler.go): answered as such,

@@ -60,6 +60,10 @@ type Set struct {
 	// http-buffer-request": a body still arriving is not kept for a
 	// retry, and the first attempt's answer is relayed.
 	BodyNotHeld bool
+	// RetrySameEndpoint sends every retry of a request to the endpoint
+	// of its first attempt, as a data plane that picks an endpoint per
+	// request rather than per attempt does.
+	RetrySameEndpoint bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 }
