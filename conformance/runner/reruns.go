@@ -46,12 +46,50 @@ func newReruns(opts *Options, total int) *reruns {
 	if opts.FailFast || total == 0 {
 		return nil
 	}
-	if f := flag.Lookup("test.parallel"); f != nil {
-		if n, err := strconv.Atoi(f.Value.String()); err == nil && n < 2 {
-			return nil
-		}
+	if n := testParallel(); n > 0 && n < 2 {
+		return nil
 	}
 	return &reruns{first: map[string][]gctests.LateMiss{}, again: map[string][]gctests.LateMiss{}, pending: total, allEnded: make(chan struct{})}
+}
+
+// testParallel is -test.parallel, how many parallel tests and subtests may
+// run at once (the CLI's --parallel); 0 if it cannot be read.
+func testParallel() int {
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// scheduleWarning returns why the schedule of windows and configuration
+// steps (tests.SetWindowSchedule) cannot be kept, or "". A test that
+// waits for its turn holds a parallel slot, and a window's holder needs
+// slots for its parallel subtests: with no more slots than parallel tests
+// (the rerun's subtest counted), every slot could be held by a waiting
+// test while the window's subtests wait for one.
+func scheduleWarning(opts *Options, running []*side, reruns bool) string {
+	if opts.ChurnDuringWindows || opts.DisableParallelTests {
+		return ""
+	}
+	n := testParallel()
+	parallel := 0
+	for _, s := range running {
+		for _, p := range s.planned {
+			if p.runs && p.test.Parallel {
+				parallel++
+			}
+		}
+	}
+	if reruns {
+		parallel++
+	}
+	if n == 0 || n > parallel {
+		return ""
+	}
+	return fmt.Sprintf("--parallel %d is not more than the %d parallel tests, so other tests' configuration changes may reach the gateway "+
+		"while timing windows are open (a data plane that reloads may then fail timing tests); use --parallel %d or more", n, parallel, parallel+1)
 }
 
 // take is the tests' late-miss handler (tests.SetLateMissHandler).

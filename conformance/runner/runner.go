@@ -314,6 +314,16 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		notes = append(notes, more...)
 	}
 
+	total := 0
+	for _, s := range running {
+		total += len(s.tests)
+	}
+	rec.reruns = newReruns(opts, total)
+	if w := scheduleWarning(opts, running, rec.reruns != nil); w != "" {
+		opts.Warnings = append(opts.Warnings, w)
+		gctests.SetWindowSchedule(false)
+	}
+
 	tgt.info.Controller = gatewayClassController(co.Client, co.GatewayClassName, co.TimeoutConfig.GetTimeout)
 	info := runInfo(opts, tgt, sides, explicitProfiles)
 	// Before the run, the report holds what the suite read from the
@@ -349,11 +359,7 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		}
 	})
 	rec.begin(sides)
-	total := 0
-	for _, s := range running {
-		total += len(s.tests)
-	}
-	if rec.reruns = newReruns(opts, total); rec.reruns != nil {
+	if rec.reruns != nil {
 		setLateMissHandler(rec.reruns.take)
 		t.Cleanup(func() { setLateMissHandler(nil) })
 	}
