@@ -10,6 +10,7 @@ package dataplane
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -153,4 +154,67 @@ func (a *arrivingBody) heldBeforeSend() ([]byte, bool) {
 		return nil, false
 	}
 	return a.buf, true
+}
+
+// reloadHooks restarts connection timers at each Apply, as a data plane
+// that reloads to apply configuration does (breakage.Set.ReloadRestartsTimers).
+type reloadHooks struct {
+	mu    sync.Mutex
+	next  int
+	hooks map[int]func()
+}
+
+// add registers f, to be called at each Apply, and returns its removal.
+func (h *reloadHooks) add(f func()) (remove func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.hooks == nil {
+		h.hooks = map[int]func(){}
+	}
+	id := h.next
+	h.next++
+	h.hooks[id] = f
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.hooks, id)
+	}
+}
+
+// fire calls every registered function.
+func (h *reloadHooks) fire() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range h.hooks {
+		f()
+	}
+}
+
+// restartWaits returns an http.Server ConnState hook that keeps each
+// connection waiting for a request (a new one, or one idle between
+// requests) registered, so that each Apply gives it the whole client
+// timeout d again, as a fresh worker would.
+func (h *reloadHooks) restartWaits(d time.Duration) func(net.Conn, http.ConnState) {
+	var mu sync.Mutex
+	waiting := map[net.Conn]func(){}
+	return func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		if remove, ok := waiting[c]; ok {
+			remove()
+			delete(waiting, c)
+		}
+		if st == http.StateNew || st == http.StateIdle {
+			waiting[c] = h.add(func() { _ = c.SetReadDeadline(time.Now().Add(d)) })
+		}
+	}
+}
+
+// tunnelRestarts returns what tunnel registers its restart with, when
+// the data plane is broken so (nil otherwise).
+func (s *Server) tunnelRestarts() func(func()) func() {
+	if !s.breakages.ReloadRestartsTimers {
+		return nil
+	}
+	return s.reloads.add
 }

@@ -64,6 +64,13 @@ type Set struct {
 	// of its first attempt, as a data plane that picks an endpoint per
 	// request rather than per attempt does.
 	RetrySameEndpoint bool
+	// ReloadRestartsTimers restarts, at every configuration the data
+	// plane is handed, the inactivity timers of its open connections:
+	// the client timeout of a connection waiting for a request, and both
+	// sides' limits of a tunnel. So does a data plane that applies
+	// configuration by reloading (HAProxy, nginx), whose new workers
+	// restart the timers of connections the old ones still hold.
+	ReloadRestartsTimers bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 }
