@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
@@ -90,12 +89,7 @@ func TestLateMissesRunAgain(t *testing.T) {
 	var progress bytes.Buffer
 	o := testOptions(dir, &progress)
 	o.ConformanceProfiles = []suite.ConformanceProfileName{testGatewitnessProfile}
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	co, tgt := pluggedInProcess(&o, c)
 	observe.Reset()
 	var res *Result
 	t.Cleanup(func() { checkReruns(t, res, dir, &started) })
