@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -85,18 +84,9 @@ func TestLateMissesRunAgain(t *testing.T) {
 		}},
 	}
 	dir := t.TempDir()
-	c := fakeCluster(t)
-	var progress bytes.Buffer
-	o := testOptions(dir, &progress)
+	o := testOptions(dir, nil)
 	o.ConformanceProfiles = []suite.ConformanceProfileName{testGatewitnessProfile}
-	co, tgt := pluggedInProcess(&o, c)
-	observe.Reset()
-	var res *Result
-	t.Cleanup(func() { checkReruns(t, res, dir, &started) })
-	var err error
-	if res, err = runSuites(t, &o, co, tgt, nil, gcTests); err != nil {
-		t.Fatal(err)
-	}
+	runPlumbing(t, o, nil, gcTests, func(res *Result, _ string) { checkReruns(t, res, dir, &started) })
 }
 
 func checkReruns(t *testing.T, res *Result, dir string, started *sync.Map) {

@@ -678,12 +678,7 @@ func runPlumbing(t *testing.T, o Options, upTests, gcTests []suite.ConformanceTe
 	c := fakeCluster(t)
 	var progress bytes.Buffer
 	o.Progress = &progress
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	co, tgt := pluggedInProcess(&o, c)
 	observe.Reset()
 	var res *Result
 	t.Cleanup(func() {
