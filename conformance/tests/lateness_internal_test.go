@@ -155,3 +155,29 @@ func TestScheduleKeepsWindowsAndChangesApart(t *testing.T) {
 	s.move("b", noSlot)
 	wg.Wait()
 }
+
+// TestLatenessMeterRunsWhileHeld: held, the control timer fires and
+// records its firings; let go, it stops.
+func TestLatenessMeterRunsWhileHeld(t *testing.T) {
+	count := func() int {
+		meter.mu.Lock()
+		defer meter.mu.Unlock()
+		return len(meter.samples)
+	}
+	before := count()
+	release := meter.hold()
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < min(before+3, latenessKept) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // polling the meter's firings
+	}
+	release()
+	if got := count(); got < min(before+3, latenessKept) {
+		t.Fatalf("the meter recorded %d firings in 10s, want at least 3", got-before)
+	}
+	meter.mu.Lock()
+	holders := meter.holders
+	meter.mu.Unlock()
+	if holders != 0 {
+		t.Errorf("holders = %d after release, want 0", holders)
+	}
+}

@@ -13,7 +13,10 @@ package tests
 // A conformance test is a configuration step from the runner's
 // ConfigStep (before its manifests are applied) until it calls measure,
 // once its routes are served; from then until its clean-up begins
-// (EndWindows) it holds a window. A holder never waits for another test,
+// (EndWindows) it holds a window. What a step sets in motion after its
+// API calls return (a Service's endpoints following a deleted Pod, a data
+// plane's reload) is not waited for: in-process it lands within
+// milliseconds, within every tolerance. A holder never waits for another test,
 // so however few tests run at once (-test.parallel) no one waits forever.
 
 import (
@@ -157,7 +160,13 @@ func EndWindows(t *testing.T) {
 // measure says that t's set-up is done (its routes are served) and its
 // timing windows begin: it waits until no configuration step runs, then
 // holds them off until t's clean-up. It also runs the suite's lateness
-// meter until t ends. A test calls it once, before its first window.
+// meter until t ends. A test calls it once, on its own t (not a
+// subtest's), before its first window.
+//
+// The clean-ups the test registered before (the objects its set-up
+// created, such as a Gateway of its own) are configuration steps: measure
+// registers the end of the windows after them, so that it runs before
+// them.
 func measure(t *testing.T) {
 	t.Helper()
 	t.Cleanup(meter.hold())
@@ -166,4 +175,5 @@ func measure(t *testing.T) {
 		return
 	}
 	sched.move(name, windowSlot)
+	t.Cleanup(func() { EndWindows(t) })
 }
