@@ -126,14 +126,19 @@ func (m *latenessMeter) lateness(from, to time.Time) time.Duration {
 }
 
 // LateMiss is a timing assertion that missed its window's end by no more
-// than the suite's own timer lateness while the event was due.
+// than the suite's own timer lateness while the event was due, or its
+// start by no more than that lateness when the window's start was taken
+// (a start recorded late makes what follows look short).
 type LateMiss struct {
 	// Test is the name of the (sub)test that made the assertion.
 	Test string
 	// Assertion says what missed its window, as the failure would.
 	Assertion string
-	// Over is by how much the event missed the window's end.
+	// Over is by how much the event missed the window (past its end, or
+	// before its start when Early).
 	Over time.Duration
+	// Early says the event came before the window's start.
+	Early bool
 	// SuiteLateness is how late the suite's own control timer was at
 	// most, from the window's start to the observation.
 	SuiteLateness time.Duration
@@ -141,8 +146,12 @@ type LateMiss struct {
 
 // String is the miss with both figures.
 func (m LateMiss) String() string {
-	return fmt.Sprintf("%s: %s (late by %v, the suite's own timers late by up to %v)",
-		m.Test, m.Assertion, m.Over.Round(time.Millisecond), m.SuiteLateness.Round(time.Millisecond))
+	how := "late"
+	if m.Early {
+		how = "early"
+	}
+	return fmt.Sprintf("%s: %s (%s by %v, the suite's own timers late by up to %v)",
+		m.Test, m.Assertion, how, m.Over.Round(time.Millisecond), m.SuiteLateness.Round(time.Millisecond))
 }
 
 var lateMisses struct {
@@ -168,19 +177,35 @@ func SetLateMissHandler(h func(LateMiss) bool) {
 // what is the failure's text, without the figures.
 func missedLate(t testing.TB, start time.Time, elapsed, lo, hi time.Duration, what string) {
 	t.Helper()
-	over := elapsed - hi
-	late := meter.lateness(start.Add(lo), start.Add(elapsed))
+	missed(t, LateMiss{Assertion: what, Over: elapsed - hi, SuiteLateness: meter.lateness(start.Add(lo), start.Add(elapsed))})
+}
+
+// startLookback is how far before a window's start the suite's lateness
+// is read for an early miss: a start recorded late was due up to that
+// lateness before.
+const startLookback = time.Second
+
+// missedEarly reports an event that ended (or was observed) elapsed after
+// start, before the window's start lo, as missedLate does for a late one,
+// weighed against the suite's lateness as the start was recorded.
+func missedEarly(t testing.TB, start time.Time, elapsed, lo time.Duration, what string) {
+	t.Helper()
+	missed(t, LateMiss{Assertion: what, Over: lo - elapsed, Early: true, SuiteLateness: meter.lateness(start.Add(-startLookback), start)})
+}
+
+// missed hands m to the handler when it is within the suite's lateness
+// and a handler takes it, and fails t otherwise, with both figures.
+func missed(t testing.TB, m LateMiss) {
+	t.Helper()
+	m.Test = t.Name()
 	lateMisses.mu.Lock()
 	h := lateMisses.handler
 	lateMisses.mu.Unlock()
-	if over <= late && h != nil {
-		m := LateMiss{Test: t.Name(), Assertion: what, Over: over, SuiteLateness: late}
-		if h(m) {
-			t.Logf("late by no more than the suite's own timers: %s", m)
-			return
-		}
+	if m.Over <= m.SuiteLateness && h != nil && h(m) {
+		t.Logf("missed by no more than the suite's own lateness: %s", m)
+		return
 	}
-	t.Errorf("%s; the suite's own timers were late by up to %v meanwhile", what, late.Round(time.Millisecond))
+	t.Errorf("%s; the suite's own timers were late by up to %v meanwhile", m.Assertion, m.SuiteLateness.Round(time.Millisecond))
 }
 
 // clockGranularity is how much earlier than its configured duration a
@@ -199,14 +224,14 @@ func timerWindow(d time.Duration) (lo, hi time.Duration) {
 
 // checkWindow checks that an event elapsed after start lies in [lo, hi],
 // where what says what happened ("the connection was closed", with its
-// context): earlier fails, later is a missedLate. It reports whether the
-// event was in the window.
+// context): earlier is a missedEarly, later a missedLate. It reports
+// whether the event was in the window.
 func checkWindow(t testing.TB, start time.Time, elapsed, lo, hi time.Duration, what string) bool {
 	t.Helper()
 	msg := fmt.Sprintf("%s after %v, want within [%v, %v] (tolerance %v)", what, elapsed.Round(time.Millisecond), lo, hi, TimingTolerance())
 	switch {
 	case elapsed < lo:
-		t.Error(msg)
+		missedEarly(t, start, elapsed, lo, msg)
 		return false
 	case elapsed > hi:
 		missedLate(t, start, elapsed, lo, hi, msg)

@@ -58,6 +58,7 @@ func TestCheckWindowLowerBoundAllowsAMillisecond(t *testing.T) {
 		{d - time.Millisecond - time.Microsecond, false},
 		{d * 9 / 10, false},
 	} {
+		withSamples(t) // no lateness
 		r := &recordingTB{name: "T/ConnectionTLSInspectDelay"}
 		if got := checkWindow(r, time.Now(), tc.elapsed, lo, hi, "closed"); got != tc.ok || (len(r.errors) == 0) != tc.ok {
 			t.Errorf("checkWindow(%v) in [%v, %v] = %v, errors %q; want %v", tc.elapsed, lo, hi, got, r.errors, tc.ok)
@@ -94,6 +95,26 @@ func TestLateMissWithinSuiteLateness(t *testing.T) {
 	checkWindow(r, start, hi+300*time.Millisecond, lo, hi, "closed")
 	if len(r.errors) != 1 {
 		t.Errorf("a miss without a handler (upstream's runner): errors %q; want a failure", r.errors)
+	}
+}
+
+// TestEarlyMissWithinSuiteLatenessAtStart: an event that looks early by
+// no more than the suite's lateness as the window's start was recorded
+// (a start recorded late) goes to the handler; by more, it fails.
+func TestEarlyMissWithinSuiteLatenessAtStart(t *testing.T) {
+	start := time.Now().Add(-2 * time.Second)
+	lo, hi := timerWindow(time.Second)
+	withSamples(t, lateSample{due: start.Add(-100 * time.Millisecond), late: 200 * time.Millisecond})
+	var got []LateMiss
+	withHandler(t, func(m LateMiss) bool { got = append(got, m); return true })
+	r := &recordingTB{name: "T/HTTPRouteRetryBackendTimeoutCancels"}
+	checkWindow(r, start, lo-150*time.Millisecond, lo, hi, "cancelled")
+	if len(r.errors) != 0 || len(got) != 1 || !got[0].Early {
+		t.Errorf("150ms early with the suite 200ms late at the start: errors %q, misses %v; want one early LateMiss", r.errors, got)
+	}
+	checkWindow(r, start, lo-300*time.Millisecond, lo, hi, "cancelled")
+	if len(r.errors) != 1 {
+		t.Errorf("300ms early with the suite 200ms late at the start: errors %q; want a failure", r.errors)
 	}
 }
 
