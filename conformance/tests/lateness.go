@@ -2,7 +2,8 @@ package tests
 
 // The suite's own lateness: while timing tests run, a control timer fires
 // every latenessTick, and each firing records how late it was, counted
-// when a third goroutine has it, as the suite's observations are. A timing
+// when it has passed through as many goroutines as an observation does
+// (controlHops). A timing
 // assertion that misses its window's end asks how late the suite's own
 // timers were while the event was due (from the window's start to the
 // observation): a miss by no more than that is the suite's lateness, not
@@ -21,6 +22,13 @@ import (
 // due latenessTick after the previous one fired, so a starved process shows
 // as one late firing, however long it was starved.
 const latenessTick = 5 * time.Millisecond
+
+// controlHops is how many goroutines the control timer's firing passes
+// through after the timer's own before its lateness is read: as many as an
+// attempt's path from the gateway's timer to the backend's ledger (the
+// gateway's handler, its connection's writer, the backend's acceptor,
+// its connection's reader, its handler).
+const controlHops = 5
 
 // latenessKept bounds the firings kept: a minute of them.
 const latenessKept = int(time.Minute / latenessTick)
@@ -68,18 +76,32 @@ func (m *latenessMeter) hold() (release func()) {
 }
 
 func (m *latenessMeter) run(stop chan struct{}, due time.Time) {
-	// An event the suite observes passes through several goroutines (a
-	// timer's, the connection's reader, the test's), each of which a
-	// loaded machine may wake late. So does the control timer's: its
-	// firing is passed from the timer's goroutine to this one and on to
-	// a third, and its lateness is when the third runs.
+	// An event the suite observes passes through several goroutines,
+	// each of which a loaded machine may wake late: from the gateway's
+	// timer through its connection to the backend's server and ledger,
+	// or to the client's reader and the test. So does the control
+	// timer's: its firing is passed from the timer's goroutine to this
+	// one and on through controlHops more, and its lateness is when the
+	// last runs.
 	relay := make(chan time.Time, 1)
-	handOn, ran := make(chan struct{}, 1), make(chan time.Time, 1)
-	go func() {
-		for range handOn {
+	handOn := make(chan struct{}, 1)
+	in := handOn
+	for range controlHops - 1 {
+		out := make(chan struct{}, 1)
+		go func(in <-chan struct{}, out chan<- struct{}) {
+			defer close(out)
+			for range in {
+				out <- struct{}{}
+			}
+		}(in, out)
+		in = out
+	}
+	ran := make(chan time.Time, 1)
+	go func(in <-chan struct{}) {
+		for range in {
 			ran <- time.Now()
 		}
-	}()
+	}(in)
 	defer close(handOn)
 	for {
 		d := due
