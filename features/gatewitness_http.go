@@ -23,6 +23,10 @@ const (
 	// them, with the failing attempt on a fresh connection, where no
 	// transport's own resend can stand in for the retry.
 	SupportHTTPRouteRetryConnectionErrorAttempts FeatureName = "HTTPRouteRetryConnectionErrorAttempts"
+	// SupportHTTPRouteRetryRefusedToOtherEndpoint: the retry of an attempt
+	// whose connection an endpoint refused goes to another endpoint of the
+	// backend. GEP-1731 asks for the retry, not for another endpoint.
+	SupportHTTPRouteRetryRefusedToOtherEndpoint FeatureName = "HTTPRouteRetryRefusedToOtherEndpoint"
 	// SupportHTTPRouteRetryCancelsTimedOutAttempt: an attempt that reaches
 	// timeouts.backendRequest is cancelled then, as the backend sees it,
 	// and retried.
@@ -76,8 +80,14 @@ var httpResilienceFeatures = []Feature{
 	{
 		Name: SupportHTTPRouteRetryConnectionErrorAttempts, Level: LevelExtended, GEP: 1731,
 		DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteRetryConnectionError},
-		Description: "Retries an attempt reset or closed before its response headers, and a refused connection, as the backend's ledger " +
-			"counts attempts: the failing attempt is on a fresh connection, so no transport's own resend can stand in for the retry.",
+		Description: "Retries an attempt reset or closed before its response headers, as the backend's ledger counts attempts: the " +
+			"failing attempt is on a fresh connection, so no transport's own resend can stand in for the retry.",
+	},
+	{
+		Name: SupportHTTPRouteRetryRefusedToOtherEndpoint, Level: LevelImplementationSpecific, GEP: 1731,
+		DependsOn: []FeatureName{SupportHTTPRouteRetryConnectionErrorAttempts},
+		Description: "Sends the retry of a connection an endpoint refused to another endpoint of the backend, so that every request to a " +
+			"Service with one refusing endpoint succeeds (GEP-1731 asks for the retry, not for another endpoint).",
 	},
 	{
 		Name: SupportHTTPRouteRetryCancelsTimedOutAttempt, Level: LevelExtended, GEP: 1731,

@@ -92,7 +92,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			switch t.Result {
 			case Fail:
 				s.Failures++
-			case Skip:
+			case Skip, Inconclusive:
 				s.Skipped++
 			}
 		}
@@ -154,6 +154,10 @@ func junitTestCase(t TestResult, class string) junitCase {
 		c.Failure = &junitMessage{Message: firstLine(msg), Type: "failure", Text: msg}
 	case Skip:
 		c.Skipped = &junitMessage{Message: firstLine(msg)}
+	case Inconclusive:
+		// JUnit has no such result: a skip (never a pass) whose type and
+		// message say so, with both figures.
+		c.Skipped = &junitMessage{Message: "inconclusive: " + firstLine(msg), Type: "inconclusive", Text: msg}
 	}
 	var out strings.Builder
 	if t.Log != "" {

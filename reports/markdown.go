@@ -43,7 +43,11 @@ func title(impl confv1.Implementation) string {
 
 func countsLine(run *Run) string {
 	passed, failed, skipped := run.Counts()
-	return fmt.Sprintf("%d tests: %d passed, %d failed, %d skipped", len(run.Tests), passed, failed, skipped)
+	line := fmt.Sprintf("%d tests: %d passed, %d failed, %d skipped", len(run.Tests), passed, failed, skipped)
+	if n := run.InconclusiveCount(); n > 0 {
+		line += fmt.Sprintf(", %d inconclusive", n)
+	}
+	return line
 }
 
 func writeMarkdown(w *bufio.Writer, run *Run) {
@@ -159,18 +163,31 @@ func writeProfiles(w *bufio.Writer, run *Run) {
 }
 
 func writeFailures(w *bufio.Writer, run *Run) {
-	var failed []TestResult
+	var failed, inconclusive []TestResult
 	for _, t := range run.Tests {
-		if t.Result == Fail {
+		switch t.Result {
+		case Fail:
 			failed = append(failed, t)
+		case Inconclusive:
+			inconclusive = append(inconclusive, t)
 		}
 	}
 	fmt.Fprintf(w, "\n## Failures (%d)\n", len(failed))
 	if len(failed) == 0 {
 		fmt.Fprintf(w, "\nNo test failed.\n")
-		return
 	}
-	for _, t := range failed {
+	writeResults(w, failed)
+	if len(inconclusive) > 0 {
+		fmt.Fprintf(w, "\n## Inconclusive (%d)\n\nThese timing tests missed a window by no more than the suite's own timers were late, "+
+			"in their run and again when rerun alone: neither a pass nor the implementation's failure.\n", len(inconclusive))
+		writeResults(w, inconclusive)
+	}
+}
+
+// writeResults writes each test's heading, message, observations and
+// where its log is.
+func writeResults(w *bufio.Writer, tests []TestResult) {
+	for _, t := range tests {
 		writeTestHeading(w, t)
 		if t.Message != "" {
 			msg := clean(truncate(t.Message, MaxMessageLen))

@@ -352,7 +352,7 @@ func TestRunValidate(t *testing.T) {
 		{"nil", nil, "run is nil"},
 		{"empty name", &Run{Tests: []TestResult{{Result: Pass}}}, "Tests[0]: ShortName is empty"},
 		{"duplicate", &Run{Tests: []TestResult{{ShortName: "A", Result: Pass}, {ShortName: "A", Result: Fail}}}, `Tests[1]: ShortName "A" appears twice`},
-		{"bad result", &Run{Tests: []TestResult{{ShortName: "A", Result: "PASSED"}}}, `Tests[0] (A): Result is "PASSED"; want "pass", "fail" or "skip"`},
+		{"bad result", &Run{Tests: []TestResult{{ShortName: "A", Result: "PASSED"}}}, `Tests[0] (A): Result is "PASSED"; want "pass", "fail", "skip" or "inconclusive"`},
 		{"negative duration", &Run{Tests: []TestResult{{ShortName: "A", Result: Pass, Duration: -1}}}, "Tests[0] (A): Duration is -1ns"},
 		{"negative run duration", &Run{Duration: -time.Second}, "run Duration is -1s"},
 		{"negative dropped", &Run{Tests: []TestResult{{ShortName: "A", Result: Pass, DroppedObservations: -1}}}, "DroppedObservations is -1"},

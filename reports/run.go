@@ -38,6 +38,11 @@ const (
 	// Skip means the test did not run to completion: it was not selected,
 	// its features are not supported, or it skipped itself.
 	Skip Result = "skip"
+	// Inconclusive means a timing test missed a window only by as much as
+	// the suite's own timers were late, in its run and again in a rerun
+	// alone: neither a pass nor the implementation's failure. Its Message
+	// gives both figures.
+	Inconclusive Result = "inconclusive"
 )
 
 // Source says whose suite a test belongs to. Upstream tests count only in
@@ -190,7 +195,7 @@ type TestResult struct {
 	Description string `json:"description,omitempty"`
 	// Features lists the features the test needs.
 	Features []gwfeatures.FeatureName `json:"features,omitempty"`
-	// Result is pass, fail or skip.
+	// Result is pass, fail, skip or inconclusive.
 	Result Result `json:"result"`
 	// Duration is how long the test took.
 	Duration time.Duration `json:"duration"`
@@ -296,9 +301,9 @@ func (r *Run) Validate() error {
 		}
 		seen[t.ShortName] = true
 		switch t.Result {
-		case Pass, Fail, Skip:
+		case Pass, Fail, Skip, Inconclusive:
 		default:
-			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip))
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip, Inconclusive))
 		}
 		switch t.Source {
 		case "", Upstream, Gatewitness:
@@ -331,6 +336,18 @@ func (r *Run) Counts() (passed, failed, skipped int) {
 		}
 	}
 	return passed, failed, skipped
+}
+
+// InconclusiveCount returns how many tests were inconclusive (see
+// Inconclusive): counted by Counts as none of passed, failed or skipped.
+func (r *Run) InconclusiveCount() int {
+	n := 0
+	for _, t := range r.Tests {
+		if t.Result == Inconclusive {
+			n++
+		}
+	}
+	return n
 }
 
 // bySource returns the tests of one source, in run order.

@@ -195,7 +195,7 @@ func setTestingFlags(parallel int) error {
 
 func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 	var passed, failed, skipped int
-	var failedNames []string
+	var failedNames, inconclusive []string
 	for _, t := range res.Run.Tests {
 		switch t.Result {
 		case reports.Pass:
@@ -205,9 +205,18 @@ func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 			failedNames = append(failedNames, t.ShortName)
 		case reports.Skip:
 			skipped++
+		case reports.Inconclusive:
+			inconclusive = append(inconclusive, t.ShortName+": "+t.Message)
 		}
 	}
-	fmt.Fprintf(w, "\n%d tests in %s: %d passed, %d failed, %d skipped\n", len(res.Run.Tests), took.Round(time.Second), passed, failed, skipped)
+	fmt.Fprintf(w, "\n%d tests in %s: %d passed, %d failed, %d skipped", len(res.Run.Tests), took.Round(time.Second), passed, failed, skipped)
+	if len(inconclusive) > 0 {
+		fmt.Fprintf(w, ", %d inconclusive", len(inconclusive))
+	}
+	fmt.Fprintln(w)
+	for _, line := range inconclusive {
+		fmt.Fprintf(w, "inconclusive: %s\n", line)
+	}
 	if len(res.Phases) > 0 {
 		phases := slices.Clone(res.Phases)
 		var sum time.Duration

@@ -137,6 +137,13 @@ const (
 // bounds of the load options too, not only at the defaults.
 const EnvRetryBudgetLoad = "GATEWITNESS_NEGATIVE_RETRY_BUDGET_LOAD"
 
+// EnvChurn, when set to 1 in the parent's environment (the children
+// inherit it), runs the suite with runner.Options.ChurnDuringWindows: other
+// tests' configuration changes reach the gateway while timing windows are
+// open. With it, the breakage reload-restarts-timers fails tests it passes
+// without it (docs/semantics/timing-tolerance.md).
+const EnvChurn = "GATEWITNESS_NEGATIVE_CHURN"
+
 // Healthy names the unbroken reference gateway, for a control run.
 const Healthy = "healthy"
 
@@ -167,7 +174,10 @@ const EnvParallel = "GATEWITNESS_NEGATIVE_PARALLEL"
 // (-test.parallel). With 64, all of a pack's tests started together and
 // the healthy gateway's timers ran over a second late on a loaded
 // two-core machine; with 8 a pack takes about as long, without that.
-const childParallel = 8
+// It must be more than the parallel tests a child runs, or the runner
+// cannot hold timing windows apart from configuration steps
+// (runner.scheduleWarning): 32 is more than gatewitness's 25 and the rerun.
+const childParallel = 32
 
 // slots bounds the child runs going at once.
 var slots = make(chan struct{}, parallelChildren())
@@ -310,6 +320,13 @@ func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol tim
 				want = reports.Skip
 			}
 			o := got[name]
+			if o.Result == reports.Inconclusive && want == reports.Pass {
+				// Late only by the suite's own lateness, twice: the
+				// machine's doing, not the gateway's; never so for a
+				// test the breakage must fail.
+				t.Logf("%s at tolerance %v: %s inconclusive: %s", b.Name, tol, name, o.Message)
+				continue
+			}
 			switch o.Result {
 			case reports.Fail:
 				failed = append(failed, name)
@@ -495,6 +512,7 @@ func Helper(t *testing.T, breakages []Breakage) {
 			t.Fatalf("%s=%q: accepted: qps,requests,shareSlack such as 20,60,0.1", EnvRetryBudgetLoad, v)
 		}
 	}
+	o.ChurnDuringWindows = os.Getenv(EnvChurn) == "1"
 	shortenWaits(&o.TimeoutConfig)
 	for _, ct := range runner.AllTests() {
 		if !slices.Contains(selected, ct.ShortName) {

@@ -69,6 +69,12 @@ type Options struct {
 	// slack of the retry-budget load tests; they read it with
 	// tests.RetryBudgetLoadOptions.
 	RetryBudgetLoad tests.RetryBudgetLoad
+	// ChurnDuringWindows lets configuration changes (other tests' set-up,
+	// runs and clean-up) reach the gateway while timing tests' windows
+	// are open, as runs did before tests.SetWindowSchedule held them
+	// apart. It is for showing what that does to the verdicts on a data
+	// plane that reloads; a run that certifies leaves it false.
+	ChurnDuringWindows bool
 
 	// Progress, when set, gets the run's header (the target, the
 	// GatewayClass and its controller, the features claimed, the profiles

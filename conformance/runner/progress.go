@@ -25,6 +25,9 @@ type recorder struct {
 	total    int // tests planned to run
 	// selected are the tests --run-test names, if any.
 	selected []string
+	// reruns, when not nil, holds the tests whose windows the suite's own
+	// lateness may have missed, and reruns them.
+	reruns *reruns
 
 	mu       sync.Mutex
 	begun    time.Time

@@ -51,6 +51,7 @@ var referenceExtended = []features.FeatureName{
 	features.SupportHTTPRouteTimeout504,                   // retry.go: answerEnd, finish
 	features.SupportHTTPRouteRetryConnectionErrorAttempts, // retry.go: retryReason, forbidTransportResend
 	features.SupportHTTPRouteRetryStreamReset,             // retry.go: retryReason (a stream error is a connection error)
+	features.SupportHTTPRouteRetryRefusedToOtherEndpoint,  // retry.go: retries go round-robin to the next endpoint
 	features.SupportHTTPRouteRetryCancelsTimedOutAttempt,  // retry.go, timeouts.go: attemptContext
 	features.SupportHTTPRouteRetryNonIdempotent,           // retry.go: bufferBody replays any method's body
 	features.SupportHTTPRouteTimeoutDeadlines,             // handler.go, timeouts.go: context deadlines

@@ -139,6 +139,7 @@ func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 	}
 	crlog.SetLogger(opts.Logger)
 	observe.Reset()
+	gctests.SetWindowSchedule(!opts.ChurnDuringWindows)
 
 	inProcess := opts.Kubeconfig == ""
 	// Where the claims come from, as upstream's suite decides it.
@@ -313,6 +314,16 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		notes = append(notes, more...)
 	}
 
+	total := 0
+	for _, s := range running {
+		total += len(s.tests)
+	}
+	rec.reruns = newReruns(opts, total)
+	if w := scheduleWarning(opts, running, rec.reruns != nil); w != "" {
+		opts.Warnings = append(opts.Warnings, w)
+		gctests.SetWindowSchedule(false)
+	}
+
 	tgt.info.Controller = gatewayClassController(co.Client, co.GatewayClassName, co.TimeoutConfig.GetTimeout)
 	info := runInfo(opts, tgt, sides, explicitProfiles)
 	// Before the run, the report holds what the suite read from the
@@ -348,6 +359,10 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		}
 	})
 	rec.begin(sides)
+	if rec.reruns != nil {
+		setLateMissHandler(rec.reruns.take)
+		t.Cleanup(func() { setLateMissHandler(nil) })
+	}
 	clock.end("start")
 
 	// One set-up for both suites: upstream's Setup on the first suite
@@ -378,6 +393,14 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		}
 	}
 	clock.end("serial tests")
+	if rr := rec.reruns; rr != nil {
+		restore := func(s *suite.ConformanceTestSuite) {
+			if tgt.restoreClient != nil {
+				s.Client = tgt.restoreClient
+			}
+		}
+		t.Run(observe.RerunGroup, func(t *testing.T) { rr.drive(t, running, restore, rec) })
+	}
 	// Cleanups run last registered first, once every subtest is over:
 	// this one first, as the parallel tests end.
 	t.Cleanup(func() { clock.end("parallel tests") })
@@ -552,10 +575,15 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 				}
 				rec.setState(orig.ShortName, state)
 			}()
+			// A configuration step until the test opens its timing
+			// windows (tests.SetWindowSchedule), and again for the
+			// clean-up, which runs after t.Cleanup(EndWindows).
+			gctests.ConfigStep(t)
 			for _, m := range orig.Manifests {
 				tlog.Logf(t, "Applying %s", m)
 				s.Applier.MustApplyWithCleanup(t, s.Client, s.TimeoutConfig, m, s.CleanupTestResources)
 			}
+			t.Cleanup(func() { gctests.EndWindows(t) })
 			orig.Test(t, s)
 		}
 		out[i] = w
@@ -573,6 +601,13 @@ func (r *recorder) hook(t *testing.T, ct suite.ConformanceTest, s *suite.Conform
 		p = plannedTest{test: ct}
 	}
 	tr := r.testResult(p, t.Failed(), t.Skipped(), r.selected)
+	defer r.reruns.ended()
+	if tr.Result == reports.Pass && len(r.reruns.missed(ct.ShortName)) > 0 {
+		// Passed but for windows missed by the suite's own lateness:
+		// the rerun decides (reruns.drive).
+		r.record(tr, false)
+		return
+	}
 	r.record(tr, p.runs)
 }
 
@@ -599,6 +634,11 @@ func finish(o *Options, rec *recorder, sides []*side, info reports.Run, start ti
 		case reports.Upstream:
 			run.Conformance = report
 		case reports.Gatewitness:
+			byName := map[string]suite.ConformanceTest{}
+			for _, ct := range s.tests {
+				byName[ct.ShortName] = ct
+			}
+			settleProfiles(report.ProfileReports, run.Tests, byName)
 			run.GatewitnessProfiles = report.ProfileReports
 		}
 		if run.Environment.GatewayAPIVersion == "" {

@@ -160,12 +160,7 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 			time.Sleep(phaseWork) // work the serial tests' phase must count
 		}},
 	}
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	co, tgt := pluggedInProcess(&o, c)
 	observe.Reset()
 	var res *Result
 	t.Cleanup(func() {
@@ -187,6 +182,18 @@ func TestRunSuiteRecordsAndReports(t *testing.T) {
 	if res.Run != nil {
 		t.Error("the Result was filled in before the run was over")
 	}
+}
+
+// pluggedInProcess returns the suite options and target the runner's
+// plumbing gets from the in-process target: a RestConfig that reaches
+// nothing, and the client c put back into the suite.
+func pluggedInProcess(o *Options, c client.Client) (suite.ConformanceOptions, *target) {
+	co := suite.ConformanceOptions{
+		ConfigurableOptions: o.ConfigurableOptions,
+		Client:              c,
+		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
+	}
+	return co, &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
 }
 
 // phaseWork is how long a test of TestRunSuiteRecordsAndReports works,
@@ -671,12 +678,7 @@ func runPlumbing(t *testing.T, o Options, upTests, gcTests []suite.ConformanceTe
 	c := fakeCluster(t)
 	var progress bytes.Buffer
 	o.Progress = &progress
-	co := suite.ConformanceOptions{
-		ConfigurableOptions: o.ConfigurableOptions,
-		Client:              c,
-		RestConfig:          &rest.Config{Host: "http://in-process.invalid", Transport: noAPIServer{}},
-	}
-	tgt := &target{restoreClient: c, info: reports.Target{InProcess: true}, claimsSource: "--supported-features"}
+	co, tgt := pluggedInProcess(&o, c)
 	observe.Reset()
 	var res *Result
 	t.Cleanup(func() {

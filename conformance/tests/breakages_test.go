@@ -96,6 +96,36 @@ var breakages = []negative.Breakage{
 			routeTimeouts),
 	},
 	{
+		Name: "body-not-held",
+		Models: "HAProxy without \"option http-buffer-request\": the first attempt starts when the headers are in, the body is " +
+			"streamed to it as it arrives, and a request is retried only if its whole body had arrived before that attempt began to send it",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{BodyNotHeld: true}},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryBody},
+		Unaffected: unaffected("its requests have no body, so there is nothing to hold for a retry",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, routeTimeouts, retryStreamReset),
+	},
+	{
+		Name: "retry-same-endpoint",
+		Models: "a data plane that picks an endpoint per request, not per attempt, so a retry goes where the failed attempt went, " +
+			"and claims HTTPRouteRetryRefusedToOtherEndpoint all the same",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{RetrySameEndpoint: true}},
+		Profiles: []string{httpProfile},
+		Fails:    []string{retryConnection},
+		Unaffected: unaffected("its backends have one endpoint, so a retry goes where the attempt went anyway",
+			retryCodes, retryBackoff, retryBackendTimeout, retryBudget, retryBody, routeTimeouts, retryStreamReset),
+	},
+	{
+		Name: "retry-same-endpoint-unclaimed",
+		Models: "a data plane that retries on the endpoint of the failed attempt and says so (HTTPRouteRetryRefusedToOtherEndpoint " +
+			"not claimed): it retries connection errors as GEP-1731 asks, and passes",
+		Gateway:   runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{RetrySameEndpoint: true}},
+		Unclaimed: []features.FeatureName{features.SupportHTTPRouteRetryRefusedToOtherEndpoint},
+		Profiles:  []string{httpProfile},
+		Unaffected: unaffected("the connection errors GEP-1731 names are retried, on the endpoint that answers; the refused endpoint's case needs the unclaimed feature",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryBudget, retryBody, routeTimeouts, retryStreamReset),
+	},
+	{
 		Name:     "retries-without-backoff",
 		Models:   "a data plane that retries at once, ignoring retry.backoff, and claims HTTPRouteRetryBackoff all the same",
 		Gateway:  runnertest.ReferenceGateway{MutateConfig: eachHTTPRule(withRetry(noBackoff))},
@@ -313,6 +343,33 @@ var breakages = []negative.Breakage{
 		Fails:    []string{connTLS},
 		Unaffected: unaffected("it exercises another of the Gateway's timers, which this data plane keeps",
 			connServer, connClient, connTunnel, connClientFin, connClientFinHeld, connServerFin),
+	},
+
+	// Every profile with a timer.
+	{
+		Name: "reload-restarts-timers",
+		Models: "a data plane that applies configuration by reloading (HAProxy, nginx): each change restarts the client timeout " +
+			"of connections waiting for a request and the limits of open tunnels; with no change during a window (the runner's " +
+			"schedule) it passes, and with other tests' changes let in (GATEWITNESS_NEGATIVE_CHURN=1) it fails timing tests",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{ReloadRestartsTimers: true}},
+		Profiles: []string{httpProfile, grpcProfile, connProfile},
+		Unaffected: unaffected("the runner lets no configuration change reach the gateway while a timing window is open, so no reload restarts a timer it measures",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryStreamReset, retryBudget, retryBody, routeTimeouts,
+			grpcMaxStream, grpcStrict, grpcDeadline, grpcPropagation, grpcCancels,
+			connServer, connClient, connTunnel, connClientFin, connClientFinHeld, connServerFin, connTLS),
+	},
+	{
+		Name: "timers-10-percent-early",
+		Models: "a data plane whose timers fire 10% before their configured time (a coarse timer wheel that rounds down, a clock " +
+			"that runs fast): the connection timeouts and timeouts.request are 0.9 of their value. Left as they are: the timers whose " +
+			"windows allow for the backend's clock (timeouts.backendRequest and client-fin, measured from the backend's ledger), and " +
+			"maxStreamDuration, which a snapshot cannot shorten without shortening the grpc-timeout it propagates; those windows fail " +
+			"10% early at 500ms but not at 2s",
+		Gateway:  runnertest.ReferenceGateway{MutateConfig: timersEarly(0.9)},
+		Profiles: []string{httpProfile, connProfile},
+		Fails:    []string{routeTimeouts, retryBudget, connServer, connClient, connTunnel, connServerFin, connTLS},
+		Unaffected: unaffected("its timers are not shortened (see Models), or it times none",
+			retryCodes, retryBackoff, retryBackendTimeout, retryConnection, retryStreamReset, retryBody, connClientFin, connClientFinHeld),
 	},
 
 	// Retry budgets (GEP-3388, XBackendTrafficPolicy retryConstraint).
@@ -765,4 +822,35 @@ func ignoreBackendTimeout(r *ir.HTTPRule) {
 func noBackoff(r *gwv1.HTTPRouteRetry) {
 	zero := gwv1.Duration("0s")
 	r.Backoff = &zero
+}
+
+// timersEarly returns a MutateConfig that scales timers of a snapshot by
+// f: the connection timeouts but client-fin, and each HTTPRoute rule's
+// timeouts.request (see the breakage timers-10-percent-early for why not
+// the others).
+func timersEarly(f float64) func(*ir.Config) {
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
+	scaleAPI := func(d *gwv1.Duration) *gwv1.Duration {
+		v, err := ir.ParseDuration("timer", d)
+		if err != nil || v == 0 {
+			return d
+		}
+		s := scale(v)
+		out := gwv1.Duration(fmt.Sprintf("%ds%dms", int(s/time.Second), (s % time.Second).Milliseconds()))
+		return &out
+	}
+	return func(cfg *ir.Config) {
+		eachGateway(func(c *ir.ConnectionTimeouts) {
+			for _, d := range []*time.Duration{&c.Client, &c.Server, &c.ServerFin, &c.Tunnel, &c.TLSInspectDelay} {
+				*d = scale(*d)
+			}
+		})(cfg)
+		eachHTTPRule(func(r *ir.HTTPRule) {
+			if r.Timeouts != nil {
+				t := r.Timeouts.DeepCopy()
+				t.Request = scaleAPI(t.Request)
+				r.Timeouts = t
+			}
+		})(cfg)
+	}
 }

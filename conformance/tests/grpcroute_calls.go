@@ -56,15 +56,15 @@ func grpcGiveUpAfter(end time.Duration) time.Duration {
 	return end + 2*TimingTolerance() + 3*time.Second
 }
 
-// grpcWantWithin fails t unless elapsed is in [lo, lo+TimingTolerance()].
-// Earlier fails: lo is the time the call is given (maxStreamDuration, or
-// the client's grpc-timeout), which users rely on. Later than the
-// tolerance fails: the bound did not end the call.
-func grpcWantWithin(t *testing.T, what string, elapsed, lo time.Duration) {
+// grpcWantWithin fails t unless a call that ended just now, elapsed after
+// it began, ended within the timer window of limit (timerWindow). Earlier
+// fails: limit is the time the call is given (maxStreamDuration, or the
+// client's grpc-timeout), which users rely on. Later than the tolerance
+// fails: the bound did not end the call.
+func grpcWantWithin(t *testing.T, what string, elapsed, limit time.Duration) {
 	t.Helper()
-	if hi := lo + TimingTolerance(); elapsed < lo || elapsed > hi {
-		t.Errorf("%s after %v, want within [%v, %v] (tolerance %v)", what, elapsed.Round(time.Millisecond), lo, hi, TimingTolerance())
-	}
+	lo, hi := timerWindow(limit)
+	checkWindow(t, time.Now().Add(-elapsed), elapsed, lo, hi, what)
 }
 
 // grpcKindResult is how one call ended, as a gRPC client saw it.
@@ -193,7 +193,8 @@ func grpcRecvRest(stream grpc.ClientStream) (int, error) {
 // in [limit, limit+tolerance], and records how it ended.
 func grpcWantCut(t *testing.T, r grpcKindResult, limit time.Duration) {
 	t.Helper()
-	r.recordElapsed(t, observe.Within(r.elapsed, limit, limit, limit+TimingTolerance()))
+	lo, hi := timerWindow(limit)
+	r.recordElapsed(t, observe.Within(r.elapsed, limit, lo, hi))
 	switch {
 	case r.gaveUp:
 		t.Errorf("the call was still running after %v, when the test gave up; want it ended with a non-OK status within [%v, %v]",

@@ -52,6 +52,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	g := newGRPCTarget(t, s, "grpcroute-deadline-exceeded")
 	cc := g.conn(t, host)
 	g.waitReady(t, cc)
+	measure(t)
 	limit := deadlineExceededLimit
 	deadlineExceeded := "4"
 

@@ -47,6 +47,7 @@ func testGRPCRouteMaxStreamDuration(t *testing.T, s *suite.ConformanceTestSuite)
 	unlimitedConn := g.conn(t, unlimited)
 	g.waitReady(t, limitedConn)
 	g.waitReady(t, unlimitedConn)
+	measure(t)
 	limit := maxStreamDurationLimit
 
 	for _, kind := range grpcCallKinds {

@@ -57,6 +57,7 @@ func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite)
 	g := newGRPCTarget(t, s, "grpcroute-strict-enforcement-allow", "grpcroute-strict-enforcement-deny")
 	g.waitReady(t, g.conn(t, allow))
 	g.waitReady(t, g.conn(t, deny))
+	measure(t)
 
 	limit := strictEnforcementLimit
 	short := limit / 2                                // a client value shorter than the route's

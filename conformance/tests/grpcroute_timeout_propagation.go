@@ -51,6 +51,7 @@ func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite
 	g.waitReady(t, ledger)
 	g.waitReady(t, g.conn(t, deny))
 	g.waitReady(t, g.conn(t, zero))
+	measure(t)
 
 	limit := timeoutPropagationLimit
 	tests := []struct {

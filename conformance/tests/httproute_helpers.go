@@ -243,6 +243,12 @@ type httpRequest struct {
 	Path   string
 	Fault  string // the X-Gatewitness-Fault spec; empty for none
 	Body   []byte // sent with its Content-Length when not nil
+	// BodyParts, when more than 1, sends Body in that many parts after
+	// the headers, each BodyGap after the one before (the first BodyGap
+	// after the headers): the gateway has the headers, and must wait
+	// for the rest, before the body is whole.
+	BodyParts int
+	BodyGap   time.Duration
 	// Limit bounds the whole exchange on the client's side, so that a
 	// gateway that never answers fails the test instead of hanging it.
 	// Default: 10s.
@@ -262,13 +268,21 @@ func (c *routeClient) do(req httpRequest) httpExchange {
 	ctx, cancel := context.WithTimeout(context.Background(), req.Limit)
 	defer cancel()
 	var body io.Reader
-	if req.Body != nil {
+	switch {
+	case req.Body != nil && req.BodyParts > 1:
+		body = &gappedBody{ctx: ctx, rest: req.Body, parts: req.BodyParts, gap: req.BodyGap}
+	case req.Body != nil:
 		body = strings.NewReader(string(req.Body))
 	}
 	u := url.URL{Scheme: "http", Host: c.gwAddr, Path: req.Path}
 	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), body)
 	if err != nil {
 		c.t.Fatalf("building the request %s %s: %v", req.Method, req.Path, err)
+	}
+	if req.Body != nil {
+		// A reader of its own makes the transport flush the headers
+		// before it reads the body (net/http's FlushHeaders).
+		hr.ContentLength = int64(len(req.Body))
 	}
 	hr.Host = c.host
 	hr.Header.Set(echowire.IDHeader, x.ID)
@@ -444,4 +458,37 @@ func isTimeoutStatus(status int) bool {
 // within reports whether d lies in [want-early, want+late].
 func inWindow(d, want, early, late time.Duration) bool {
 	return d >= want-early && d <= want+late
+}
+
+// gappedBody is a request body sent in parts, each gap after the one
+// before, the first gap after the headers (see httpRequest.BodyParts).
+type gappedBody struct {
+	ctx   context.Context
+	rest  []byte
+	parts int // parts still to send
+	gap   time.Duration
+	part  []byte // what is left of the part being sent
+}
+
+func (b *gappedBody) Read(p []byte) (int, error) {
+	if len(b.part) == 0 {
+		if len(b.rest) == 0 {
+			return 0, io.EOF
+		}
+		// The gap is the scenario (the body's tail arrives late), not
+		// a wait for something to happen.
+		timer := time.NewTimer(b.gap)
+		select {
+		case <-timer.C:
+		case <-b.ctx.Done():
+			timer.Stop()
+			return 0, b.ctx.Err()
+		}
+		size := (len(b.rest) + b.parts - 1) / b.parts
+		b.part, b.rest = b.rest[:size], b.rest[size:]
+		b.parts--
+	}
+	n := copy(p, b.part)
+	b.part = b.part[n:]
+	return n, nil
 }

@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
@@ -18,14 +20,28 @@ import (
 // enough for any gateway to keep for a retry (GEP-1731 sets no limit).
 const replayBodySize = 4 << 10
 
+// The body is sent in replayBodyParts parts after the headers, each
+// replayBodyGap after the one before. A data plane that starts the first
+// attempt once the headers are in, streaming the body as it arrives, has
+// the whole body only if it keeps it for a retry; one that can retry only
+// a body already whole when it began to send (HAProxy without "option
+// http-buffer-request") then cannot retry. Sent in one write, the body
+// usually arrives with the headers, and such a data plane passed.
+const (
+	replayBodyParts = 2
+	replayBodyGap   = 150 * time.Millisecond
+)
+
 // HTTPRouteRetryBodyReplay checks that a retried POST reaches the backend
 // with the same body on every attempt: the backend's ledger holds each
-// attempt's body length and SHA-256. GEP-1731 does not ask a gateway to
-// retry a non-idempotent request at all (nginx, for one, does not by
-// default), so the test needs the finer HTTPRouteRetryNonIdempotent.
+// attempt's body length and SHA-256. The body's parts arrive after the
+// headers, with gaps, so only a data plane that holds the whole body for
+// the retries passes. GEP-1731 does not ask a gateway to retry a
+// non-idempotent request at all (nginx, for one, does not by default), so
+// the test needs the finer HTTPRouteRetryNonIdempotent.
 var HTTPRouteRetryBodyReplay = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryBodyReplay",
-	Description: "A POST with a body that gets a retried status is retried, and every attempt reaches the backend with the same body.",
+	Description: "A POST whose body arrives in parts after its headers (150ms apart) and that gets a retried status is retried, and every attempt reaches the backend with the whole body.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
@@ -47,10 +63,13 @@ func testHTTPRouteRetryBodyReplay(t *testing.T, s *suite.ConformanceTestSuite) {
 	sum := sha256.Sum256(body)
 	want := hex.EncodeToString(sum[:])
 
-	x := c.do(httpRequest{Method: http.MethodPost, Path: "/try", Fault: "fail=2;status=503", Body: body})
+	x := c.do(httpRequest{Method: http.MethodPost, Path: "/try", Fault: "fail=2;status=503", Body: body,
+		BodyParts: replayBodyParts, BodyGap: replayBodyGap})
 	observe.Record(t, "status", x.Status)
+	observe.Record(t, "body", fmt.Sprintf("%d bytes in %d parts, %v apart, after the headers", replayBodySize, replayBodyParts, replayBodyGap))
 	if x.Err != nil || x.Status != http.StatusOK {
-		t.Fatalf("%v; want 200 after two retried 503s", x)
+		t.Fatalf("%v; want 200 after two retried 503s (the body arrived in %d parts %v apart after the headers: "+
+			"a gateway that does not hold a body still arriving for a retry relays the first 503)", x, replayBodyParts, replayBodyGap)
 	}
 	e := c.settledLedger(x.ID)
 	observe.Record(t, "ledger", attemptSummary(e))

@@ -60,6 +60,7 @@ func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSui
 	const host = "timeouts.gatewitness.test"
 	gwAddr := attachRoutes(t, s, host, "/ready", "gatewitness-timeouts", "gatewitness-timeouts")
 	c := newRouteClient(t, s, gwAddr, host)
+	measure(t)
 	strict504 := s.SupportedFeatures.Has(features.SupportHTTPRouteTimeout504)
 	tol := TimingTolerance()
 	slow := routeTimeout + 2*tol + time.Second // past the window's end by more than the tolerance
@@ -88,7 +89,7 @@ func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSui
 			at := a.CancelledAt.Sub(a.Arrived)
 			observe.Record(t, "cancelled-after", observe.Within(at, routeTimeout, 0, routeTimeout+tol))
 			if at > routeTimeout+tol {
-				t.Errorf("the attempt was cancelled %v after it arrived; want it by the timeout %v (tolerance %v)", at, routeTimeout, tol)
+				missedLate(t, a.Arrived, at, 0, routeTimeout+tol, fmt.Sprintf("the attempt was cancelled %v after it arrived; want it by the timeout %v (tolerance %v)", at, routeTimeout, tol))
 			}
 		})
 

@@ -260,7 +260,7 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	if err := brw.Flush(); err != nil {
 		return
 	}
-	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.breakages.CloseTunnelOnBackendFIN); why != "" {
+	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.breakages.CloseTunnelOnBackendFIN, s.tunnelRestarts()); why != "" {
 		s.log.V(1).Info("tunnel closed", "reason", why, "host", r.Host, "path", r.URL.Path)
 	}
 }

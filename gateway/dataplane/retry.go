@@ -208,7 +208,10 @@ func (s *Server) exchange(pr *proxyRequest) {
 		limit = 1 // breakages.go
 	}
 	var body []byte
-	if limit > 1 {
+	var arriving *arrivingBody // breakages.go
+	if limit > 1 && s.breakages.BodyNotHeld && replayable(pr.out, maxReplayBody) {
+		arriving = streamArriving(pr.out)
+	} else if limit > 1 {
 		var ok bool
 		if body, ok = bufferBody(pr.out, maxReplayBody); !ok {
 			s.log.V(1).Info("not retrying: the request body is larger than the replay limit or of unknown length",
@@ -231,6 +234,9 @@ func (s *Server) exchange(pr *proxyRequest) {
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
 		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
+		if s.breakages.RetrySameEndpoint { // breakages.go
+			endpoint = b.endpoints[first%uint64(len(b.endpoints))]
+		}
 		at := s.try(pr, body, endpoint)
 		if _, _, ok := pr.clientFault(at.err); ok {
 			// The client's body failed (handler.go): answered as such,
@@ -242,6 +248,13 @@ func (s *Server) exchange(pr *proxyRequest) {
 			at.done()
 			s.answerEnd(pr)
 			return
+		}
+		if arriving != nil { // breakages.go
+			var held bool
+			if body, held = arriving.heldBeforeSend(); !held {
+				limit = 1
+			}
+			arriving = nil
 		}
 		reason := p.retryReason(at)
 		if at.err != nil && !at.timedOut && s.breakages.RetriesAttemptError != nil && !s.breakages.RetriesAttemptError(at.err) {

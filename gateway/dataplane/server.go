@@ -63,6 +63,9 @@ type Server struct {
 	h1, h2c *http.Transport // shared upstream transports
 
 	budgets budgets // retry budgets by Service, kept across snapshots (retrybudget.go)
+	// reloads restarts connection timers at each Apply
+	// (breakage.Set.ReloadRestartsTimers; breakages.go).
+	reloads reloadHooks
 
 	limits Limits      // defaults applied (limits.go)
 	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
@@ -171,6 +174,9 @@ func (s *Server) Apply(cfg *ir.Config) error {
 	s.load.attach(snap) // before anyone can serve with snap
 	s.snap.Store(snap)
 	s.budgets.prune(budgetKeys(cfg))
+	if s.breakages.ReloadRestartsTimers {
+		s.reloads.fire() // breakages.go
+	}
 	for key, ps := range s.ports {
 		if _, ok := snap.ports[key]; !ok {
 			stale = append(stale, ps)
@@ -268,6 +274,9 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
+	}
+	if s.breakages.ReloadRestartsTimers && t.Client > 0 {
+		ps.srv.ConnState = s.reloads.restartWaits(t.Client) // breakages.go
 	}
 	applyClientTimeout(ps.srv, t.Client) // conntimeouts.go
 	if https {

@@ -52,8 +52,11 @@ type tunnelSide struct {
 // closes both connections before it returns and reports which limit ended
 // it ("" when both directions ended normally). closeOnBackendFIN is the
 // test-only breakage.Set.CloseTunnelOnBackendFIN: the backend's half-close
-// closes both connections at once.
-func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ir.ConnectionTimeouts, closeOnBackendFIN bool) string {
+// closes both connections at once. onRestart, when not nil, is the
+// test-only breakage.Set.ReloadRestartsTimers: it registers a function
+// that restarts both sides' limits and returns its unregistration.
+func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ir.ConnectionTimeouts, closeOnBackendFIN bool,
+	onRestart func(func()) func()) string {
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
 	cs := &tunnelSide{conn: client, r: clientR, idle: cmpOr(t.Tunnel, t.Client), fin: cmpOr(t.ClientFin, cmpOr(t.Tunnel, t.Client))}
@@ -62,6 +65,12 @@ func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Re
 	// end the tunnel early; its limits are kept by the watchdog below.
 	_ = client.SetDeadline(time.Time{})
 	_ = backend.SetDeadline(time.Time{})
+	if onRestart != nil {
+		defer onRestart(func() {
+			cs.last.Store(now())
+			bs.last.Store(now())
+		})()
+	}
 
 	changed := make(chan struct{}, 1) // a side was shut: its limit changed
 	var wg sync.WaitGroup

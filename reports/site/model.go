@@ -248,10 +248,12 @@ func rank(r reports.Result) int {
 		return 0
 	case reports.Pass:
 		return 1
-	case reports.Skip:
+	case reports.Inconclusive:
 		return 2
+	case reports.Skip:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // profileResult is one profile's result in a run.

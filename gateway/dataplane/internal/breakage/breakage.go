@@ -53,6 +53,24 @@ type Set struct {
 	// answer. Nil: every such error may be, as GEP-1731's connection
 	// errors are.
 	RetriesAttemptError func(err error) bool
+	// BodyNotHeld starts a request's first attempt as soon as its
+	// headers arrive, streaming the body to the backend as it comes, and
+	// retries it only if the whole body had arrived before the attempt
+	// began to send it, as HAProxy does without "option
+	// http-buffer-request": a body still arriving is not kept for a
+	// retry, and the first attempt's answer is relayed.
+	BodyNotHeld bool
+	// RetrySameEndpoint sends every retry of a request to the endpoint
+	// of its first attempt, as a data plane that picks an endpoint per
+	// request rather than per attempt does.
+	RetrySameEndpoint bool
+	// ReloadRestartsTimers restarts, at every configuration the data
+	// plane is handed, the inactivity timers of its open connections:
+	// the client timeout of a connection waiting for a request, and both
+	// sides' limits of a tunnel. So does a data plane that applies
+	// configuration by reloading (HAProxy, nginx), whose new workers
+	// restart the timers of connections the old ones still hold.
+	ReloadRestartsTimers bool
 	// GRPC breaks parts of the GRPCRoute timeout behaviour (GEP-3139).
 	GRPC GRPCTimeouts
 	// Relay breaks how responses and streams are relayed.
