@@ -56,6 +56,7 @@ func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite)
 	g := newGRPCTarget(t, s, "fault-fidelity-grpc-stream")
 	cc := g.conn(t, host)
 	g.waitReady(t, cc)
+	measure(t) // from here the messages' arrival is timed: no route changes while it is
 	client := echopb.NewEchoClient(cc)
 	tol := TimingTolerance()
 

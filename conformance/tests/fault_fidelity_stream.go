@@ -52,6 +52,7 @@ var FaultFidelityStreamedResponses = suite.ConformanceTest{
 
 func testFaultFidelityStreamedResponses(t *testing.T, s *suite.ConformanceTestSuite) {
 	g := newFFTarget(t, s, "fault-fidelity-stream")
+	measure(t) // from here the parts' arrival is timed: no route changes while it is
 	spec := fmt.Sprintf("chunks=%d;interval=%v", ffStreamChunks, ffStreamInterval())
 	limit := ffStreamChunks*ffStreamInterval() + ffGiveUp()
 	cases := []struct {
