@@ -19,6 +19,7 @@ import (
 
 	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
@@ -69,12 +70,18 @@ func TestGatewayFlagDefaults(t *testing.T) {
 		g.opts.ControllerName != standalone.DefaultControllerName {
 		t.Errorf("defaults %+v", g.opts)
 	}
+	// The reference gateway's features as its class's status holds them:
+	// upstream's first, then gatewitness's, at most 64.
+	published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures())
 	var want []gwv1.FeatureName
-	for _, f := range runner.ReferenceFeatures() {
+	for _, f := range published {
 		want = append(want, gwv1.FeatureName(f))
 	}
 	if !slices.Equal(g.opts.SupportedFeatures, want) {
-		t.Errorf("supported features %v; want the reference gateway's %v", g.opts.SupportedFeatures, want)
+		t.Errorf("supported features %v; want the reference gateway's, as the class's status holds them: %v", g.opts.SupportedFeatures, want)
+	}
+	if len(want) > features.MaxGatewayClassFeatures {
+		t.Errorf("%d supported features; a GatewayClass's status holds at most %d", len(want), features.MaxGatewayClassFeatures)
 	}
 
 	g, err = parseGatewayFlags([]string{"--listen-host", "127.0.0.1", "--gateway-class", "", "--supported-features", "Gateway, HTTPRoute,"}, io.Discard)
