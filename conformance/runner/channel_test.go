@@ -95,6 +95,10 @@ func TestClaimsFollowTheCRDsChannel(t *testing.T) {
 			t.Errorf("on the standard channel, claims %s, a feature of the %s channel", f, r.Channel)
 		}
 	}
+	if retryStandard != slices.Contains(o.ConformanceProfiles, features.ProfileRetryBudgets) {
+		// Its core has the retry feature, which a requested profile claims.
+		t.Errorf("on the standard channel, requests the profiles %v; want %s only when the CRDs have rules[].retry (%v)", o.ConformanceProfiles, features.ProfileRetryBudgets, retryStandard)
+	}
 	// What the standard CRDs have stays claimed.
 	for _, f := range []features.FeatureName{gwfeatures.SupportHTTPRoute, gwfeatures.SupportGRPCRoute, gwfeatures.SupportHTTPRouteRequestTimeout,
 		gwfeatures.SupportHTTPRouteBackendTimeout, features.SupportHTTPRouteTimeoutDeadlines, gwfeatures.SupportHTTPRouteRequestMirror} {

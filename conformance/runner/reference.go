@@ -162,6 +162,25 @@ func onChannel(name features.FeatureName, channel features.Channel, seen map[fea
 	return true
 }
 
+// profileOnChannel reports whether every core feature of the profile name
+// is a feature of channel (any is, on the experimental channel): a run
+// that requests a profile claims its core features.
+func profileOnChannel(name string, channel features.Channel) bool {
+	if channel == features.ChannelExperimental {
+		return true
+	}
+	p, ok := features.LookupProfile(name)
+	if !ok {
+		return false
+	}
+	for _, f := range p.Core {
+		if !onChannel(f, channel, map[features.FeatureName]bool{}) {
+			return false
+		}
+	}
+	return true
+}
+
 // AllTests returns the tests a run chooses from: upstream's conformance
 // tests followed by gatewitness's.
 func AllTests() []suite.ConformanceTest {

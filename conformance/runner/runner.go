@@ -529,6 +529,9 @@ func setInProcessDefaults(o *Options, channel features.Channel) {
 		o.defaultProfiles = true
 		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
 			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets, features.ProfileFaultFidelity) {
+			if !profileOnChannel(p, channel) {
+				continue // its core would claim what the CRDs lack
+			}
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}
