@@ -195,3 +195,30 @@ func Overlay(base, overlays []*apiextensionsv1.CustomResourceDefinition) []*apie
 	slices.SortFunc(out, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// ChannelAnnotation is the annotation of every upstream CRD that names its
+// Gateway API release channel, standard or experimental.
+const ChannelAnnotation = consts.ChannelAnnotation
+
+// Channel returns the release channel of list's upstream CRDs (those with
+// a channel annotation; gatewitness's overlays keep upstream's), as
+// upstream's suite reads it for its report. It is an error when list has
+// no upstream CRD or when they are of more than one channel.
+func Channel(list []*apiextensionsv1.CustomResourceDefinition) (string, error) {
+	channel := ""
+	for _, c := range list {
+		got, ok := c.Annotations[ChannelAnnotation]
+		if !ok {
+			continue
+		}
+		if channel != "" && got != channel {
+			return "", fmt.Errorf("crds: %s is of the %s channel (annotation %s) and others of the %s channel; want the CRDs of one channel",
+				c.Name, got, ChannelAnnotation, channel)
+		}
+		channel = got
+	}
+	if channel == "" {
+		return "", fmt.Errorf("crds: no CRD has the annotation %s; want a Gateway API release's CRDs", ChannelAnnotation)
+	}
+	return channel, nil
+}

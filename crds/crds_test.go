@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
 	"github.com/gatewitness/gatewitness/crds"
 )
 
@@ -105,5 +107,40 @@ func TestParseRejectsOtherKinds(t *testing.T) {
 	_, err := crds.Parse([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"))
 	if err == nil || !strings.Contains(err.Error(), `kind "ConfigMap"`) {
 		t.Fatalf("Parse(ConfigMap) error = %v, want one naming the kind", err)
+	}
+}
+
+// TestChannel: the channel of a list of CRDs is their channel annotation;
+// a mix of channels, or no annotated CRD, is an error naming it.
+func TestChannel(t *testing.T) {
+	crd := func(name, channel string) *apiextensionsv1.CustomResourceDefinition {
+		c := &apiextensionsv1.CustomResourceDefinition{}
+		c.Name = name
+		if channel != "" {
+			c.Annotations = map[string]string{crds.ChannelAnnotation: channel}
+		}
+		return c
+	}
+	embedded, err := crds.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := crds.Channel(embedded); err != nil || got != "experimental" {
+		t.Errorf("Channel(the embedded CRDs) = %q, %v; want experimental", got, err)
+	}
+	if got, err := crds.Channel([]*apiextensionsv1.CustomResourceDefinition{crd("a", "standard"), crd("overlay", ""), crd("b", "standard")}); err != nil || got != "standard" {
+		t.Errorf("Channel(standard CRDs and an unannotated one) = %q, %v; want standard", got, err)
+	}
+	for _, tt := range []struct {
+		name string
+		list []*apiextensionsv1.CustomResourceDefinition
+		want string
+	}{
+		{"mixed", []*apiextensionsv1.CustomResourceDefinition{crd("a", "standard"), crd("b", "experimental")}, "b is of the experimental channel"},
+		{"none", []*apiextensionsv1.CustomResourceDefinition{crd("a", "")}, "no CRD has the annotation " + crds.ChannelAnnotation},
+	} {
+		if got, err := crds.Channel(tt.list); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Channel = %q, %v; want an error containing %q", tt.name, got, err, tt.want)
+		}
 	}
 }

@@ -119,6 +119,68 @@ func ReferenceFeatures() []features.FeatureName {
 	return slices.Compact(out)
 }
 
+// ReferenceFeaturesOn returns the features the in-process reference
+// gateway claims when it serves the CRDs of the Gateway API release
+// channel: on the experimental channel, ReferenceFeatures; on the standard
+// channel, those less every feature of the experimental channel (as the
+// features registry has it for the linked release: its fields are in the
+// experimental CRDs only, such as HTTPRoute's retry in v1.6 or
+// XBackendTrafficPolicy) and less every feature that depends on one. An
+// implementation that installs the standard channel cannot claim what its
+// CRDs refuse to store.
+func ReferenceFeaturesOn(channel features.Channel) []features.FeatureName {
+	all := ReferenceFeatures()
+	if channel == features.ChannelExperimental {
+		return all
+	}
+	out := all[:0:0]
+	for _, name := range all {
+		if onChannel(name, channel, map[features.FeatureName]bool{}) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// onChannel reports whether name and every feature it depends on, however
+// indirectly, are features of channel. A name the registry does not know
+// is not.
+func onChannel(name features.FeatureName, channel features.Channel, seen map[features.FeatureName]bool) bool {
+	if seen[name] {
+		return true // a cycle; features.Validate refuses them
+	}
+	seen[name] = true
+	f, ok := features.Lookup(name)
+	if !ok || f.Channel != channel {
+		return false
+	}
+	for _, d := range f.DependsOn {
+		if !onChannel(d, channel, seen) {
+			return false
+		}
+	}
+	return true
+}
+
+// profileOnChannel reports whether every core feature of the profile name
+// is a feature of channel (any is, on the experimental channel): a run
+// that requests a profile claims its core features.
+func profileOnChannel(name string, channel features.Channel) bool {
+	if channel == features.ChannelExperimental {
+		return true
+	}
+	p, ok := features.LookupProfile(name)
+	if !ok {
+		return false
+	}
+	for _, f := range p.Core {
+		if !onChannel(f, channel, map[features.FeatureName]bool{}) {
+			return false
+		}
+	}
+	return true
+}
+
 // AllTests returns the tests a run chooses from: upstream's conformance
 // tests followed by gatewitness's.
 func AllTests() []suite.ConformanceTest {

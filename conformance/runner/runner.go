@@ -43,6 +43,7 @@ import (
 
 	gctests "github.com/gatewitness/gatewitness/conformance/tests"
 	"github.com/gatewitness/gatewitness/contract/observe"
+	"github.com/gatewitness/gatewitness/crds"
 	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/internal/version"
 	"github.com/gatewitness/gatewitness/reports"
@@ -159,7 +160,14 @@ func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 		if fields := identityFields(opts.Implementation); len(fields) > 0 {
 			return nil, fmt.Errorf("runner: %s: %w", strings.Join(fields, ", "), errIdentityInProcess)
 		}
-		setInProcessDefaults(&opts)
+		channel, err := servedChannel()
+		if err != nil {
+			return nil, fmt.Errorf("runner: %w", err)
+		}
+		if claimsSource == "the reference gateway's features" && channel != features.ChannelExperimental {
+			claimsSource += fmt.Sprintf(" on the %s channel's CRDs (less its experimental features)", channel)
+		}
+		setInProcessDefaults(&opts, channel)
 	}
 	if opts.ReportDir != "" || opts.ReportOutputPath != "" {
 		if err := opts.Implementation.Validate(); err != nil {
@@ -491,17 +499,39 @@ func checkUnique(all []suite.ConformanceTest) error {
 	return nil
 }
 
+// servedChannel is the Gateway API release channel of the CRDs the
+// in-process store serves (crds.Load: the embedded experimental ones, or
+// those of crds.DirEnv).
+func servedChannel() (features.Channel, error) {
+	list, err := crds.Load()
+	if err != nil {
+		return "", fmt.Errorf("loading the in-process CRDs: %w", err)
+	}
+	channel, err := crds.Channel(list)
+	if err != nil {
+		return "", fmt.Errorf("the in-process CRDs: %w", err)
+	}
+	switch c := features.Channel(channel); c {
+	case features.ChannelStandard, features.ChannelExperimental:
+		return c, nil
+	}
+	return "", fmt.Errorf("the in-process CRDs are of the channel %q; want %q or %q", channel, features.ChannelStandard, features.ChannelExperimental)
+}
+
 // setInProcessDefaults fills in what an in-process run knows: the
-// reference gateway's features and profiles, who the implementation is,
-// and how often to poll its status.
-func setInProcessDefaults(o *Options) {
+// reference gateway's features on CRDs of channel and its profiles, who
+// the implementation is, and how often to poll its status.
+func setInProcessDefaults(o *Options, channel features.Channel) {
 	if len(o.SupportedFeatures) == 0 && !o.EnableAllSupportedFeatures {
-		o.SupportedFeatures = ReferenceFeatures()
+		o.SupportedFeatures = ReferenceFeaturesOn(channel)
 	}
 	if len(o.ConformanceProfiles) == 0 {
 		o.defaultProfiles = true
 		for _, p := range append(slices.Clone(referenceProfiles), features.ProfileHTTPResilience, features.ProfileGRPCDeadlines,
 			features.ProfileConnectionTimeouts, features.ProfileMeshProbes, features.ProfileRetryBudgets, features.ProfileFaultFidelity) {
+			if !profileOnChannel(p, channel) {
+				continue // its core would claim what the CRDs lack
+			}
 			o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}

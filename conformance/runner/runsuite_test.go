@@ -580,7 +580,7 @@ func TestInProcessPollInterval(t *testing.T) {
 	} {
 		o := DefaultOptions()
 		o.TimeoutConfig.DefaultPollInterval = tt.set
-		setInProcessDefaults(&o)
+		setInProcessDefaults(&o, features.ChannelExperimental)
 		if got := o.TimeoutConfig.DefaultPollInterval; got != tt.want {
 			t.Errorf("%s (%v): in-process poll interval %v, want %v", tt.name, tt.set, got, tt.want)
 		}
