@@ -854,3 +854,21 @@ func timersEarly(f float64) func(*ir.Config) {
 		})(cfg)
 	}
 }
+
+// TestNegativeChildrenHoldWindows: a breakage child runs every test of its
+// profiles at once; with no more parallel slots than parallel tests (the
+// rerun's subtest counted) the runner turns the schedule of timing windows
+// off (runner.scheduleWarning), and reload-restarts-timers then fails the
+// connection tests it must pass. Caught here, not after a child run.
+func TestNegativeChildrenHoldWindows(t *testing.T) {
+	parallel := 1 // the rerun's subtest
+	for _, ct := range tests.ConformanceTests {
+		if ct.Parallel {
+			parallel++
+		}
+	}
+	if negative.ChildParallel <= parallel {
+		t.Errorf("negative.ChildParallel is %d, not more than the %d parallel tests of ConformanceTests and the rerun: raise it in conformance/negative/negative.go",
+			negative.ChildParallel, parallel)
+	}
+}
