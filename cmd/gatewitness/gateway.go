@@ -22,7 +22,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
-	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
@@ -68,11 +67,8 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
-	// The class's status holds at most features.MaxGatewayClassFeatures:
-	// upstream's features first, then as many of gatewitness's as fit.
-	published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures())
 	var featureNames []string
-	for _, f := range published {
+	for _, f := range runner.ReferenceClassFeatures() {
 		featureNames = append(featureNames, string(f))
 	}
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "the kubeconfig of the cluster (default $KUBECONFIG); required")

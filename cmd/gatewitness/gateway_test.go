@@ -72,11 +72,7 @@ func TestGatewayFlagDefaults(t *testing.T) {
 	}
 	// The reference gateway's features as its class's status holds them:
 	// upstream's first, then gatewitness's, at most 64.
-	published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures())
-	var want []gwv1.FeatureName
-	for _, f := range published {
-		want = append(want, gwv1.FeatureName(f))
-	}
+	want := runner.ReferenceClassFeatures()
 	if !slices.Equal(g.opts.SupportedFeatures, want) {
 		t.Errorf("supported features %v; want the reference gateway's, as the class's status holds them: %v", g.opts.SupportedFeatures, want)
 	}
@@ -154,7 +150,7 @@ func TestServeGatewayUntilCancelled(t *testing.T) {
 	if err := s.Get(ctx, client.ObjectKey{Name: "cmd-test"}, gc); err != nil {
 		t.Fatalf("GatewayClass cmd-test: %v", err)
 	}
-	if published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures()); len(gc.Status.SupportedFeatures) != len(published) {
+	if published := runner.ReferenceClassFeatures(); len(gc.Status.SupportedFeatures) != len(published) {
 		t.Errorf("GatewayClass publishes %d features; want the %d of the reference gateway's that its status holds", len(gc.Status.SupportedFeatures), len(published))
 	}
 

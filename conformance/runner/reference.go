@@ -3,12 +3,13 @@ package runner
 import (
 	"slices"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	gctests "github.com/gatewitness/gatewitness/conformance/tests"
 	"github.com/gatewitness/gatewitness/features"
-	"sigs.k8s.io/gateway-api/conformance/tests"
 )
 
 // referenceProfiles are the upstream profiles whose core features the
@@ -187,4 +188,17 @@ func AllTests() []suite.ConformanceTest {
 	out := make([]suite.ConformanceTest, 0, len(tests.ConformanceTests)+len(gctests.ConformanceTests))
 	out = append(out, tests.ConformanceTests...)
 	return append(out, gctests.ConformanceTests...)
+}
+
+// ReferenceClassFeatures is what a GatewayClass of the reference gateway
+// publishes in status.supportedFeatures when it runs on its own (gatewitness
+// gateway, localcp): ReferenceFeatures as features.ForGatewayClassStatus
+// chooses them, upstream's first, at most features.MaxGatewayClassFeatures.
+func ReferenceClassFeatures() []gwv1.FeatureName {
+	published, _ := features.ForGatewayClassStatus(ReferenceFeatures())
+	out := make([]gwv1.FeatureName, len(published))
+	for i, f := range published {
+		out[i] = gwv1.FeatureName(f)
+	}
+	return out
 }

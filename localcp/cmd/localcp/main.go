@@ -39,7 +39,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
-	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 	"github.com/gatewitness/gatewitness/localcp"
 )
@@ -184,15 +183,8 @@ func run(cfg *config, command []string) int {
 			fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
 			return 1
 		}
-		// The class's status holds at most 64 features: upstream's first,
-		// then as many of gatewitness's as fit (features.ForGatewayClassStatus).
-		published, _ := features.ForGatewayClassStatus(runner.ReferenceFeatures())
-		var supported []gwv1.FeatureName
-		for _, f := range published {
-			supported = append(supported, gwv1.FeatureName(f))
-		}
 		gw, err := standalone.Start(ctx, standalone.Options{Client: c, GatewayClassName: cfg.class, ControllerName: gwv1.GatewayController(cfg.controllerName),
-			Addresses: cfg.addresses, SupportedFeatures: supported})
+			Addresses: cfg.addresses, SupportedFeatures: runner.ReferenceClassFeatures()})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "localcp: reference gateway: %v\n", err)
 			return 1
