@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
 
@@ -37,6 +38,14 @@ var FaultFidelityHTTP2Truncation = suite.ConformanceTest{
 func testFaultFidelityHTTP2Truncation(t *testing.T, s *suite.ConformanceTestSuite) {
 	g := newFFTarget(t, s, "fault-fidelity-h2")
 	limit := ffGiveUp()
+	// With no HTTP/2 path to the Gateway every case would skip and the test
+	// pass having checked nothing: it skips as a whole instead.
+	ready := g.get(t, g.client(t, viaTLS, false), viaTLS, "/ready", "", nil, limit)
+	tlsH2 := ready.Err == nil && strings.HasPrefix(ready.Proto, "HTTP/2")
+	observe.Record(t, "tls-alpn-h2", tlsH2)
+	if !g.h2c && !tlsH2 {
+		t.Skip("the Gateway offers no HTTP/2 path: its HTTP listener does not answer h2c with prior knowledge, and ALPN on its HTTPS listener did not choose h2 (HTTPRoutes require neither)")
+	}
 	for _, via := range []string{viaH2C, viaTLS} {
 		for _, backend := range ffBackends {
 			for _, f := range ffFaults {
