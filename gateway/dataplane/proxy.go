@@ -130,16 +130,7 @@ func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, end
 	if out.Header.Get("Upgrade") != "" {
 		return s.forwardUpgrade(ctx, req, endpoint) // tunnel.go
 	}
-	t := s.h1
-	if b.h2c {
-		t = s.h2c
-	}
-	if s.breakages.Relay.BuffersRequests {
-		if err := bufferRequest(req); err != nil { // breakages.go
-			return nil, err
-		}
-	}
-	return t.RoundTrip(req)
+	return s.parts.Transport.RoundTrip(req, b.h2c) // parts.go
 }
 
 // writeResponse relays an upstream response to pr's client: headers (with
@@ -157,15 +148,9 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	if route.cors != nil {
 		route.cors.addResponseHeaders(h, pr.origin)
 	}
-	stream := resp.ContentLength < 0
-	relay := s.breakages.Relay // breakages.go
-	if relay.CompletesTruncated {
-		h.Del("Content-Length")
-		stream = true
-	}
-	if relay.BuffersResponses {
-		resp.Body = bufferWhole(resp.Body)
-	}
+	relay := s.parts.Relay // parts.go
+	stream := relay.Framing(h, resp.ContentLength < 0)
+	resp.Body = relay.Body(resp.Body)
 	w.WriteHeader(resp.StatusCode)
 	if stream {
 		// The client learns the status before the first chunk arrives,
@@ -176,16 +161,11 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}
-		// The relay breakages act where the backend failed, not where the
-		// gateway's own timeouts or the client ended the exchange.
+		// The backend failed, rather than the gateway's own timeouts or
+		// the client ending the exchange.
 		backendFailed := resp.Request != nil && resp.Request.Context().Err() == nil && r.Context().Err() == nil
-		switch {
-		case relay.CompletesTruncated && backendFailed:
-			return // ended as if complete
-		case relay.DropsOnAbort && backendFailed:
-			panic(http.ErrAbortHandler) // what net/http still buffers is lost
-		}
-		abortRelayed(w)
+		relay.Aborted(w, backendFailed)
+		return
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv
@@ -260,7 +240,7 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	if err := brw.Flush(); err != nil {
 		return
 	}
-	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.breakages.CloseTunnelOnBackendFIN, s.tunnelRestarts()); why != "" {
+	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.parts.Relay, s.parts.Reload); why != "" {
 		s.log.V(1).Info("tunnel closed", "reason", why, "host", r.Host, "path", r.URL.Path)
 	}
 }
