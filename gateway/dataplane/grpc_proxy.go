@@ -102,7 +102,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		return
 	}
 	defer b.release(s.limits.MaxBackendRequests)
-	resp, err := s.forward(ctx, out, b, endpoint)
+	resp, err := s.forward(ctx, out, b, endpoint, false)
 	if err != nil {
 		switch {
 		case call.expired():

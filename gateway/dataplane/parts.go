@@ -36,16 +36,17 @@ type retries struct{}
 func (retries) Attempts(_ string, max int) int      { return max }
 func (retries) Endpoint(first uint64, n int) uint64 { return first + uint64(n-1) }
 func (retries) RetriesError(error) bool             { return true }
-func (retries) BudgetRefused(_, refuse func())      { refuse() }
+func (retries) BudgetRefused() part.Refusal         { return part.RefuseUnavailable }
 func (retries) Hold(out *http.Request, limit int64) ([]byte, part.Held, bool) {
 	body, ok := bufferBody(out, limit) // retry.go
-	return body, heldBody(body), ok
+	return body, wholeBody{}, ok
 }
 
-// heldBody is a request body read whole: every attempt sends it again.
-type heldBody []byte
+// wholeBody is a request body read whole before the first attempt: every
+// attempt sends it again.
+type wholeBody struct{}
 
-func (b heldBody) Replay() ([]byte, bool) { return b, true }
+func (wholeBody) Replay(first []byte) ([]byte, bool) { return first, true }
 
 // relay: bodies relayed as they arrive, framed as the backend framed them;
 // a failure mid-way aborts the response after what was relayed

@@ -121,12 +121,16 @@ func upstreamRequest(ctx context.Context, r *http.Request) *http.Request {
 // forward performs one attempt: out goes to one endpoint of b under ctx
 // (which must stay alive while the response body is read), and the response
 // (or the transport error) comes back unread. It is the unit that a retry
-// loop repeats and a per-try timeout bounds.
-func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, endpoint string) (*http.Response, error) {
+// loop repeats and a per-try timeout bounds; such an attempt (retryAttempt)
+// is one the transport must not send again by itself.
+func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, endpoint string, retryAttempt bool) (*http.Response, error) {
 	req := out.WithContext(ctx)
 	u := *out.URL
 	u.Scheme, u.Host = "http", endpoint
 	req.URL = &u
+	if retryAttempt {
+		s.parts.Transport.ForbidResend(req, b.h2c && out.Header.Get("Upgrade") == "") // parts.go
+	}
 	if out.Header.Get("Upgrade") != "" {
 		return s.forwardUpgrade(ctx, req, endpoint) // tunnel.go
 	}
@@ -315,7 +319,7 @@ func (s *Server) mirror(out *http.Request, body []byte, bodyOK bool, m mirror) {
 	}
 	go func() {
 		defer func() { cancel(); <-s.mirrorSlots }()
-		resp, err := s.forward(ctx, mr, m.backend, endpoint)
+		resp, err := s.forward(ctx, mr, m.backend, endpoint, false)
 		if err != nil {
 			s.log.V(1).Info("mirrored request failed", "backend", m.backend.name, "error", err.Error())
 			return

@@ -252,7 +252,7 @@ func (s *Server) exchange(pr *proxyRequest) {
 			return
 		}
 		var kept bool
-		if body, kept = held.Replay(); !kept {
+		if body, kept = held.Replay(body); !kept {
 			// The body was not kept to be sent again: this attempt's
 			// answer is the request's.
 			s.finish(pr, at)
@@ -266,13 +266,16 @@ func (s *Server) exchange(pr *proxyRequest) {
 			return
 		}
 		if budget != nil && !budget.allowRetry(time.Now(), b.budget) {
-			retries.BudgetRefused(func() { s.finish(pr, at) }, func() {
+			switch retries.BudgetRefused() {
+			case part.RefuseWithAttempt:
+				s.finish(pr, at)
+			default: // part.RefuseUnavailable
 				// GEP-3388: "After the retry budget has been exceeded,
 				// additional retries to the backend MUST return a 503
 				// response to the client."
 				at.discard()
 				s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
-			})
+			}
 			return
 		}
 		at.discard()
@@ -297,9 +300,8 @@ func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 	}
-	s.parts.Transport.ForbidResend(req, b.h2c && out.Header.Get("Upgrade") == "")
 	at := &attempt{endpoint: endpoint, cancel: cancel}
-	at.resp, at.err = s.forward(actx, req, b, endpoint)
+	at.resp, at.err = s.forward(actx, req, b, endpoint, true)
 	switch {
 	case at.err != nil:
 		at.timedOut = backendTimedOut(actx) || serverTimedOut(actx)

@@ -53,7 +53,7 @@ func (r attemptErrors) RetriesError(err error) bool {
 // (Set.RetryBudgetRelaysBackendStatus).
 type budgetRelays struct{ part.Retries }
 
-func (budgetRelays) BudgetRefused(relay, _ func()) { relay() }
+func (budgetRelays) BudgetRefused() part.Refusal { return part.RefuseWithAttempt }
 
 // bodyNotHeld streams a request body of known length to the first attempt
 // as it arrives, and keeps it for a retry only if it had all arrived when
@@ -157,8 +157,9 @@ func (a *arrivingBody) Close() error { return nil }
 
 // Replay returns the body to resend, and true, if the whole body had
 // arrived when the first attempt began to send it (or, if it never began,
-// has arrived by now); otherwise false: the body is not kept.
-func (a *arrivingBody) Replay() ([]byte, bool) {
+// has arrived by now); otherwise false: the body is not kept. The first
+// attempt had no body of its own: it streamed out's.
+func (a *arrivingBody) Replay([]byte) ([]byte, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	whole := a.whole

@@ -47,10 +47,9 @@ type Retries interface {
 	// RetriesError reports whether an attempt that failed with err before
 	// any response header, not by timeouts.backendRequest, may be retried.
 	RetriesError(err error) bool
-	// BudgetRefused answers a request whose retry the retry budget
-	// refused: with refuse (503, GEP-3388) or with relay (the failed
-	// attempt's own answer).
-	BudgetRefused(relay, refuse func())
+	// BudgetRefused says how a request whose retry the retry budget
+	// refused is answered.
+	BudgetRefused() Refusal
 	// Hold keeps out's body (of at most limit bytes) so that it can be
 	// sent again. It returns the body of the first attempt (nil: out's
 	// own) and what gives the later ones theirs; ok is false when the
@@ -60,10 +59,25 @@ type Retries interface {
 
 // Held gives the body of a request's attempts after the first.
 type Held interface {
-	// Replay returns the body to send again, or false when it was not
-	// kept (the request is then not retried).
-	Replay() ([]byte, bool)
+	// Replay returns the body to send again, given the first attempt's
+	// (from Hold), or false when it was not kept (the request is then
+	// not retried).
+	Replay(first []byte) ([]byte, bool)
 }
+
+// Refusal is how a request whose retry the retry budget refused is
+// answered.
+type Refusal int
+
+// The answers to a refused retry.
+const (
+	// RefuseUnavailable answers 503 (GEP-3388: "After the retry budget
+	// has been exceeded, additional retries to the backend MUST return a
+	// 503 response to the client.").
+	RefuseUnavailable Refusal = iota
+	// RefuseWithAttempt relays the failed attempt's own answer.
+	RefuseWithAttempt
+)
 
 // Relay is how a response, a gRPC stream or an upgraded tunnel is relayed
 // to the client, and how one whose backend failed mid-way ends.
