@@ -78,7 +78,7 @@ func TestSubmissionReadmeIsReadyForReview(t *testing.T) {
 				}
 			}
 			// It is a clean submission still.
-			if findings, err := VerifySubmission(writeSubmission(t, tt.run), testNames()); err != nil || len(findings) != 0 {
+			if findings, err := VerifySubmission(writeSubmission(t, tt.run), testOptions()); err != nil || len(findings) != 0 {
 				t.Errorf("verify: %v %v", findings, err)
 			}
 		})
