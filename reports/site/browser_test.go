@@ -354,7 +354,43 @@ func TestSiteInBrowser(t *testing.T) {
 
 	// From the index to the failed run, and on to the failed test.
 	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process-v1-6-experimental"] td:nth-child(4) a`)
-	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
+	// The run page leads with its failures: in the first screen, above
+	// the profiles and the facts; the claimed features and the command
+	// are folded below.
+	type runLayout struct {
+		Failures    []string `json:"failures"`
+		FailuresTop float64  `json:"failuresTop"`
+		ProfilesTop float64  `json:"profilesTop"`
+		FactsTop    float64  `json:"factsTop"`
+		ClaimsOpen  bool     `json:"claimsOpen"`
+		ClaimsShown bool     `json:"claimsShown"`
+		Command     bool     `json:"command"`
+		CommandOpen bool     `json:"commandOpen"`
+	}
+	rl, err := chromedp.Run(ctx, chromedp.Evaluate[runLayout](`(() => {
+		const top = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().top + scrollY : -1; };
+		const claims = document.querySelector("details.claims"), command = document.querySelector("details.command");
+		return {
+			failures: [...document.querySelectorAll("tr.failure-row")].map(tr => tr.dataset.test),
+			failuresTop: top("#failures"), profilesTop: top("table.profiles"), factsTop: top("table.facts"),
+			claimsOpen: claims.open, claimsShown: claims.querySelector("p").checkVisibility(),
+			command: !!command, commandOpen: !!command && command.open};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run page layout at 1280 px: %+v", rl)
+	if !slices.Equal(rl.Failures, []string{"HTTPRouteTimeoutsWithoutRetry"}) || rl.FailuresTop < 0 || rl.FailuresTop > 400 ||
+		rl.FailuresTop > rl.ProfilesTop || rl.FailuresTop > rl.FactsTop {
+		t.Errorf("the run page's failures %q start at %.0f px (the profiles at %.0f, the facts at %.0f); want the failed test first, in the first screen",
+			rl.Failures, rl.FailuresTop, rl.ProfilesTop, rl.FactsTop)
+	}
+	if rl.ClaimsOpen || rl.ClaimsShown || !rl.Command || rl.CommandOpen {
+		t.Errorf("the run page shows its claimed features (open %v, visible %v) or its command (there %v, open %v); want both folded", rl.ClaimsOpen, rl.ClaimsShown, rl.Command, rl.CommandOpen)
+	}
+	settle()
+	shoot("run.png")
+	click(`tr.failure-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
 	type testView struct {
 		Heading  string   `json:"heading"`
 		Message  string   `json:"message"`
