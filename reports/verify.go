@@ -153,8 +153,16 @@ func loadReadme(dir string, opts VerifyOptions) ([]byte, []Finding) {
 	if err != nil {
 		return nil, []Finding{{Error, "README", fmt.Sprintf("%v; upstream's verify-reports.sh wants a README.md in every implementation folder", pathErr(err))}}
 	}
-	return data, checkReadmeLinks(path, data, opts.CheckLinks, opts.Client)
+	findings := checkReadmeLinks(path, data, opts.CheckLinks, opts.Client)
+	if bytes.Contains(data, []byte(readmePlaceholder)) {
+		findings = append(findings, Finding{Warning, ruleReproduce, "README.md still says " + readmePlaceholder + " (how the implementation was installed is not written); give the steps with gatewitness run --install-steps FILE, or write them in its place"})
+	}
+	return data, findings
 }
+
+// readmePlaceholder is what WriteSubmissionReadme writes where the
+// installation steps go when the run was given none.
+const readmePlaceholder = "**To do before submitting:**"
 
 // verifyReport checks one *.yaml of an implementation folder whose
 // README is readme (nil when it has none), in the version folder named

@@ -47,6 +47,13 @@ func (w webOf) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: status, Body: http.NoBody, Request: req, Header: http.Header{}}, nil
 }
 
+// submittable gives run the installation steps a run with a ready README
+// has.
+func submittable(run *Run) *Run {
+	run.InstallSteps = "Installed with `helm install acme ./chart`."
+	return run
+}
+
 // writeSubmission writes run's reports to a new directory and returns the
 // path of its upstream report.
 func writeSubmission(t *testing.T, run *Run) string {
@@ -82,8 +89,10 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 	if !reflect.DeepEqual(files, want) {
 		t.Fatalf("WriteAll wrote %v, want %v", files, want)
 	}
+	// The golden run was given no installation steps: the README says so,
+	// and verify warns of it; nothing else.
 	findings, err := VerifySubmission(want[5], testOptions())
-	if err != nil || len(findings) != 0 {
+	if err != nil || len(findings) != 1 || !strings.Contains(findings[0].Message, "still says **To do before submitting:**") {
 		t.Errorf("the written submission breaks upstream's rules: %v %v", findings, err)
 	}
 	// A run with no upstream side writes no upstream report.
@@ -258,10 +267,13 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			mustWrite(t, path, cut)
 			return p
 		}, Warning, ruleReproduce, "no Reproduce section"},
+		{"the README's placeholder for the installation", func(run *Run) {
+			run.InstallSteps = ""
+		}, nil, Warning, ruleReproduce, "README.md still says **To do before submitting:**"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run := goldenRun()
+			run := submittable(goldenRun())
 			if tt.run != nil {
 				tt.run(run)
 			}
@@ -328,7 +340,7 @@ func TestOwnReportVerifiesInUpstreamsLayout(t *testing.T) {
 	if err != nil || sub != "v1.6/gatewitness-reference-gateway" {
 		t.Fatalf("SubmissionDir = %q, %v; want v1.6/gatewitness-reference-gateway", sub, err)
 	}
-	written := writeSubmission(t, goldenRun())
+	written := writeSubmission(t, submittable(goldenRun()))
 	if err := os.CopyFS(filepath.Join(tree, filepath.FromSlash(sub)), os.DirFS(filepath.Dir(written))); err != nil {
 		t.Fatal(err)
 	}
