@@ -182,7 +182,7 @@ func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 
 	co := suite.ConformanceOptions{
 		ConfigurableOptions: opts.ConfigurableOptions,
-		ManifestFS:          []fs.FS{&conformance.Manifests, gctests.Manifests},
+		ManifestFS:          []fs.FS{&conformance.Manifests, gctests.ManifestsWithEchoImage(opts.EchoImage)},
 	}
 	// The runner writes the reports itself, once the run is over.
 	co.ReportOutputPath = ""
@@ -721,6 +721,7 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		},
 		CommandLine:  o.CommandLine,
 		InstallSteps: o.InstallSteps,
+		ReportFolder: o.ReportFolder,
 		Environment: reports.Environment{
 			KubernetesVersion:  tgt.kubernetesVersion,
 			SuiteVersion:       consts.BundleVersion,
