@@ -18,6 +18,7 @@ import (
 // serveHTTP is the request path of one socket: choose the listener by Host
 // (and check it against the TLS SNI), match a route, then run the rule.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) {
+	w = s.guardWrites(w) // clientwrite.go: every write to the client is bounded
 	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
 		// A chunked HTTP/1.1 request may have come with a Content-Length
 		// too, or with a Transfer-Encoding that other parsers read
@@ -92,6 +93,8 @@ type proxyRequest struct {
 	// body guards the client's request body (limits.go); nil when no
 	// bound applies.
 	body *requestBody
+	// slot is the request's place among those in flight to b (limits.go).
+	slot backendSlot
 }
 
 // clientFault says how to answer an exchange that failed with err when

@@ -69,6 +69,8 @@ type Server struct {
 
 	limits Limits      // defaults applied (limits.go)
 	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
+	// tunnels counts the upgraded connections open (Limits.MaxTunnels).
+	tunnels atomic.Int64
 
 	// ctx bounds background work (mirrors); cancelled by Close.
 	ctx         context.Context
@@ -278,7 +280,8 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 	if s.breakages.ReloadRestartsTimers && t.Client > 0 {
 		ps.srv.ConnState = s.reloads.restartWaits(t.Client) // breakages.go
 	}
-	applyClientTimeout(ps.srv, t.Client) // conntimeouts.go
+	ps.srv.ConnState = clearWriteDeadline(ps.srv.ConnState) // clientwrite.go
+	applyClientTimeout(ps.srv, t.Client)                    // conntimeouts.go
 	if https {
 		ps.srv.TLSConfig = &tls.Config{
 			MinVersion:     tls.VersionTLS12,
