@@ -27,7 +27,8 @@ func (l bufferedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, nil
+	// What net/http reads is followed (connguard.go).
+	return &guardedConn{Conn: &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}}, nil
 }
 
 // bufferedConn is a connection whose reads go through a buffer. Everything
