@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/h2guard"
 )
 
 // Limits are the gateway's own bounds on a request. A zero field takes
@@ -67,6 +69,16 @@ type Limits struct {
 	// its documentation's examples is the anchor (nginx closes one at its
 	// proxy_read_timeout, 60 s).
 	TunnelIdleTimeout time.Duration
+	// IdleFrameBurst and IdleFrameRate bound the HTTP/2 frames a client
+	// sends that do no work (SETTINGS, PING, WINDOW_UPDATE, PRIORITY,
+	// RST_STREAM, DATA and CONTINUATION without payload): per connection,
+	// at most IdleFrameBurst at once and IdleFrameRate a second after
+	// that, plus 4 for each DATA frame and 1 for each HEADERS frame the
+	// gateway sends (a client rightly answers those with window updates
+	// and resets). Beyond it the connection ends with GOAWAY
+	// ENHANCE_YOUR_CALM (internal/h2guard).
+	IdleFrameBurst int
+	IdleFrameRate  int
 }
 
 // The defaults of Limits.
@@ -79,6 +91,8 @@ const (
 	DefaultResponseWriteTimeout = 60 * time.Second
 	DefaultMaxTunnels           = 1024
 	DefaultTunnelIdleTimeout    = time.Hour
+	DefaultIdleFrameBurst       = 1000
+	DefaultIdleFrameRate        = 100 // frames a second
 )
 
 // withDefaults returns l with every zero field set to its default and
@@ -92,7 +106,15 @@ func (l Limits) withDefaults() Limits {
 	l.ResponseWriteTimeout = orDefault(l.ResponseWriteTimeout, DefaultResponseWriteTimeout)
 	l.MaxTunnels = orDefault(l.MaxTunnels, DefaultMaxTunnels)
 	l.TunnelIdleTimeout = orDefault(l.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
+	l.IdleFrameBurst = orDefault(l.IdleFrameBurst, DefaultIdleFrameBurst)
+	l.IdleFrameRate = orDefault(l.IdleFrameRate, DefaultIdleFrameRate)
 	return l
+}
+
+// frameGuard returns the HTTP/2 frame guard's limits; a zero Burst turns
+// the guard off.
+func (l Limits) frameGuard() h2guard.Limits {
+	return h2guard.Limits{Burst: l.IdleFrameBurst, Rate: l.IdleFrameRate}
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {

@@ -281,15 +281,15 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 	if s.breakages.ReloadRestartsTimers && t.Client > 0 {
 		ps.srv.ConnState = s.reloads.restartWaits(t.Client) // breakages.go
 	}
-	ps.srv.ConnState = clearWriteDeadline(ps.srv.ConnState) // clientwrite.go
-	applyClientTimeout(ps.srv, t.Client)                    // conntimeouts.go
-	var served net.Listener = bufferedListener{ln} // bufconn.go
+	ps.srv.ConnState = clearWriteDeadline(ps.srv.ConnState)               // clientwrite.go
+	applyClientTimeout(ps.srv, t.Client)                                  // conntimeouts.go
+	var served net.Listener = bufferedListener{ln, s.limits.frameGuard()} // bufconn.go
 	if https {
 		served = tlsListener{ln, &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certificate(key, hello) },
-		}}
+		}, s.limits.frameGuard()}
 	}
 	s.wg.Go(func() {
 		err := ps.srv.Serve(served)

@@ -51,13 +51,13 @@ type Follower struct {
 type state int
 
 const (
-	inHead       state = iota
-	inBody             // left bytes of a Content-Length body
-	inChunkSize        // a chunk-size line
-	inChunkData        // left bytes of chunk data
-	inChunkCRLF        // the CRLF after chunk data; left counts what is missing of it
-	inTrailer          // trailer lines after the last chunk
-	lostTrack          // nothing more is parsed
+	inHead      state = iota
+	inBody            // left bytes of a Content-Length body
+	inChunkSize       // a chunk-size line
+	inChunkData       // left bytes of chunk data
+	inChunkCRLF       // the CRLF after chunk data; left counts what is missing of it
+	inTrailer         // trailer lines after the last chunk
+	lostTrack         // nothing more is parsed
 )
 
 // Feed gives the Follower bytes read from the connection, in order.
