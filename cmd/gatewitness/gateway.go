@@ -22,6 +22,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
@@ -42,6 +43,10 @@ EndpointSlice addresses, so Pod IPs must be routable from this host.
 
 It runs until SIGINT or SIGTERM, then closes its sockets and exits 0;
 status written to the cluster stays.
+
+The -limit-* flags are the data plane's own bounds on what one client may
+take of it (docs/semantics/request-limits.md gives each default and its
+anchors in Envoy, nginx and HAProxy); a negative value turns a bound off.
 
 Flags:
 `
@@ -79,6 +84,8 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 	supported := fs.String("supported-features", strings.Join(featureNames, ","),
 		"comma-separated features published in the GatewayClass status (default: those the reference gateway implements)")
 	verbose := fs.Bool("v", false, "log per-request details and watch retries")
+	var limits dataplane.Limits
+	limits.AddFlags(fs) // -limit-*: the data plane's own bounds (docs/semantics/request-limits.md)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			stdout.Write(help.Bytes())
@@ -101,6 +108,7 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 	}
 	g := &gatewayOptions{kubeconfig: *kubeconfig, verbose: *verbose}
 	g.opts.Addresses = prefix
+	g.opts.Limits = limits
 	g.opts.ControllerName = gwv1.GatewayController(*controllerName)
 	g.opts.GatewayClassName = *class
 	for f := range strings.SplitSeq(*supported, ",") {
