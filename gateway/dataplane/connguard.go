@@ -44,6 +44,8 @@ type guardedConn struct {
 	// has been written (nothing is written after it).
 	wmu          sync.Mutex
 	calm, goAway bool
+	closeOnce    sync.Once
+	closeErr     error
 }
 
 // errCalm is what reads and writes return on a connection ended for a
@@ -165,18 +167,21 @@ func (c *guardedConn) writeGoAway() {
 // moment first, in the background, so that its GOAWAY is not lost to a
 // reset.
 func (c *guardedConn) Close() error {
-	c.wmu.Lock()
-	goAway := c.goAway
-	c.wmu.Unlock()
-	if !goAway {
-		return c.Conn.Close()
-	}
-	go func() {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(time.Second))
-		_, _ = io.Copy(io.Discard, io.LimitReader(c.Conn, 1<<20))
-		c.Conn.Close()
-	}()
-	return nil
+	c.closeOnce.Do(func() {
+		c.wmu.Lock()
+		goAway := c.goAway
+		c.wmu.Unlock()
+		if !goAway {
+			c.closeErr = c.Conn.Close()
+			return
+		}
+		go func() {
+			_ = c.Conn.SetReadDeadline(time.Now().Add(time.Second))
+			_, _ = io.Copy(io.Discard, io.LimitReader(c.Conn, 1<<20))
+			c.Conn.Close()
+		}()
+	})
+	return c.closeErr
 }
 
 // CloseWrite shuts down the writing side (tunnels half-close through it).
