@@ -10,6 +10,8 @@ package dataplane
 import (
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,30 +22,72 @@ import (
 // only.
 type clientWriter struct {
 	http.ResponseWriter
-	rc      *http.ResponseController // of the writer it wraps
-	timeout time.Duration            // 0: writes are not bounded
-	movedAt time.Time                // when the deadline was last moved
-	stall   time.Duration            // 0: a stalled write keeps its slot
-	slot    *backendSlot
-	park    *time.Timer // releases slot; nil until the first write
+	deadline writeDeadliner // the wrapped writer's; nil: writes are not bounded
+	timeout  time.Duration  // 0: writes are not bounded
+	movedAt  time.Time      // when the deadline was last moved
+	stall    time.Duration  // 0: a stalled write keeps its slot
+	slot     *backendSlot
+	park     *parkTimer // releases slot; nil until the first write with a slot
+}
+
+// writeDeadliner is what net/http's HTTP/1.1 and HTTP/2 response writers
+// implement for http.ResponseController.SetWriteDeadline.
+type writeDeadliner interface{ SetWriteDeadline(time.Time) error }
+
+// parkTimer is a stall timer, kept in a pool across requests: a timer
+// for each request would be an allocation on every request.
+type parkTimer struct {
+	t    *time.Timer
+	slot atomic.Pointer[backendSlot]
+}
+
+var parkTimers = sync.Pool{New: func() any {
+	p := new(parkTimer)
+	p.t = time.AfterFunc(time.Hour, p.fire)
+	p.t.Stop()
+	return p
+}}
+
+// fire releases the slot of the request the timer is armed for. A fire
+// that was already under way when the timer went back to the pool may
+// release the next request's slot early: that request then counts no
+// longer, which the cap allows for (a stalled write does the same).
+func (p *parkTimer) fire() {
+	if s := p.slot.Load(); s != nil {
+		s.release()
+	}
 }
 
 // guardWrites returns w bounded as clientWriter says; holdsSlot gives it
 // the request's slot once it has one.
 func (s *Server) guardWrites(w http.ResponseWriter) *clientWriter {
-	return &clientWriter{
-		ResponseWriter: w,
-		rc:             http.NewResponseController(w),
-		timeout:        s.limits.ResponseWriteTimeout,
-		stall:          s.limits.WriteStallFreesSlot,
+	cw := &clientWriter{ResponseWriter: w, stall: s.limits.WriteStallFreesSlot}
+	if d, ok := w.(writeDeadliner); ok && s.limits.ResponseWriteTimeout > 0 {
+		cw.deadline, cw.timeout = d, s.limits.ResponseWriteTimeout
 	}
+	return cw
 }
 
 // holdsSlot tells w, when it is a clientWriter, that its request holds
-// slot: a write that stalls releases it.
-func holdsSlot(w http.ResponseWriter, slot *backendSlot) {
-	if cw, ok := w.(*clientWriter); ok {
-		cw.slot = slot
+// slot: a write that stalls releases it. The caller calls the function
+// returned when the request is done.
+func holdsSlot(w http.ResponseWriter, slot *backendSlot) (done func()) {
+	cw, ok := w.(*clientWriter)
+	if !ok {
+		return func() {}
+	}
+	cw.slot = slot
+	return cw.done
+}
+
+// done gives the stall timer back.
+func (w *clientWriter) done() {
+	w.slot = nil
+	if p := w.park; p != nil {
+		w.park = nil
+		p.slot.Store(nil)
+		p.t.Stop()
+		parkTimers.Put(p)
 	}
 }
 
@@ -78,7 +122,7 @@ func (w *clientWriter) Flush() { _ = w.FlushError() }
 
 func (w *clientWriter) FlushError() error {
 	w.start()
-	err := w.rc.Flush()
+	err := http.NewResponseController(w.ResponseWriter).Flush()
 	w.end()
 	return err
 }
@@ -92,26 +136,26 @@ func (w *clientWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // always has at least timeout; and the stall timer, while the slot is
 // held.
 func (w *clientWriter) start() {
-	if w.timeout > 0 {
+	if w.deadline != nil {
 		if now := time.Now(); now.Sub(w.movedAt) >= w.timeout/16 {
 			w.movedAt = now
-			_ = w.rc.SetWriteDeadline(now.Add(w.timeout + w.timeout/16))
+			_ = w.deadline.SetWriteDeadline(now.Add(w.timeout + w.timeout/16))
 		}
 	}
 	if w.stall <= 0 || w.slot == nil || w.slot.count == nil || w.slot.freed.Load() {
 		return
 	}
 	if w.park == nil {
-		w.park = time.AfterFunc(w.stall, w.slot.release)
-		return
+		w.park = parkTimers.Get().(*parkTimer)
+		w.park.slot.Store(w.slot)
 	}
-	w.park.Reset(w.stall)
+	w.park.t.Reset(w.stall)
 }
 
 // end is called when a write has returned.
 func (w *clientWriter) end() {
 	if w.park != nil {
-		w.park.Stop()
+		w.park.t.Stop()
 	}
 }
 

@@ -109,7 +109,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		return
 	}
 	defer pr.slot.release()
-	holdsSlot(w, &pr.slot) // clientwrite.go: a stalled write frees it
+	defer holdsSlot(w, &pr.slot)() // clientwrite.go: a stalled write frees it
 	resp, err := s.forward(ctx, out, b, endpoint)
 	if err != nil {
 		switch {

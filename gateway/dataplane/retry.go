@@ -202,7 +202,7 @@ func (s *Server) exchange(pr *proxyRequest) {
 		return
 	}
 	defer pr.slot.release()
-	holdsSlot(pr.w, &pr.slot) // clientwrite.go: a stalled write frees it
+	defer holdsSlot(pr.w, &pr.slot)() // clientwrite.go: a stalled write frees it
 	p := act.retry
 	limit := p.attempts()
 	if s.breakages.NoNonIdempotentRetries && !idempotent(pr.r.Method) {

@@ -494,7 +494,7 @@ func chunkedKeepAlive(px *proxy) string {
 				for time.Now().Before(end) {
 					var body io.Reader = strings.NewReader("hello")
 					if chunked {
-						body = io.MultiReader(body) // length unknown: chunked
+						body = struct{ io.Reader }{body} // length unknown: chunked
 					}
 					resp, err := client.Post("http://"+px.h1+"/", "text/plain", body)
 					if err != nil {

@@ -17,6 +17,7 @@ package h1framing
 
 import (
 	"bytes"
+	"hash/maphash"
 	"strconv"
 	"sync"
 )
@@ -28,11 +29,39 @@ const MaxHead = 1 << 20
 
 // Head is what the Follower saw of one request head.
 type Head struct {
-	Method, Target string
+	// line identifies the request line (method and target), hashed so
+	// that following a request allocates nothing for it.
+	line uint64
 	// Doubtful is set when the head's framing was in doubt, or the
 	// Follower lost track of the connection's framing before it.
 	Doubtful bool
 }
+
+// seed keys the request-line hashes, unpredictably.
+var seed = maphash.MakeSeed()
+
+// lineOf hashes a request line's method and target.
+func lineOf(method, target []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	_, _ = h.Write(method)
+	_ = h.WriteByte(' ')
+	_, _ = h.Write(target)
+	return h.Sum64()
+}
+
+func lineOfStrings(method, target string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	_, _ = h.WriteString(method)
+	_ = h.WriteByte(' ')
+	_, _ = h.WriteString(target)
+	return h.Sum64()
+}
+
+// optionsStar is the line of "OPTIONS *", which Go's server answers
+// itself.
+var optionsStar = lineOfStrings("OPTIONS", "*")
 
 // Follower follows one connection's request stream. Feed and Next may be
 // called from different goroutines.
@@ -42,7 +71,8 @@ type Follower struct {
 	head  []byte // the current head, while it is incomplete
 	left  int64  // bytes left in the current body or chunk
 	line  []byte // the current chunk-size or trailer line, while incomplete
-	heads []Head // parsed, not yet asked for
+	heads []Head // parsed, not yet asked for: heads[asked:]
+	asked int
 	// outOfStep is set once Next was asked for a request other than the
 	// head it had: every later request is doubtful.
 	outOfStep bool
@@ -74,22 +104,26 @@ func (f *Follower) Feed(p []byte) {
 // does not match, or none at all, is reported doubtful. Heads Go's server
 // answers without a handler ("OPTIONS *") are passed over.
 func (f *Follower) Next(method, target string) Head {
+	line := lineOfStrings(method, target)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for len(f.heads) > 0 && !f.outOfStep {
-		h := f.heads[0]
-		f.heads = f.heads[1:]
-		if h.Method == "OPTIONS" && h.Target == "*" && (method != "OPTIONS" || target != "*") {
+	for f.asked < len(f.heads) && !f.outOfStep {
+		h := f.heads[f.asked]
+		f.asked++
+		if f.asked == len(f.heads) {
+			f.heads, f.asked = f.heads[:0], 0
+		}
+		if h.line == optionsStar && line != optionsStar {
 			continue
 		}
-		if h.Method != method || h.Target != target {
+		if h.line != line {
 			f.outOfStep = true
 			f.loseTrack()
 			break
 		}
 		return h
 	}
-	return Head{Method: method, Target: target, Doubtful: true}
+	return Head{line: line, Doubtful: true}
 }
 
 // loseTrack stops the parsing: the heads parsed so far stay, every
@@ -225,15 +259,20 @@ func (f *Follower) readHead(p []byte) []byte {
 // (each line CRLF-ended, the final empty line left out) and sets the
 // state for its body.
 func (f *Follower) parseHead(head []byte) {
-	lines := bytes.Split(head[:len(head)-2], []byte("\r\n"))
-	reqLine := bytes.Split(lines[0], []byte(" "))
-	if len(reqLine) != 3 {
+	crlf := []byte("\r\n")
+	reqLine, rest, _ := bytes.Cut(head[:len(head)-2], crlf)
+	method, after, ok1 := bytes.Cut(reqLine, []byte(" "))
+	target, version, ok2 := bytes.Cut(after, []byte(" "))
+	if !ok1 || !ok2 || bytes.IndexByte(version, ' ') >= 0 {
 		f.loseTrack()
 		return
 	}
-	h := Head{Method: string(reqLine[0]), Target: string(reqLine[1])}
-	var te, cl [][]byte
-	for _, l := range lines[1:] {
+	h := Head{line: lineOf(method, target)}
+	var teAt, clAt [2][]byte // on the stack for the usual heads
+	te, cl := teAt[:0], clAt[:0]
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, crlf)
 		if len(l) > 0 && (l[0] == ' ' || l[0] == '\t') {
 			h.Doubtful = true // obs-fold
 			continue
