@@ -79,6 +79,8 @@ func (c *guardedConn) follow(p []byte) bool {
 		return false
 	case modeHTTP2:
 		return c.h2.Read(p, time.Now())
+	case modeUnguarded:
+		return false
 	}
 	c.opened = append(c.opened, p...)
 	preface := []byte(http2.ClientPreface)
@@ -89,14 +91,13 @@ func (c *guardedConn) follow(p []byte) bool {
 		c.h1.Feed(c.opened)
 		c.mode.Store(int32(modeHTTP1))
 	case k == len(preface):
-		if c.h2limits.Burst > 0 {
-			c.h2 = h2guard.New(c.h2limits, time.Now())
-			calm = c.h2.Read(c.opened[k:], time.Now())
-		}
-		c.mode.Store(int32(modeHTTP2))
-		if c.h2 == nil {
+		if c.h2limits.Burst <= 0 {
 			c.mode.Store(int32(modeUnguarded))
+			break
 		}
+		c.h2 = h2guard.New(c.h2limits, time.Now())
+		calm = c.h2.Read(c.opened[k:], time.Now())
+		c.mode.Store(int32(modeHTTP2))
 	default:
 		return false // not yet known
 	}

@@ -117,3 +117,31 @@ func TestFrameGuardSparesBusyClients(t *testing.T) {
 		get("/small")
 	}
 }
+
+// TestFrameGuardOff: with IdleFrameBurst negative, a burst of SETTINGS
+// far over the default leaves the connection serving.
+func TestFrameGuardOff(t *testing.T) {
+	gw := stallGateway(t, dataplane.Limits{IdleFrameBurst: -1}, 1<<10)
+	c := h2test.Dial(t, gw)
+	for range 3 * dataplane.DefaultIdleFrameBurst {
+		if err := c.Framer.WriteSettings(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.WriteHeaders(1, true, ":method", "GET", ":scheme", "http", ":authority", "gw.test", ":path", "/small")
+	for {
+		f, err := c.Framer.ReadFrame()
+		if err != nil {
+			t.Fatalf("the connection ended with the guard off: %v", err)
+		}
+		switch f := f.(type) {
+		case *http2.GoAwayFrame:
+			t.Fatalf("GOAWAY %v with the guard off", f.ErrCode)
+		case *http2.MetaHeadersFrame:
+			if got := f.PseudoValue("status"); got != "200" {
+				t.Errorf("status %s, want 200", got)
+			}
+			return
+		}
+	}
+}
