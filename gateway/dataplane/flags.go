@@ -8,6 +8,12 @@ import "flag"
 func (l *Limits) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&l.MaxRequestHeaders, "limit-max-request-headers", DefaultMaxRequestHeaders,
 		"the most header fields a request may carry, Host included; more: 431 (gRPC: RESOURCE_EXHAUSTED)")
+	fs.IntVar(&l.MaxRequestHeaderBytes, "limit-max-request-header-bytes", DefaultMaxRequestHeaderBytes,
+		"the most bytes of a request's header block; more: 431")
+	fs.DurationVar(&l.RequestHeaderTimeout, "limit-request-header-timeout", DefaultRequestHeaderTimeout,
+		"the wait for a request's headers, where the Gateway's Client timeout sets none")
+	fs.DurationVar(&l.IdleConnectionTimeout, "limit-idle-connection-timeout", DefaultIdleConnectionTimeout,
+		"the wait for the next request on a kept-alive connection, where the Gateway's Client timeout sets none")
 	fs.Int64Var(&l.MinRequestBodyRate, "limit-min-request-body-rate", DefaultMinRequestBodyRate,
 		"bytes a second a request body must keep up after --limit-request-body-grace; slower: 408 (gRPC exempt)")
 	fs.DurationVar(&l.RequestBodyGrace, "limit-request-body-grace", DefaultRequestBodyGrace,

@@ -28,6 +28,16 @@ type Limits struct {
 	// two). A request with more is answered 431 (gRPC: RESOURCE_EXHAUSTED)
 	// and reaches no backend.
 	MaxRequestHeaders int
+	// MaxRequestHeaderBytes bounds the bytes of a request's header block
+	// (http.Server.MaxHeaderBytes; more: 431). Negative leaves net/http's
+	// own default, also 1 MiB.
+	MaxRequestHeaderBytes int
+	// RequestHeaderTimeout bounds the wait for a request's headers, and
+	// IdleConnectionTimeout the wait for the next request on a kept-alive
+	// connection, where the Gateway's Client timeout sets neither
+	// (conntimeouts.go); negative: no bound.
+	RequestHeaderTimeout  time.Duration
+	IdleConnectionTimeout time.Duration
 	// MinRequestBodyRate, in bytes a second, and RequestBodyGrace bound a
 	// slow request body: the body (which starts at the end of the request
 	// headers) gets RequestBodyGrace as a head start, and must then keep
@@ -83,22 +93,28 @@ type Limits struct {
 
 // The defaults of Limits.
 const (
-	DefaultMaxRequestHeaders    = 100
-	DefaultMinRequestBodyRate   = 1024 // bytes a second
-	DefaultRequestBodyGrace     = 10 * time.Second
-	DefaultMaxBackendRequests   = 1024
-	DefaultWriteStallFreesSlot  = time.Second
-	DefaultResponseWriteTimeout = 60 * time.Second
-	DefaultMaxTunnels           = 1024
-	DefaultTunnelIdleTimeout    = time.Hour
-	DefaultIdleFrameBurst       = 1000
-	DefaultIdleFrameRate        = 100 // frames a second
+	DefaultMaxRequestHeaders     = 100
+	DefaultMaxRequestHeaderBytes = 1 << 20
+	DefaultRequestHeaderTimeout  = 30 * time.Second
+	DefaultIdleConnectionTimeout = 2 * time.Minute
+	DefaultMinRequestBodyRate    = 1024 // bytes a second
+	DefaultRequestBodyGrace      = 10 * time.Second
+	DefaultMaxBackendRequests    = 1024
+	DefaultWriteStallFreesSlot   = time.Second
+	DefaultResponseWriteTimeout  = 60 * time.Second
+	DefaultMaxTunnels            = 1024
+	DefaultTunnelIdleTimeout     = time.Hour
+	DefaultIdleFrameBurst        = 1000
+	DefaultIdleFrameRate         = 100 // frames a second
 )
 
 // withDefaults returns l with every zero field set to its default and
 // every negative one to zero (off).
 func (l Limits) withDefaults() Limits {
 	l.MaxRequestHeaders = orDefault(l.MaxRequestHeaders, DefaultMaxRequestHeaders)
+	l.MaxRequestHeaderBytes = orDefault(l.MaxRequestHeaderBytes, DefaultMaxRequestHeaderBytes)
+	l.RequestHeaderTimeout = orDefault(l.RequestHeaderTimeout, DefaultRequestHeaderTimeout)
+	l.IdleConnectionTimeout = orDefault(l.IdleConnectionTimeout, DefaultIdleConnectionTimeout)
 	l.MinRequestBodyRate = orDefault(l.MinRequestBodyRate, DefaultMinRequestBodyRate)
 	l.RequestBodyGrace = orDefault(l.RequestBodyGrace, DefaultRequestBodyGrace)
 	l.MaxBackendRequests = orDefault(l.MaxBackendRequests, DefaultMaxBackendRequests)

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-logr/logr"
 
@@ -268,9 +267,9 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 	ps.srv = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHTTP(w, r, key) }),
 		Protocols:         protocols,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: s.limits.RequestHeaderTimeout,  // limits.go
+		IdleTimeout:       s.limits.IdleConnectionTimeout, // limits.go
+		MaxHeaderBytes:    s.limits.MaxRequestHeaderBytes, // limits.go
 		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
 		ConnContext:       withGuardedConn, // connguard.go
