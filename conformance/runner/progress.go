@@ -25,18 +25,20 @@ type recorder struct {
 	total    int // tests planned to run
 	// selected are the tests --run-test names, if any.
 	selected []string
-	// reruns, when not nil, holds the tests whose windows the suite's own
-	// lateness may have missed, and reruns them.
-	reruns *reruns
+	// changed, when set, is called (without the lock) whenever a test
+	// starts or its result is filed.
+	changed func()
 
 	mu       sync.Mutex
 	begun    time.Time
 	last     time.Time // of the last line about a test
 	done     int
 	running  map[string]time.Time
+	endedAt  map[string]time.Time // when a running test's function and subtests ended
 	results  map[string]reports.TestResult
 	states   map[string][]reports.ObjectState // of failed tests, before their clean-up
 	stopped  bool
+	frozen   bool // see freeze
 	stopTick chan struct{}
 }
 
@@ -51,6 +53,7 @@ func newRecorder(o *Options) *recorder {
 		testLog:  o.TestLog,
 		planned:  map[string]plannedTest{},
 		running:  map[string]time.Time{},
+		endedAt:  map[string]time.Time{},
 		results:  map[string]reports.TestResult{},
 		states:   map[string][]reports.ObjectState{},
 		stopTick: make(chan struct{}),
@@ -144,21 +147,72 @@ func (r *recorder) setState(name string, state []reports.ObjectState) {
 	r.states[name] = state
 }
 
+// start marks the test name as started now.
 func (r *recorder) start(name string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if r.frozen {
+		r.mu.Unlock()
+		return
+	}
 	r.running[name] = time.Now()
+	r.mu.Unlock()
+	r.notify()
+}
+
+// end marks the end of the running test name: its function and its
+// subtests are over, its clean-up (which may wait for other tests) is not.
+func (r *recorder) end(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.running[name]; ok {
+		r.endedAt[name] = time.Now()
+	}
+}
+
+func (r *recorder) notify() {
+	if r.changed != nil {
+		r.changed()
+	}
+}
+
+// freeze stops the recorder taking results: those of the tests that end
+// after an interruption are not theirs to keep. It returns when it froze.
+func (r *recorder) freeze() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.frozen = true
+	return time.Now()
+}
+
+// progressOf returns what the recorder knows of the test name: its result
+// if it has one, else whether and since when it runs.
+func (r *recorder) progressOf(name string) (tr reports.TestResult, done bool, started time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tr, ok := r.results[name]; ok {
+		return tr, true, time.Time{}
+	}
+	return reports.TestResult{}, false, r.running[name]
 }
 
 // record files a test's result and prints its progress line.
 func (r *recorder) record(tr reports.TestResult, counted bool) {
 	r.mu.Lock()
+	defer r.notify()
 	defer r.mu.Unlock()
+	if r.frozen {
+		return
+	}
 	now := time.Now()
 	if st, ok := r.running[tr.ShortName]; ok {
-		tr.Duration = now.Sub(st)
+		end := now
+		if e, ok := r.endedAt[tr.ShortName]; ok {
+			end = e
+		}
+		tr.Duration = end.Sub(st)
 		tr.Started = st
 		delete(r.running, tr.ShortName)
+		delete(r.endedAt, tr.ShortName)
 	}
 	r.results[tr.ShortName] = tr
 	if !counted {
