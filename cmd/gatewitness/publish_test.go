@@ -179,3 +179,58 @@ func TestPublishAlerts(t *testing.T) {
 		t.Errorf("night 2's alerts: %v; want its one failed test", got)
 	}
 }
+
+// TestPublishHealsTheHistory: a history holding a run folder left empty
+// and a truncated run.json (what a failed publish or a full disk used to
+// leave) still builds, naming both as history problems on stderr and in
+// the alerts; an interrupted run is added and shown, and raises no alert.
+func TestPublishHealsTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	hist, out := filepath.Join(dir, "history"), filepath.Join(dir, "site")
+	empty := filepath.Join(hist, "20261101T020000Z-acme-gw-default-in-process")
+	truncated := filepath.Join(hist, "20261102T020000Z-acme-gw-default-in-process", "run.json")
+	for _, d := range []string{empty, filepath.Dir(truncated)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(truncated, []byte(`{"schema": "gatewitness.github.io/run/v1alpha1", "implementation": {"organ`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n1 := copyRun(t, fixture("night1-in-process.json"), filepath.Join(dir, "n1"))
+	var rec map[string]any
+	data, _ := os.ReadFile(n1)
+	json.Unmarshal(data, &rec)
+	rec["status"] = "interrupted"
+	rec["interruption"] = map[string]any{"at": rec["started"], "signal": "SIGINT"}
+	for _, tr := range rec["tests"].([]any) {
+		if m := tr.(map[string]any); m["result"] == "fail" {
+			m["result"] = "interrupted"
+		}
+	}
+	data, _ = json.Marshal(rec)
+	os.WriteFile(n1, data, 0o644)
+	alerts := filepath.Join(dir, "alerts.json")
+
+	code, stdout, stderr := run("publish", "--history", hist, "--out", out, "--add", filepath.Dir(n1), "--alerts", alerts)
+	if code != 0 {
+		t.Fatalf("publish onto a history with two bad folders: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, bad := range []string{filepath.Base(empty), filepath.Base(filepath.Dir(truncated))} {
+		if !strings.Contains(stderr, "history problem, left out of the site: "+bad) {
+			t.Errorf("stderr does not name %s as a history problem:\n%s", bad, stderr)
+		}
+	}
+	var got []map[string]any
+	raw, _ := os.ReadFile(alerts)
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0]["kind"] != "history-problem" || got[1]["kind"] != "history-problem" {
+		t.Errorf("alerts %s; want the two history problems and no test of the interrupted run", raw)
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !bytes.Contains(index, []byte("History problems (2)")) || !bytes.Contains(index, []byte(">interrupted<")) {
+		t.Error("the site's index does not list the history problems and the interrupted run")
+	}
+}
