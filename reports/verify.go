@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -117,6 +118,10 @@ func VerifySubmission(path string, names Names) ([]Finding, error) {
 	var findings []Finding
 	add := func(sev Severity, rule, format string, args ...any) {
 		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
+	}
+	if whole, why := wholeReport(data); !whole {
+		add(Error, "format", "%s", why)
+		return findings, nil
 	}
 	var r confv1.ConformanceReport
 	if err := yaml.UnmarshalStrict(data, &r); err != nil {
@@ -517,4 +522,21 @@ func FindReports(paths []string) ([]string, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// wholeReport says whether data is a whole report, not an empty file or
+// one cut short: upstream's suite always writes profiles, last, so a
+// report without the key was cut before its end (or never was one).
+func wholeReport(data []byte) (bool, string) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return false, "the report is empty; want the ConformanceReport YAML upstream's suite writes"
+	}
+	var keys map[string]any
+	if err := yaml.Unmarshal(data, &keys); err != nil {
+		return true, "" // the parse below names the error
+	}
+	if _, ok := keys["profiles"]; !ok {
+		return false, "the report is truncated or not a ConformanceReport: it has no profiles, which upstream's suite writes last in every report"
+	}
+	return true, ""
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -232,5 +233,45 @@ func TestPublishHealsTheHistory(t *testing.T) {
 	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
 	if !bytes.Contains(index, []byte("History problems (2)")) || !bytes.Contains(index, []byte(">interrupted<")) {
 		t.Error("the site's index does not list the history problems and the interrupted run")
+	}
+}
+
+// TestReportRefusesATruncatedRecord: a run.json that holds only its schema
+// (a write cut short) is refused, naming what it lacks, and no output is
+// written over the folder's.
+func TestReportRefusesATruncatedRecord(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(path, []byte(`{"schema": "gatewitness.github.io/run/v1alpha1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run("report", dir)
+	if code == 0 || !strings.Contains(errs, "the run record is truncated: it has no implementation") {
+		t.Errorf("gatewitness report of a truncated run.json: exit %d, stderr %q; want a refusal naming what it lacks", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("gatewitness report wrote %d files beside a truncated record", len(ents)-1)
+	}
+}
+
+// TestRunChecksTheReportFolderFirst: --report-dir naming a file stops the
+// run before it starts, not after the suite has run.
+func TestRunChecksTheReportFolderFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A process of its own: the command hosts the suite as a test binary.
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(gatewitnessBinary(t), "run", "--in-process", "--report-dir", file)
+	cmd.Env = append(os.Environ(), envRunMain+"=1")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	code, out, errs := cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	if code == 0 || !strings.Contains(errs, "reportDir (--report-dir): "+file+" is a file; want a folder") {
+		t.Errorf("gatewitness run --report-dir FILE: exit %d, stderr %q; want a refusal naming the flag", code, errs)
+	}
+	if strings.Contains(out, "tests:") {
+		t.Errorf("the run started (its header was printed) before the report folder was checked:\n%s", out)
 	}
 }

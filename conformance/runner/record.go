@@ -263,3 +263,40 @@ func (j *journal) stop() {
 	close(j.quit)
 	<-j.done
 }
+
+// checkReportPaths makes sure, before the run, that its reports can be
+// written where the options say: ReportDir is a folder (made if missing)
+// that takes a file, ReportOutputPath is not a folder and its folder takes
+// a file. A run that could not write its reports is lost.
+func checkReportPaths(o *Options) error {
+	if o.ReportDir != "" {
+		if fi, err := os.Stat(o.ReportDir); err == nil && !fi.IsDir() {
+			return fmt.Errorf("reportDir (--report-dir): %s is a file; want a folder to write the reports into (made if missing)", o.ReportDir)
+		}
+		if err := probeFolder(o.ReportDir); err != nil {
+			return fmt.Errorf("reportDir (--report-dir): %w", err)
+		}
+	}
+	if o.ReportOutputPath != "" {
+		if fi, err := os.Stat(o.ReportOutputPath); err == nil && fi.IsDir() {
+			return fmt.Errorf("reportOutputPath (--report-output): %s is a folder; want the path of the report file", o.ReportOutputPath)
+		}
+		if err := probeFolder(filepath.Dir(o.ReportOutputPath)); err != nil {
+			return fmt.Errorf("reportOutputPath (--report-output): %w", err)
+		}
+	}
+	return nil
+}
+
+// probeFolder makes dir if needed and writes and removes a file in it.
+func probeFolder(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot make the folder: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".gatewitness-probe-")
+	if err != nil {
+		return fmt.Errorf("cannot write into %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

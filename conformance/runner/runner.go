@@ -118,6 +118,9 @@ func prepare(opts *Options) (claimsSource string, err error) {
 		if v := opts.Implementation.Version; !version.IsSemantic(v) {
 			opts.Warnings = append(opts.Warnings, fmt.Sprintf("--version %q is not a semantic version; the Gateway API project accepts reports of released versions or snapshots such as v1.2.3 or v0.0.0-20260301120000-0123456789ab", v))
 		}
+		if err := checkReportPaths(opts); err != nil {
+			return "", fmt.Errorf("runner: %w", err)
+		}
 	}
 	// The suite fills in unset timeouts; the target's clients need them too.
 	config.SetupTimeoutConfig(&opts.TimeoutConfig)
