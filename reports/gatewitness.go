@@ -98,11 +98,7 @@ func NewGatewitnessReport(run *Run) (*GatewitnessReport, error) {
 		r.ClaimedFeatures = append(r.ClaimedFeatures, string(f))
 	}
 	slices.SortStableFunc(r.ProfileReports, func(a, b confv1.ProfileReport) int { return cmp.Compare(a.Name, b.Name) })
-	for i, p := range r.ProfileReports {
-		if ProfileNotClaimed(p) {
-			r.ProfileReports[i].Summary = NotClaimedSummary
-		}
-	}
+	MarkNotClaimed(r.ProfileReports)
 	for _, t := range run.bySource(Gatewitness) {
 		gt := GatewitnessTest{
 			Name:     t.ShortName,

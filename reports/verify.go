@@ -345,6 +345,9 @@ func verifyReadme(path, reportFile string, r *confv1.ConformanceReport, channelO
 		if section == "reproduce" && line != "" {
 			reproduceText = true
 		}
+		if strings.Contains(line, InstallStepsPlaceholder) {
+			add(Warning, ruleReproduce, "README.md still holds the placeholder %q: write how the implementation was installed and configured (gatewitness run --install-steps FILE writes it)", InstallStepsPlaceholder)
+		}
 		if !strings.HasPrefix(line, "|") {
 			continue
 		}

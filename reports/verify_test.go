@@ -64,8 +64,8 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 		t.Fatalf("WriteAll wrote %v, want %v", files, want)
 	}
 	findings, err := VerifySubmission(want[5], testNames())
-	if err != nil || len(findings) != 0 {
-		t.Errorf("the written submission breaks upstream's rules: %v %v", findings, err)
+	if err != nil || len(findings) != 1 || !strings.Contains(findings[0].Message, "still holds the placeholder") {
+		t.Errorf("the written submission of a run without install steps: %v %v; want the placeholder's warning alone", findings, err)
 	}
 	// A run with no upstream side writes no upstream report.
 	run := goldenRun()
@@ -248,10 +248,13 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			mustWrite(t, path, cut)
 			return p
 		}, Warning, ruleReproduce, "no Reproduce section"},
+		{"the install steps left to do", func(run *Run) {
+			run.InstallSteps = ""
+		}, nil, Warning, ruleReproduce, `README.md still holds the placeholder "To do before submitting:"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run := goldenRun()
+			run := withInstallSteps(goldenRun())
 			if tt.run != nil {
 				tt.run(run)
 			}
@@ -308,6 +311,14 @@ func TestUpstreamMergedReportsVerify(t *testing.T) {
 	}
 }
 
+// withInstallSteps gives run the install steps a submission needs (the
+// golden run, on a cluster, has none, so its README holds the
+// placeholder).
+func withInstallSteps(run *Run) *Run {
+	run.InstallSteps = "Install acme-gw v0.1.0 with `helm install acme-gw oci://ghcr.io/acme/charts/gw --version 0.1.0`."
+	return run
+}
+
 // TestOwnReportVerifiesInUpstreamsLayout puts gatewitness's submission
 // where upstream keeps reports, beside the implementations upstream
 // merged, and verifies the whole folder: gatewitness's report is as clean
@@ -321,7 +332,7 @@ func TestOwnReportVerifiesInUpstreamsLayout(t *testing.T) {
 	if err != nil || sub != "v1.6/gatewitness-reference-gateway" {
 		t.Fatalf("SubmissionDir = %q, %v; want v1.6/gatewitness-reference-gateway", sub, err)
 	}
-	written := writeSubmission(t, goldenRun())
+	written := writeSubmission(t, withInstallSteps(goldenRun()))
 	if err := os.CopyFS(filepath.Join(tree, filepath.FromSlash(sub)), os.DirFS(filepath.Dir(written))); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,21 @@ func checkInterruptedRecord(t *testing.T, run *reports.Run) {
 	if len(want) > 0 {
 		t.Errorf("tests missing from the record: %v", want)
 	}
+}
+
+// TestHeaderSaysWhyASideDoesNotRun: a side none of whose tests is claimed
+// is "not run" for that reason, not for a --run-test that was not given.
+func TestHeaderSaysWhyASideDoesNotRun(t *testing.T) {
+	useTestProfiles(t)
+	core := []features.FeatureName{gwfeatures.SupportHTTPRoute}
+	upTests := []suite.ConformanceTest{{ShortName: "Up", Features: core, Test: func(*testing.T, *suite.ConformanceTestSuite) {}}}
+	gcTests := []suite.ConformanceTest{{ShortName: "Unclaimed", Features: append(slices.Clone(core), features.SupportHTTPRouteRetry), Test: mustNotRun}}
+	o := testOptions(t.TempDir(), nil)
+	o.ConformanceProfiles = []suite.ConformanceProfileName{testUpstreamProfile}
+	runPlumbing(t, o, upTests, gcTests, func(_ *Result, progress string) {
+		want := "gatewitness report: none (not run: the run claims the features of none of its tests, or --skip-tests names them)"
+		if !strings.Contains(progress, want) || strings.Contains(progress, "--run-test names no test") {
+			t.Errorf("the header does not say %q:\n%s", want, progress)
+		}
+	})
 }

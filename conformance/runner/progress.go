@@ -340,26 +340,59 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 		names[i] = string(f)
 	}
 	fmt.Fprintf(w, "features:     %d claimed (%s): %s\n", len(names), info.Claims.Source, strings.Join(names, ", "))
+	fmt.Fprintf(w, "profiles:     %s\n", profilesLine(sides))
+	fmt.Fprintf(w, "tests:        %s\n", testsLine(sides))
+	env := info.Environment
+	fmt.Fprintf(w, "versions:     gatewitness %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
+		env.GatewitnessVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
+		orUnknown(env.KubernetesVersion), info.TimingTolerance)
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	for _, note := range notes {
+		fmt.Fprintf(w, "note:         %s\n", note)
+	}
+	fmt.Fprintln(w)
+}
+
+// profilesLine names each side's profiles, and why a side does not run.
+func profilesLine(sides []*side) string {
 	var profiles []string
-	total, runs := 0, 0
-	var perSide []string
 	for _, s := range sides {
 		ps := "none"
 		if len(s.profiles) > 0 {
 			ps = strings.Join(s.profiles, ", ")
 		}
 		if !s.run {
-			why := " (not run: --run-test names no test of it)"
-			if slices.ContainsFunc(s.planned, func(p plannedTest) bool { return p.outsideProfiles }) {
-				why = " (not run: none of its tests counts in the profiles named)"
-			}
-			ps += why
+			ps += " (not run: " + whyNotRun(s) + ")"
 		}
 		profiles = append(profiles, fmt.Sprintf("%s report: %s", s.source, ps))
+	}
+	return strings.Join(profiles, "; ")
+}
+
+// whyNotRun says why a side runs none of its tests.
+func whyNotRun(s *side) string {
+	switch {
+	case slices.ContainsFunc(s.planned, func(p plannedTest) bool { return p.outsideProfiles }):
+		return "none of its tests counts in the profiles named"
+	case len(s.planned) == 0:
+		return "it has no tests"
+	case !slices.ContainsFunc(s.planned, func(p plannedTest) bool { return !p.notSelected }):
+		return "--run-test names no test of it"
+	}
+	return "the run claims the features of none of its tests, or --skip-tests names them"
+}
+
+// testsLine counts the tests that will run, of the sides that run (the
+// others are in no record of the run: counting them would make the
+// header's total differ from the summary's), and says why the others
+// are skipped.
+func testsLine(sides []*side) string {
+	total, runs := 0, 0
+	var perSide []string
+	for _, s := range sides {
 		if !s.run {
-			// Its tests are in no record of the run: counting them
-			// here would make the header's total differ from the
-			// summary's.
 			continue
 		}
 		n := 0
@@ -372,7 +405,6 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 		runs += n
 		perSide = append(perSide, fmt.Sprintf("%d %s", n, s.source))
 	}
-	fmt.Fprintf(w, "profiles:     %s\n", strings.Join(profiles, "; "))
 	why := "their features are not claimed, or --skip-tests names them"
 	named, notNamed := 0, 0
 	for _, s := range sides {
@@ -394,18 +426,7 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 	case notNamed > 0:
 		why = fmt.Sprintf("--run-test names %d tests", named)
 	}
-	fmt.Fprintf(w, "tests:        %d of %d will run (%s); %d skipped: %s\n", runs, total, strings.Join(perSide, ", "), total-runs, why)
-	env := info.Environment
-	fmt.Fprintf(w, "versions:     gatewitness %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
-		env.GatewitnessVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
-		orUnknown(env.KubernetesVersion), info.TimingTolerance)
-	for _, warn := range warnings {
-		fmt.Fprintf(w, "warning:      %s\n", warn)
-	}
-	for _, note := range notes {
-		fmt.Fprintf(w, "note:         %s\n", note)
-	}
-	fmt.Fprintln(w)
+	return fmt.Sprintf("%d of %d will run (%s); %d skipped: %s", runs, total, strings.Join(perSide, ", "), total-runs, why)
 }
 
 func orUnknown(s string) string {

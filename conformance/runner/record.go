@@ -108,6 +108,7 @@ func (rr *runRecord) complete(phases []reports.Phase) (*reports.Run, error) {
 				byName[ct.ShortName] = ct
 			}
 			settleProfiles(report.ProfileReports, run.Tests, byName)
+			reports.MarkNotClaimed(report.ProfileReports)
 			run.GatewitnessProfiles = report.ProfileReports
 		}
 		if run.Environment.GatewayAPIVersion == "" {
