@@ -21,10 +21,6 @@ import (
 // SubmissionReadmeName is the README every implementation's folder holds.
 const SubmissionReadmeName = "README.md"
 
-// InstallStepsPlaceholder opens the README's install steps when the run
-// was given none; verify-report warns while it is there.
-const InstallStepsPlaceholder = "To do before submitting:"
-
 // UpstreamDirName is the folder of a report directory that holds the
 // upstream submission (UpstreamDirName/<version>/<implementation>/).
 const UpstreamDirName = "upstream"
@@ -122,7 +118,7 @@ func writeReproduce(b *strings.Builder, run *Run) {
 	case strings.TrimSpace(run.InstallSteps) != "":
 		b.WriteString(strings.TrimSpace(run.InstallSteps) + "\n\n")
 	default:
-		fmt.Fprintf(b, "**%s** say how %s %s was installed and configured", InstallStepsPlaceholder, text(orUnknown(impl.Project)), text(orUnknown(impl.Version)))
+		fmt.Fprintf(b, readmePlaceholder+" say how %s %s was installed and configured", text(orUnknown(impl.Project)), text(orUnknown(impl.Version)))
 		if report.Mode != "" && report.Mode != "default" {
 			fmt.Fprintf(b, " in the mode %s", text(report.Mode))
 		}

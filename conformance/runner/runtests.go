@@ -120,8 +120,8 @@ func parallelFirst(tests []suite.ConformanceTest) []suite.ConformanceTest {
 }
 
 // wrapTests returns copies of a side's tests that mark when they start
-// and end and, on the in-process target, put the in-process client back
-// before they start.
+// and end, record what they apply (for the state at a failure) and, on the
+// in-process target, put the in-process client back before they start.
 //
 // The upstream suite gives each test a client built from its RestConfig
 // (for a per-test user agent). The in-process cluster's REST API serves
@@ -142,8 +142,18 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 			if serial && serialStarts != nil {
 				serialStarts()
 			}
-			if restore != nil && serial {
-				s.Client = restore
+			// What the test applies: its manifests' objects, and, for a
+			// serial test, what it creates through the suite's client
+			// (which a serial test has to itself; the parallel ones share
+			// it, so theirs are their manifests').
+			applied := &appliedRecorder{}
+			base := s.Client
+			if restore != nil {
+				base = restore
+			}
+			if serial {
+				s.Client = recordingClient{Client: base, applied: applied}
+				defer func() { s.Client = base }()
 			}
 			// A configuration step until the test opens its timing
 			// windows (tests.SetWindowSchedule), and again for the
@@ -151,17 +161,17 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 			gctests.ConfigStep(t)
 			runTimed(t, orig, rec, func() {
 				for _, m := range orig.Manifests {
+					refs, err := manifestObjects(s.ManifestFS, m)
+					if err != nil {
+						tlog.Logf(t, "the state at a failure will lack %s's objects: %v", m, err)
+					}
+					applied.add(refs...)
 					tlog.Logf(t, "Applying %s", m)
 					s.Applier.MustApplyWithCleanup(t, s.Client, s.TimeoutConfig, m, s.CleanupTestResources)
 				}
 				t.Cleanup(func() { gctests.EndWindows(t) })
 				orig.Test(t, s)
-			}, func() client.Client {
-				if restore != nil {
-					return restore
-				}
-				return s.Client
-			})
+			}, func() ([]reports.ObjectState, error) { return snapshot(context.Background(), base, applied.list()) })
 		}
 		out[i] = w
 	}
@@ -172,10 +182,9 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 // end: the start once it may change configuration (its turn of the window
 // schedule), the end when its function and its subtests are over, before
 // its clean-ups (the first of which may wait for other tests' timing
-// windows to close). A failed test's state is read, with the client
-// stateClient returns, when the body returns, before its clean-ups delete
-// what it applied.
-func runTimed(t *testing.T, ct suite.ConformanceTest, rec *recorder, body func(), stateClient func() client.Client) {
+// windows to close). A failed test's state is read with state when the
+// body returns, before its clean-ups delete what it applied.
+func runTimed(t *testing.T, ct suite.ConformanceTest, rec *recorder, body func(), state func() ([]reports.ObjectState, error)) {
 	rec.start(ct.ShortName)
 	// Registered last, from a defer (which runs on t.FailNow too), it is
 	// the first clean-up to run: after the subtests, before the others.
@@ -184,11 +193,11 @@ func runTimed(t *testing.T, ct suite.ConformanceTest, rec *recorder, body func()
 		if !t.Failed() {
 			return
 		}
-		state, err := snapshot(context.Background(), stateClient())
+		objects, err := state()
 		if err != nil {
 			tlog.Logf(t, "%v", err)
 		}
-		rec.setState(ct.ShortName, state)
+		rec.setState(ct.ShortName, objects)
 	}()
 	body()
 }

@@ -146,16 +146,9 @@ func TestNoBreakagesOfAnInterruptedRun(t *testing.T) {
 	if len(got) != 1 || got[0].Kind != HistoryProblem || got[0].Run != "20261103T020000Z-x" {
 		t.Fatalf("breakages %+v; want only the history problem", got)
 	}
-	out := t.TempDir()
-	if _, err := Build(out, h, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	index, err := os.ReadFile(filepath.Join(out, "index.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, index := buildIndex(t, h)
 	for _, want := range []string{"History problems (1)", "20261103T020000Z-x", `class="run-status">interrupted<`} {
-		if !bytes.Contains(index, []byte(want)) {
+		if !strings.Contains(index, want) {
 			t.Errorf("index.html does not show %q", want)
 		}
 	}
@@ -166,4 +159,19 @@ func TestNoBreakagesOfAnInterruptedRun(t *testing.T) {
 	if !bytes.Contains(page, []byte("INTERRUPTED: the run was stopped by SIGTERM 1m0s after it started")) {
 		t.Error("the interrupted run's page does not say it was interrupted, by what and when")
 	}
+}
+
+// buildIndex builds h's site in a temporary folder and returns the folder
+// and its index page.
+func buildIndex(t *testing.T, h *History) (string, string) {
+	t.Helper()
+	out := t.TempDir()
+	if _, err := Build(out, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, string(index)
 }
