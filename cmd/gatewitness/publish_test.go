@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gatewitness/gatewitness/reports/site"
 )
 
 // fixture is a recorded run of the site's tests.
@@ -273,5 +276,40 @@ func TestRunChecksTheReportFolderFirst(t *testing.T) {
 	}
 	if strings.Contains(out, "tests:") {
 		t.Errorf("the run started (its header was printed) before the report folder was checked:\n%s", out)
+	}
+}
+
+// TestPublishAddsAKilledRunsRecord: a report folder where a run was
+// killed holds the previous run's run.json and the killed run's newer
+// run.incomplete.json; publish --add adds the incomplete record, shown as
+// such, with no alert for its tests.
+func TestPublishAddsAKilledRunsRecord(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "reports")
+	copyRun(t, fixture("night1-in-process.json"), folder)
+	data, err := os.ReadFile(fixture("night2-in-process.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["status"] = "incomplete"
+	data, _ = json.Marshal(rec)
+	incomplete := filepath.Join(folder, "run.incomplete.json")
+	if err := os.WriteFile(incomplete, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(folder, "run.json"), old, old)
+	hist, out, alerts := filepath.Join(dir, "history"), filepath.Join(dir, "site"), filepath.Join(dir, "alerts.json")
+	code, stdout, stderr := run("publish", "--history", hist, "--out", out, "--add", folder, "--alerts", alerts)
+	if code != 0 || !strings.Contains(stdout, "(0 failed tests)") {
+		t.Fatalf("publish --add of a killed run's folder: exit %d\n%s%s", code, stdout, stderr)
+	}
+	h, err := site.ReadHistory(hist)
+	if err != nil || len(h.Entries) != 1 || h.Entries[0].Run.Status != "incomplete" {
+		t.Fatalf("the history holds %v (%v); want the incomplete record alone", h, err)
 	}
 }
