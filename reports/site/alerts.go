@@ -27,7 +27,8 @@ type Breakage struct {
 	// "failing" when it failed there too (or was skipped since it last
 	// failed), "new" when the series has no result of it before; or
 	// HistoryProblem for a run of the history that cannot be read (Run
-	// names its folder, Message why; no series or test).
+	// and Test name its folder, Target is "the history", Message says
+	// why; no series).
 	Kind string `json:"kind"`
 	// Since is the night of the first failure of the failures that end
 	// at this run; LastPassed the night it last passed, "" if never.
@@ -86,7 +87,9 @@ func Breakages(h *History, ids []string) ([]Breakage, error) {
 		}
 	}
 	for _, p := range h.Problems {
-		out = append(out, Breakage{Key: "history/" + p.ID, Kind: HistoryProblem, Run: p.ID, Message: p.Err})
+		// Test and Target read as "<folder> on the history" where a
+		// nightly names a failure "<test> on <target>".
+		out = append(out, Breakage{Key: "history/" + p.ID, Kind: HistoryProblem, Test: p.ID, Target: "the history", Run: p.ID, Message: p.Err})
 	}
 	for _, id := range ids {
 		if !slices.ContainsFunc(h.Entries, func(e *Entry) bool { return e.ID == id }) {
