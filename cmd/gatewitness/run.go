@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,6 +128,16 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	}
 	opts.TestLog = c.Log
 
+	// SIGINT (Ctrl-C, a CI system's cancel) and SIGTERM stop the run: the
+	// runner records it as interrupted and calls back here, and the
+	// command exits with 128 plus the signal's number.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := make(chan *runner.Result, 1)
+	opts.Interrupt = sigs
+	opts.OnInterrupt = func(r *runner.Result) { interrupted <- r }
+
 	var res *runner.Result
 	var runErr error
 	tests := []testing.InternalTest{{Name: "gatewitness", F: func(t *testing.T) {
@@ -142,7 +154,16 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	savedOut, savedErr := os.Stdout, os.Stderr
 	os.Stdout = c.w
 	start := time.Now()
-	code := m.Run()
+	ran := make(chan int, 1)
+	go func() { ran <- m.Run() }()
+	var code int
+	select {
+	case code = <-ran:
+	case r := <-interrupted:
+		// The tests still running end with the process.
+		os.Stdout, os.Stderr = savedOut, savedErr
+		return hostInterrupted(opts, r, stdout, stderr, time.Since(start))
+	}
 	os.Stdout, os.Stderr = savedOut, savedErr
 	if err := c.Close(); err != nil {
 		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
@@ -179,6 +200,30 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	return code
 }
 
+// hostInterrupted ends a run that a signal interrupted: the run's pages
+// beside its reports, the summary, and the exit status of a process the
+// signal ended, 128 plus its number (130 for SIGINT, 143 for SIGTERM).
+func hostInterrupted(opts runner.Options, res *runner.Result, stdout, stderr io.Writer, took time.Duration) int {
+	if opts.ReportDir != "" && res.Run != nil {
+		index, err := writeRunHTML(opts.ReportDir, res.Run, site.Options{})
+		if err != nil {
+			res.Err = errors.Join(res.Err, err)
+		} else {
+			res.Files = append(res.Files, index)
+		}
+	}
+	if res.Run != nil {
+		printSummary(stdout, res, took)
+	}
+	if res.Err != nil {
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", res.Err)
+	}
+	if n, ok := res.Signal.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
+}
+
 // setTestingFlags sets testing's flags, which are on flag.CommandLine:
 // none from our command line; every test's output streamed with framing
 // lines, which the capture parses; and parallel tests run up to parallel at
@@ -213,7 +258,13 @@ func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 	if len(inconclusive) > 0 {
 		fmt.Fprintf(w, ", %d inconclusive", len(inconclusive))
 	}
+	if n := res.Run.InterruptedCount(); n > 0 || res.Run.Status != reports.RunComplete {
+		fmt.Fprintf(w, ", %d interrupted", n)
+	}
 	fmt.Fprintln(w)
+	if st := res.Run.StatusLine(); st != "" {
+		fmt.Fprintln(w, st)
+	}
 	for _, line := range inconclusive {
 		fmt.Fprintf(w, "inconclusive: %s\n", line)
 	}

@@ -175,7 +175,7 @@ func Build(out string, h *History, opts Options) (int, error) {
 		return 0, fmt.Errorf("site folder: %w", err)
 	}
 	defer os.RemoveAll(stage)
-	b := &builder{dir: stage, opts: opts, series: groupSeries(h), docs: semanticsDocs(), rendered: map[*Entry]bool{}}
+	b := &builder{dir: stage, opts: opts, series: groupSeries(h), problems: h.Problems, docs: semanticsDocs(), rendered: map[*Entry]bool{}}
 	if err := b.build(); err != nil {
 		return 0, err
 	}
@@ -210,6 +210,7 @@ type builder struct {
 	dir      string
 	opts     Options
 	series   []*series
+	problems []Problem // runs of the history that could not be read
 	docs     []semanticsDoc
 	rendered map[*Entry]bool // runs that get pages
 	pages    int
@@ -339,6 +340,8 @@ type indexPage struct {
 	Nights   int
 	Series   []seriesSummary
 	Profiles []profileTable
+	// Problems are the history's runs that could not be read.
+	Problems []Problem
 }
 
 type seriesSummary struct {
@@ -361,7 +364,7 @@ type recentRun struct {
 }
 
 func (b *builder) indexPage() indexPage {
-	p := indexPage{frame: frame{SiteTitle: b.opts.Title, Title: b.opts.Title}, Nights: b.opts.Nights, Profiles: matrix(b.series)}
+	p := indexPage{frame: frame{SiteTitle: b.opts.Title, Title: b.opts.Title}, Nights: b.opts.Nights, Profiles: matrix(b.series), Problems: b.problems}
 	var newest time.Time
 	for _, s := range b.series {
 		i := len(s.Entries) - 1
