@@ -1,0 +1,106 @@
+// Package calibration checks gatewitness's tests against real data planes:
+// HAProxy and nginx, driven from the reference controller's routing
+// snapshots (calibration/haproxy, calibration/nginx) in the in-process
+// cluster, each claiming only what its configuration can express. Every
+// test's verdict on each data plane and configuration variant is
+// expected from the proxy's documentation (expected.go); a run whose
+// verdict differs fails with the test, the data plane, the variant, the
+// expected verdict and the documented behaviour behind it.
+package calibration
+
+import (
+	"slices"
+
+	"github.com/go-logr/logr"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gatewitness/gatewitness/calibration/haproxy"
+	"github.com/gatewitness/gatewitness/cluster"
+	"github.com/gatewitness/gatewitness/features"
+)
+
+// Variant is one data plane in one configuration, with what it claims.
+type Variant struct {
+	// DataPlane is "haproxy" or "nginx".
+	DataPlane string
+	// Name names the configuration: "honest" for the configuration a
+	// careful implementer ships with honest claims.
+	Name string
+	// About says what the variant changes and who runs it so.
+	About string
+	// Extra are features claimed beyond the data plane's honest claims
+	// (an over-claim: the tests they let run must fail).
+	Extra []features.FeatureName
+	// New builds the adapter.
+	New func(logr.Logger) (cluster.DataPlane, error)
+	// Expect are the verdicts expected, by test ShortName, where they
+	// differ from the data plane's honest table.
+	Expect []Row
+}
+
+// Key names the variant: "haproxy/honest".
+func (v Variant) Key() string { return v.DataPlane + "/" + v.Name }
+
+// Claims are the features the variant claims: its data plane's honest
+// claims and its Extra.
+func (v Variant) Claims() []features.FeatureName {
+	out := slices.Clone(honestClaims[v.DataPlane])
+	out = append(out, v.Extra...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Variants are every variant the calibration runs.
+func Variants() []Variant { return variants }
+
+// Lookup finds a variant by its Key.
+func Lookup(key string) (Variant, bool) {
+	i := slices.IndexFunc(variants, func(v Variant) bool { return v.Key() == key })
+	if i < 0 {
+		return Variant{}, false
+	}
+	return variants[i], true
+}
+
+// Keys are the Keys of every variant.
+func Keys() []string {
+	var out []string
+	for _, v := range variants {
+		out = append(out, v.Key())
+	}
+	return out
+}
+
+func newHAProxy(o haproxy.Options) func(logr.Logger) (cluster.DataPlane, error) {
+	return func(log logr.Logger) (cluster.DataPlane, error) { return haproxy.New(o, log) }
+}
+
+// honestClaims are what each data plane's configuration can express
+// (docs/calibration.md has the directive behind each).
+var honestClaims = map[string][]features.FeatureName{
+	"haproxy": {
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetryCodes,
+		gwfeatures.SupportHTTPRouteRequestTimeout,
+		gwfeatures.SupportHTTPRouteBackendTimeout,
+		features.SupportHTTPRouteRetryBackendTimeout,
+		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
+		gwfeatures.SupportHTTPRouteRetryConnectionError,
+		features.SupportHTTPRouteRetryConnectionErrorAttempts,
+		features.SupportHTTPRouteRetryNonIdempotent,
+		features.SupportHTTPRouteRetryLastStatus,
+		features.SupportHTTPRouteTimeout504,
+		gwfeatures.SupportHTTPRouteBackendProtocolH2C,
+		features.SupportHTTPRouteRetryStreamReset,
+		features.SupportFaultFidelityTruncation,
+		features.SupportFaultFidelitySingleAttempt,
+		features.SupportFaultFidelityStreaming,
+	},
+}
+
+var variants = []Variant{
+	{DataPlane: "haproxy", Name: "honest", About: "HAProxy with option http-buffer-request and option http-no-delay, claiming what its configuration expresses",
+		New: newHAProxy(haproxy.Options{})},
+}
