@@ -11,3 +11,7 @@ type Row struct {
 	Why     string
 	Doc     string
 }
+
+var (
+	haproxyNoBuffer, haproxyOverClaim, nginxHTTP10, nginxOverClaim []Row
+)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/conformance/runner"
@@ -97,7 +98,11 @@ func Helper(t *testing.T) {
 	}
 	o := runner.DefaultOptions()
 	o.SupportedFeatures = v.Claims()
-	o.Implementation.Organization = ""
+	// Only the profiles the data plane is calibrated in: a profile's core
+	// features (GRPCRoute, say) would otherwise be taken as claimed.
+	for _, p := range Profiles {
+		o.ConformanceProfiles = append(o.ConformanceProfiles, suite.ConformanceProfileName(p))
+	}
 	ours := map[string]bool{}
 	for _, ct := range gctests.ConformanceTests {
 		ours[ct.ShortName] = len(only) == 0 || slices.Contains(only, ct.ShortName)

@@ -15,9 +15,16 @@ import (
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatewitness/gatewitness/calibration/haproxy"
+	"github.com/gatewitness/gatewitness/calibration/nginx"
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/features"
 )
+
+// Profiles are the profiles the calibration runs: those of HTTPRoutes,
+// which both proxies serve. (The gRPC profile's core is GRPCRoute, which
+// neither adapter writes; the probe profile tests the mesh, not the
+// Gateway's data plane; the retry budgets are in neither proxy.)
+var Profiles = []string{features.ProfileHTTPResilience, features.ProfileFaultFidelity, features.ProfileConnectionTimeouts}
 
 // Variant is one data plane in one configuration, with what it claims.
 type Variant struct {
@@ -97,10 +104,59 @@ var honestClaims = map[string][]features.FeatureName{
 		features.SupportFaultFidelityTruncation,
 		features.SupportFaultFidelitySingleAttempt,
 		features.SupportFaultFidelityStreaming,
+		features.SupportConnectionServerTimeout,
+		features.SupportConnectionClientTimeout,
+		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportConnectionTunnelTimeout,
+		features.SupportConnectionClientFinTimeout,
+		features.SupportConnectionServerFinTimeout,
+		features.SupportHTTPRouteRetryRefusedToOtherEndpoint,
+	},
+	"nginx": {
+		gwfeatures.SupportGateway,
+		gwfeatures.SupportHTTPRoute,
+		features.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteRetryCodes,
+		gwfeatures.SupportHTTPRouteRequestTimeout,
+		gwfeatures.SupportHTTPRouteBackendTimeout,
+		features.SupportHTTPRouteRetryBackendTimeout,
+		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
+		gwfeatures.SupportHTTPRouteRetryConnectionError,
+		features.SupportHTTPRouteRetryConnectionErrorAttempts,
+		features.SupportHTTPRouteRetryNonIdempotent,
+		features.SupportHTTPRouteRetryLastStatus,
+		features.SupportHTTPRouteTimeout504,
+		features.SupportFaultFidelityTruncation,
+		features.SupportFaultFidelitySingleAttempt,
+		features.SupportFaultFidelityStreaming,
+		features.SupportConnectionServerTimeout,
+		features.SupportConnectionClientTimeout,
 	},
 }
 
+func newNginx(o nginx.Options) func(logr.Logger) (cluster.DataPlane, error) {
+	return func(log logr.Logger) (cluster.DataPlane, error) { return nginx.New(o, log) }
+}
+
 var variants = []Variant{
-	{DataPlane: "haproxy", Name: "honest", About: "HAProxy with option http-buffer-request and option http-no-delay, claiming what its configuration expresses",
-		New: newHAProxy(haproxy.Options{})},
+	{DataPlane: "haproxy", Name: "honest", New: newHAProxy(haproxy.Options{}),
+		About: "HAProxy 2.6 with option http-buffer-request and option http-no-delay, claiming what its configuration expresses"},
+	{DataPlane: "haproxy", Name: "no-http-buffer-request", New: newHAProxy(haproxy.Options{NoHTTPBufferRequest: true}),
+		About: "HAProxy as many run it, without option http-buffer-request: the first attempt starts once the headers are in",
+		Expect: haproxyNoBuffer},
+	{DataPlane: "haproxy", Name: "over-claim", New: newHAProxy(haproxy.Options{}),
+		About: "the honest configuration claiming what HAProxy lacks: retry backoff, deadlines, a request timeout over the retries, half-open tunnels",
+		Extra: []features.FeatureName{features.SupportHTTPRouteRetryBackoff, features.SupportHTTPRouteTimeoutDeadlines,
+			features.SupportHTTPRouteRetryWithRequestTimeout, features.SupportConnectionClientFinHalfOpen},
+		Expect: haproxyOverClaim},
+	{DataPlane: "nginx", Name: "honest", New: newNginx(nginx.Options{}),
+		About: "nginx 1.22 with proxy_http_version 1.1 upstream, claiming what its configuration expresses"},
+	{DataPlane: "nginx", Name: "http10-buffered", New: newNginx(nginx.Options{HTTP10Upstream: true}),
+		About: "nginx with its defaults upstream: proxy_http_version 1.0 and proxy_buffering on",
+		Expect: nginxHTTP10},
+	{DataPlane: "nginx", Name: "over-claim", New: newNginx(nginx.Options{}),
+		About: "the honest configuration claiming what nginx lacks: retry backoff, deadlines, a request timeout over the retries, h2c backends",
+		Extra: []features.FeatureName{features.SupportHTTPRouteRetryBackoff, features.SupportHTTPRouteTimeoutDeadlines,
+			features.SupportHTTPRouteRetryWithRequestTimeout, gwfeatures.SupportHTTPRouteBackendProtocolH2C, features.SupportHTTPRouteRetryStreamReset},
+		Expect: nginxOverClaim},
 }

@@ -92,6 +92,12 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 	w("global")
 	w("    maxconn 4096")
 	w("    hard-stop-after 30s")
+	// The master hands the listening sockets to the new workers through
+	// this socket at a reload (-x, added by the master itself): without
+	// it, the new workers bind sockets of their own beside the old ones,
+	// and connections queued on an old one when it closes are lost
+	// (management guide 4, "Stopping and restarting HAProxy").
+	w("    stats socket %s mode 600 level admin expose-fd listeners", filepath.Join(dir, "admin.sock"))
 	w("defaults")
 	w("    mode http")
 	w("    timeout connect 5s")

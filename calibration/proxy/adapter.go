@@ -11,13 +11,13 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +34,8 @@ type Flavor interface {
 	// Render writes the configuration serving s, with a control listener
 	// on control that answers generation to any request, and files for
 	// it (certificates) under dir. What it cannot express it leaves out
-	// and names in the error; an empty configuration means it wrote none.
+	// and names in the error (Apply logs it); an empty configuration
+	// means it wrote none.
 	Render(s *Snapshot, control, generation, dir string) (string, error)
 	// Check checks the configuration in the file conf.
 	Check(ctx context.Context, dir, conf string) error
@@ -59,9 +60,13 @@ type Adapter struct {
 	mu      sync.Mutex
 	proc    *Process
 	gen     int
+	last    string // the last configuration served, generationMark in place of its generation
 	serving map[portKey]string
 	closed  bool
 }
+
+// generationMark stands for the generation in a configuration as rendered.
+const generationMark = "@@generation@@"
 
 // ReloadDeadline bounds how long Apply waits for the proxy to serve a
 // new configuration.
@@ -96,12 +101,22 @@ func (a *Adapter) Apply(cfg *ir.Config) error {
 		return fmt.Errorf("%s: Apply called after Close", a.flavor.Name())
 	}
 	snap, flatErr := Flatten(cfg, a.sockets)
-	a.gen++
-	gen := strconv.Itoa(a.gen)
-	text, renderErr := a.flavor.Render(snap, a.control, gen, a.dir)
-	if text == "" {
+	template, renderErr := a.flavor.Render(snap, a.control, generationMark, a.dir)
+	if template == "" {
 		return fmt.Errorf("%s: writing the configuration: %w", a.flavor.Name(), renderErr)
 	}
+	if renderErr != nil {
+		snap.Omitted = append(snap.Omitted, renderErr.Error())
+	}
+	if a.proc != nil && template == a.last {
+		// Nothing the proxy serves changed (an endpoint's readiness was
+		// written again, say): no reload, which would restart the idle
+		// timers of open connections.
+		return flatErr
+	}
+	a.gen++
+	gen := strconv.Itoa(a.gen)
+	text := strings.ReplaceAll(template, generationMark, gen)
 	if err := os.WriteFile(a.conf, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("%s: %w", a.flavor.Name(), err)
 	}
@@ -129,8 +144,12 @@ func (a *Adapter) Apply(cfg *ir.Config) error {
 		serving[portKey{p.Namespace, p.Name, p.Port}] = p.Addr
 	}
 	a.serving = serving
-	if err := errors.Join(flatErr, renderErr); err != nil {
-		return fmt.Errorf("%s: served without what it cannot express: %w", a.flavor.Name(), err)
+	a.last = template
+	if len(snap.Omitted) > 0 {
+		a.log.Info("not served: the configuration cannot express it", "generation", gen, "omitted", snap.Omitted)
+	}
+	if flatErr != nil {
+		return fmt.Errorf("%s: served without the listeners it cannot serve: %w", a.flavor.Name(), flatErr)
 	}
 	return nil
 }

@@ -61,12 +61,17 @@ type Rule struct {
 type Snapshot struct {
 	Ports []Port
 	Rules []Rule
+	// Omitted names the routes and rules left out because the proxy's
+	// configuration cannot express them; the tests that need them need
+	// features the proxy does not claim.
+	Omitted []string
 }
 
-// Flatten turns cfg into a Snapshot, the sockets chosen by sockets. What
-// a proxy's configuration cannot express (TLS passthrough, GRPCRoutes,
-// filters) is left out and named in the error: the Gateways are then not
-// Programmed, rather than served without it.
+// Flatten turns cfg into a Snapshot, the sockets chosen by sockets. A
+// listener a proxy cannot serve (TLS passthrough) is left out and named in
+// the error, so the Gateways are not Programmed rather than served without
+// it; routes and rules it cannot express (GRPCRoutes, filters) are left
+// out and named in Snapshot.Omitted.
 func Flatten(cfg *ir.Config, sockets *Sockets) (*Snapshot, error) {
 	s := &Snapshot{}
 	var errs []string
@@ -84,7 +89,7 @@ func Flatten(cfg *ir.Config, sockets *Sockets) (*Snapshot, error) {
 				continue
 			}
 			if len(l.GRPCRoutes) > 0 {
-				errs = append(errs, fmt.Sprintf("%s: GRPCRoutes %v", where, errUnsupported))
+				s.Omitted = append(s.Omitted, fmt.Sprintf("%s: GRPCRoutes %v", where, errUnsupported))
 			}
 			p := byPort[l.Port]
 			if p == nil {
@@ -119,7 +124,7 @@ func Flatten(cfg *ir.Config, sockets *Sockets) (*Snapshot, error) {
 				for ki := range r.Rules {
 					rule := &r.Rules[ki]
 					if err := expressible(rule); err != nil {
-						errs = append(errs, fmt.Sprintf("HTTPRoute %s/%s rule %d: %v", r.Namespace, r.Name, ki, err))
+						s.Omitted = append(s.Omitted, fmt.Sprintf("HTTPRoute %s/%s rule %d: %v", r.Namespace, r.Name, ki, err))
 						continue
 					}
 					id := len(s.Rules)
