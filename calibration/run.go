@@ -44,6 +44,9 @@ const childLimit = 4 * time.Minute
 // when not empty, restricts the run to those ShortNames.
 func Run(t *testing.T, helperTest string, v Variant, only ...string) map[string]Verdict {
 	t.Helper()
+	if len(only) == 0 {
+		only = v.Tests
+	}
 	results := filepath.Join(t.TempDir(), "results.json")
 	cmd := exec.Command(os.Args[0], "-test.run=^"+helperTest+"$", "-test.count=1", "-test.v", "-test.parallel=48")
 	cmd.Env = append(os.Environ(), envVariant+"="+v.Key(), envResults+"="+results, envTests+"="+strings.Join(only, ","))
@@ -175,4 +178,26 @@ func failureLines(out []byte, helperTest, test string) string {
 		return "(no failure text in the child's output)"
 	}
 	return strings.Join(lines[max(0, len(lines)-keep):], "\n")
+}
+
+// Check runs v and fails t for each test whose verdict differs from
+// Expected(v), naming the test, the data plane, the variant, the verdict
+// expected and why, and what the test said. It returns the verdicts.
+func Check(t *testing.T, helperTest string, v Variant) map[string]Verdict {
+	t.Helper()
+	got := Run(t, helperTest, v)
+	for _, r := range Expected(v) {
+		g, ok := got[r.Test]
+		switch {
+		case !ok:
+			t.Errorf("%s on %s, variant %s: no verdict; expected %s: %s (%s)", r.Test, v.DataPlane, v.Name, r.Verdict, r.Why, r.Doc)
+		case g.Result != r.Verdict:
+			said := ""
+			if g.Message != "" {
+				said = "\nthe test said:\n" + g.Message
+			}
+			t.Errorf("%s on %s, variant %s: %s, expected %s: %s (%s)%s", r.Test, v.DataPlane, v.Name, g.Result, r.Verdict, r.Why, r.Doc, said)
+		}
+	}
+	return got
 }

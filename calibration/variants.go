@@ -17,6 +17,7 @@ import (
 	"github.com/gatewitness/gatewitness/calibration/haproxy"
 	"github.com/gatewitness/gatewitness/calibration/nginx"
 	"github.com/gatewitness/gatewitness/cluster"
+	gctests "github.com/gatewitness/gatewitness/conformance/tests"
 	"github.com/gatewitness/gatewitness/features"
 )
 
@@ -25,6 +26,32 @@ import (
 // neither adapter writes; the probe profile tests the mesh, not the
 // Gateway's data plane; the retry budgets are in neither proxy.)
 var Profiles = []string{features.ProfileHTTPResilience, features.ProfileFaultFidelity, features.ProfileConnectionTimeouts}
+
+// Scope returns the ShortNames of gatewitness's tests that count in one of
+// Profiles: a profile counts a test when it holds every feature the test
+// lists, as upstream's suite has it.
+func Scope() []string {
+	var out []string
+	for _, ct := range gctests.ConformanceTests {
+		for _, name := range Profiles {
+			p, ok := features.LookupProfile(name)
+			if ok && holdsAll(p, ct.Features) {
+				out = append(out, ct.ShortName)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func holdsAll(p features.Profile, fs []features.FeatureName) bool {
+	for _, f := range fs {
+		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
+			return false
+		}
+	}
+	return true
+}
 
 // Variant is one data plane in one configuration, with what it claims.
 type Variant struct {
@@ -40,6 +67,9 @@ type Variant struct {
 	Extra []features.FeatureName
 	// New builds the adapter.
 	New func(logr.Logger) (cluster.DataPlane, error)
+	// Tests, when set, are the only tests the variant runs (an over-claim
+	// runs those its claims reach); nil runs every test of Profiles.
+	Tests []string
 	// Expect are the verdicts expected, by test ShortName, where they
 	// differ from the data plane's honest table.
 	Expect []Row
@@ -142,21 +172,29 @@ var variants = []Variant{
 	{DataPlane: "haproxy", Name: "honest", New: newHAProxy(haproxy.Options{}),
 		About: "HAProxy 2.6 with option http-buffer-request and option http-no-delay, claiming what its configuration expresses"},
 	{DataPlane: "haproxy", Name: "no-http-buffer-request", New: newHAProxy(haproxy.Options{NoHTTPBufferRequest: true}),
-		About: "HAProxy as many run it, without option http-buffer-request: the first attempt starts once the headers are in",
+		About:  "HAProxy as many run it, without option http-buffer-request: the first attempt starts once the headers are in",
 		Expect: haproxyNoBuffer},
 	{DataPlane: "haproxy", Name: "over-claim", New: newHAProxy(haproxy.Options{}),
 		About: "the honest configuration claiming what HAProxy lacks: retry backoff, deadlines, a request timeout over the retries, half-open tunnels",
 		Extra: []features.FeatureName{features.SupportHTTPRouteRetryBackoff, features.SupportHTTPRouteTimeoutDeadlines,
 			features.SupportHTTPRouteRetryWithRequestTimeout, features.SupportConnectionClientFinHalfOpen},
-		Expect: haproxyOverClaim},
+		Expect: haproxyOverClaim, Tests: testsOf(haproxyOverClaim)},
 	{DataPlane: "nginx", Name: "honest", New: newNginx(nginx.Options{}),
 		About: "nginx 1.22 with proxy_http_version 1.1 upstream, claiming what its configuration expresses"},
 	{DataPlane: "nginx", Name: "http10-buffered", New: newNginx(nginx.Options{HTTP10Upstream: true}),
-		About: "nginx with its defaults upstream: proxy_http_version 1.0 and proxy_buffering on",
+		About:  "nginx with its defaults upstream: proxy_http_version 1.0 and proxy_buffering on",
 		Expect: nginxHTTP10},
 	{DataPlane: "nginx", Name: "over-claim", New: newNginx(nginx.Options{}),
 		About: "the honest configuration claiming what nginx lacks: retry backoff, deadlines, a request timeout over the retries, h2c backends",
 		Extra: []features.FeatureName{features.SupportHTTPRouteRetryBackoff, features.SupportHTTPRouteTimeoutDeadlines,
 			features.SupportHTTPRouteRetryWithRequestTimeout, gwfeatures.SupportHTTPRouteBackendProtocolH2C, features.SupportHTTPRouteRetryStreamReset},
-		Expect: nginxOverClaim},
+		Expect: nginxOverClaim, Tests: testsOf(nginxOverClaim)},
+}
+
+func testsOf(rows []Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Test
+	}
+	return out
 }
