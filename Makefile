@@ -29,7 +29,7 @@ test: vet
 ## (each variant, over-claims included) and fail on a verdict other than calibration/expected.go's;
 ## skips, naming the install command, when haproxy or nginx is not installed (docs/calibration.md)
 calibrate:
-	GATEWITNESS_CALIBRATION=1 $(GO) test -count=1 -timeout 10m -run '^TestCalibration$$' -v ./calibration/
+	GATEWITNESS_CALIBRATION=1 GATEWITNESS_CALIBRATION_MATRIX=$(CURDIR)/out/calibration $(GO) test -count=1 -timeout 10m -run '^TestCalibration$$' -v ./calibration/
 
 ## test-gwapi-v1.7: build and run gatewitness against Gateway API v1.7.0 in a module made outside
 ## go.mod (fetches the go1.27.3 toolchain for it; see hack/test-gwapi-v1.7.sh)

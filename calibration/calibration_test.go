@@ -1,10 +1,14 @@
 package calibration_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gatewitness/gatewitness/calibration"
@@ -17,6 +21,9 @@ func TestCalibrationHelper(t *testing.T) { calibration.Helper(t) }
 // envCalibrate, set to 1 by make calibrate, runs TestCalibration; make
 // test leaves it out (CI runs make calibrate as a step of its own).
 const envCalibrate = "GATEWITNESS_CALIBRATION"
+
+// envMatrix names a folder to write the matrix to, as matrix.json.
+const envMatrix = "GATEWITNESS_CALIBRATION_MATRIX"
 
 // EnvParallel sets how many variants run at once (default 3).
 const envParallel = "GATEWITNESS_CALIBRATION_PARALLEL"
@@ -42,30 +49,38 @@ func TestCalibration(t *testing.T) {
 	}
 	slots := make(chan struct{}, n)
 	only := os.Getenv(envOnly)
+	var mu sync.Mutex
+	measured := map[string]map[string]calibration.Verdict{}
+	if dir := os.Getenv(envMatrix); dir != "" {
+		t.Cleanup(func() { // after the parallel subtests
+			data, err := json.MarshalIndent(calibration.Matrix(measured), "", "  ")
+			if err == nil {
+				err = os.MkdirAll(dir, 0o755)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, "matrix.json"), append(data, '\n'), 0o644)
+			}
+			if err != nil {
+				t.Errorf("writing the calibration matrix: %v", err)
+				return
+			}
+			t.Logf("calibration matrix: %s (gatewitness publish --calibration shows it on the site)", filepath.Join(dir, "matrix.json"))
+		})
+	}
 	for _, v := range calibration.Variants() {
-		if only != "" && !slices.Contains(splitComma(only), v.Key()) {
+		if only != "" && !slices.Contains(strings.Split(only, ","), v.Key()) {
 			continue
 		}
 		t.Run(v.Key(), func(t *testing.T) {
 			t.Parallel()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			calibration.Check(t, "TestCalibrationHelper", v)
+			got := calibration.Check(t, "TestCalibrationHelper", v)
+			mu.Lock()
+			measured[v.Key()] = got
+			mu.Unlock()
 		})
 	}
-}
-
-func splitComma(s string) []string {
-	var out []string
-	for start := 0; start <= len(s); {
-		end := start
-		for end < len(s) && s[end] != ',' {
-			end++
-		}
-		out = append(out, s[start:end])
-		start = end + 1
-	}
-	return out
 }
 
 // TestTablesCoverTheProfiles: each data plane's honest table has a row for
@@ -119,4 +134,31 @@ func TestOverClaimsFail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDocMatrix: docs/calibration.md holds the matrix as the tables make
+// it (GATEWITNESS_UPDATE_DOCS=1 writes it again).
+func TestDocMatrix(t *testing.T) {
+	const path = "../docs/calibration.md"
+	const begin, end = "<!-- matrix: begin (written by go test ./calibration -run TestDocMatrix with GATEWITNESS_UPDATE_DOCS=1) -->\n", "<!-- matrix: end -->"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no matrix markers %q ... %q", path, begin, end)
+	}
+	want := doc[:i+len(begin)] + calibration.MarkdownMatrix() + doc[j:]
+	if want == doc {
+		return
+	}
+	if os.Getenv("GATEWITNESS_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s's matrix is not the tables' (calibration/expected.go): write it again with GATEWITNESS_UPDATE_DOCS=1 go test ./calibration -run TestDocMatrix", path)
 }
