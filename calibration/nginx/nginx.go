@@ -36,8 +36,12 @@ type Options struct {
 	HTTP10Upstream bool
 }
 
-// Flavor is nginx as a proxy.Flavor.
+// Flavor is nginx as a proxy.Flavor; the zero Flavor is the honest
+// configuration.
 type Flavor struct{ opts Options }
+
+// NewFlavor returns the Flavor of opts.
+func NewFlavor(opts Options) Flavor { return Flavor{opts} }
 
 // New returns an adapter driving nginx configured as opts says.
 func New(opts Options, log logr.Logger) (*proxy.Adapter, error) {

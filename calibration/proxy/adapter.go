@@ -154,6 +154,14 @@ func (a *Adapter) Apply(cfg *ir.Config) error {
 	return nil
 }
 
+// Generation is the number of configurations the proxy has been given:
+// it grows by one at each start or reload.
+func (a *Adapter) Generation() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gen
+}
+
 // Addr returns the socket serving the Gateway's port, once the proxy
 // serves it.
 func (a *Adapter) Addr(namespace, name string, port int32) (string, bool) {
