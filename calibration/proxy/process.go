@@ -34,8 +34,9 @@ func Start(bin string, args []string, dir string) (*Process, error) {
 	out := &tailBuffer{limit: outputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Stop ends the workers too, even if the
-	// master is gone.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// master is gone. A master whose parent dies without Stop (a child
+	// test binary killed at its time limit) is killed with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
