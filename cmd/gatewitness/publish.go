@@ -33,6 +33,9 @@ The site, written into SITE (other files there are left alone), has:
   series/<series>.html        every test's strip of the last nights, first
                               failed, last passed, flaky
   badges/<series>.json        a shields.io endpoint badge
+  calibration.html            with --calibration: each test's verdict on
+                              real HAProxy and nginx per variant, as their
+                              documentation expects it (docs/calibration.md)
 
 --alerts FILE writes the failed tests of the runs added (a JSON array: the
 series, the test, whether it broke tonight or was failing already, since
@@ -64,6 +67,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	nights := fs.Int("nights", site.DefaultNights, fmt.Sprintf("nights the history strips show, and runs per series that get pages (1 to %d)", site.MaxNights))
 	title := fs.String("title", site.DefaultTitle, "the site's title")
 	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatewitness's files are browsed, for the links to docs/semantics")
+	calibration := fs.String("calibration", "", "a calibration matrix (make calibrate writes out/calibration/matrix.json) to show as calibration.html")
 	alerts := fs.String("alerts", "", "write the failed tests of the runs added with --add (without --add: of each series' newest run) to this file, as JSON, for a nightly to alert on (an empty array when none failed)")
 	extra, code, done := parseFlags(fs, args, publishUsage, stdout, stderr)
 	if done {
@@ -91,6 +95,14 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL}
+	if *calibration != "" {
+		c, err := site.ReadCalibration(*calibration)
+		if err != nil {
+			fmt.Fprintf(stderr, "gatewitness publish: --calibration: %v\n", err)
+			return 1
+		}
+		opts.Calibration = c
+	}
 	if err := opts.Complete(); err != nil {
 		fmt.Fprintf(stderr, "gatewitness publish: --%v\n", err)
 		return 2

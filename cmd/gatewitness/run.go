@@ -57,6 +57,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gatewitness run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	build := runner.RegisterFlags(fs)
+	dataPlane := fs.String("data-plane", "reference", "in-process: what serves the Gateways behind the reference controller: reference, or haproxy or nginx "+
+		"(the real proxy on $PATH, claiming what its configuration expresses unless --supported-features says otherwise; docs/calibration.md)")
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
 	parallel := fs.Int("parallel", defaultParallel, "how many tests and subtests marked parallel may run at once (as go test -parallel); "+
 		"the default is sized to the suite, not to the cores, since its tests mostly wait on timers and the network")
@@ -94,9 +96,14 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 		return 2
 	}
+	in, err := inProcessTarget(*dataPlane, &opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
+		return 2
+	}
 	opts.Progress = stdout
 	opts.CommandLine = append([]string{"gatewitness", "run"}, args...)
-	return host(opts, *verbose, *parallel, stdout, stderr)
+	return host(opts, in, *verbose, *parallel, stdout, stderr)
 }
 
 // defaultParallel is --parallel's default. testing's own default is the
@@ -116,7 +123,7 @@ const maxParallel = 4096
 
 // host runs the suite as the one test of a test binary (see testdeps.go),
 // with its output captured for the reports, and prints a summary.
-func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Writer) int {
+func host(opts runner.Options, in runner.InProcess, verbose bool, parallel int, stdout, stderr io.Writer) int {
 	var forward io.Writer
 	if verbose {
 		forward = stdout
@@ -141,7 +148,7 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	var res *runner.Result
 	var runErr error
 	tests := []testing.InternalTest{{Name: "gatewitness", F: func(t *testing.T) {
-		res, runErr = runner.Run(t, opts)
+		res, runErr = runner.RunInProcess(t, opts, in)
 		if runErr != nil {
 			t.Error(runErr)
 		}
