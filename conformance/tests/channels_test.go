@@ -1,8 +1,11 @@
 package tests_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"go/ast"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
 	"github.com/gatewitness/gatewitness/cluster/crdneeds"
@@ -58,7 +63,7 @@ func manifestNeeds(t *testing.T, r features.Release) map[string][]crdneeds.Need 
 	out := map[string][]crdneeds.Need{}
 	for _, ct := range tests.ConformanceTests {
 		var docs [][]byte
-		for _, m := range ct.Manifests {
+		for _, m := range testManifests(t, ct) {
 			data, err := fs.ReadFile(tests.Manifests, m)
 			if err != nil {
 				t.Fatalf("%s: manifest %s: %v", ct.ShortName, m, err)
@@ -188,4 +193,81 @@ func gatedFeatures(t *testing.T) map[string]map[features.FeatureName]bool {
 // data (of any release).
 func isDeclared(name features.FeatureName) bool {
 	return slices.ContainsFunc(features.Declarations(), func(f features.Feature) bool { return f.Name == name })
+}
+
+// testManifests returns the manifests ct applies: its Manifests, and the
+// connection timeouts manifest when its file makes a connection timeouts
+// Gateway (newConnGateway applies a renamed copy of it).
+func testManifests(t *testing.T, ct suite.ConformanceTest) []string {
+	t.Helper()
+	out := slices.Clone(ct.Manifests)
+	if connFixtureTests(t)[ct.ShortName] {
+		out = append(out, tests.ConnManifest)
+	}
+	return out
+}
+
+// connFixtureTests returns the names of the tests declared in files that
+// call newConnGateway.
+func connFixtureTests(t *testing.T) map[string]bool {
+	t.Helper()
+	_, files := parsePackage(t)
+	out := map[string]bool{}
+	for _, f := range files {
+		calls := false
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "newConnGateway" {
+					calls = true
+				}
+			}
+			return true
+		})
+		if calls {
+			eachTestVariable(f.ast, func(name string, _ *ast.CompositeLit) { out[name] = true })
+		}
+	}
+	return out
+}
+
+// TestEveryTestHasItsOwnHostnames checks that every route of a gatewitness
+// test's manifests names hostnames, and that no two tests share one: on an
+// implementation that serves the listeners of all Gateways on a port from
+// one socket (a shared address), a route without hostnames, or with
+// another test's, would take that test's requests. The connection
+// timeout tests' copies get a hostname of their own (connFixture,
+// TestRenamedConnObjects).
+func TestEveryTestHasItsOwnHostnames(t *testing.T) {
+	owner := map[string]string{} // hostname -> test
+	for _, ct := range tests.ConformanceTests {
+		for _, m := range ct.Manifests {
+			data, err := fs.ReadFile(tests.Manifests, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+			for {
+				var u unstructured.Unstructured
+				if err := dec.Decode(&u.Object); err != nil {
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					t.Fatalf("%s: %v", m, err)
+				}
+				if !strings.HasSuffix(u.GetKind(), "Route") {
+					continue
+				}
+				hosts, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "hostnames")
+				if len(hosts) == 0 {
+					t.Errorf("%s: %s %s (test %s) names no hostnames: on a shared address it would answer other tests' requests; give it a hostname of the test's own", m, u.GetKind(), u.GetName(), ct.ShortName)
+				}
+				for _, h := range hosts {
+					if o, ok := owner[h]; ok && o != ct.ShortName {
+						t.Errorf("%s: %s %s (test %s) has the hostname %s of test %s: on a shared address one test would reach the other's backend; give each test its own", m, u.GetKind(), u.GetName(), ct.ShortName, h, o)
+					}
+					owner[h] = ct.ShortName
+				}
+			}
+		}
+	}
 }
