@@ -33,9 +33,9 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
-	"github.com/gatewitness/gatewitness/gateway/sharedport"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/sharedport"
 	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
