@@ -305,6 +305,10 @@ func runSuites(t *testing.T, opts *Options, co suite.ConformanceOptions, tgt *ta
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	var notes []string
+	if note, warn := skipLackingFields(co.Client, gc, co.TimeoutConfig.GetTimeout); note != "" || warn != "" {
+		notes = appendNonEmpty(notes, note)
+		opts.Warnings = appendNonEmpty(opts.Warnings, warn)
+	}
 	if namedProfiles {
 		if note := dropUncounted(sides, selected); note != "" {
 			notes = append(notes, note)
