@@ -35,6 +35,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/sharedport"
 	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
@@ -84,6 +85,11 @@ type Gateway struct {
 	// NoMesh runs the Pods as a cluster with no mesh would: the kubelet
 	// probes every Pod directly (pods.Options.NoMesh).
 	NoMesh bool
+	// SharedAddress makes the reference gateway one of the implementations
+	// with one entry point per port: every Gateway gets the address
+	// SharedGatewayAddress, and the listeners of all Gateways on a port are
+	// served by one socket (gateway/sharedport).
+	SharedAddress bool
 }
 
 // Options configure an embedded cluster.
@@ -109,6 +115,9 @@ type Cluster struct {
 	dp    DataPlane
 	pods  *pods.Runner
 	addrs *gatewayaddr.Pool
+	// shared: every Gateway has the address SharedGatewayAddress, and the
+	// data plane serves the merged Gateways of package sharedport.
+	shared bool
 
 	api        *apiServer
 	restConfig *rest.Config // never handed out: RestConfig returns copies
@@ -185,10 +194,13 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		return nil, fmt.Errorf("cluster: starting the data plane: %w", err)
 	}
 	apply := dp.Apply
-	if gw.WrapApply != nil {
-		apply = gw.WrapApply(dp.Apply, dpOpts.Logger)
+	if gw.SharedAddress {
+		apply = sharedport.Apply(dp.Apply)
 	}
-	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(), api: api, restConfig: restConfig, clientset: cs}
+	if gw.WrapApply != nil {
+		apply = gw.WrapApply(apply, dpOpts.Logger)
+	}
+	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(gw.SharedAddress), shared: gw.SharedAddress, api: api, restConfig: restConfig, clientset: cs}
 
 	ctl, err := controller.New(controller.Options{
 		Client:            s,

@@ -282,6 +282,8 @@ func skipReason(p plannedTest, selected []string, testLog func(string) string) (
 		return "not selected: --run-test names " + strings.Join(selected, ", "), nil
 	case p.outsideProfiles:
 		return "not run: it counts in none of the profiles named", nil
+	case len(p.lacks) > 0:
+		return lacksReason(p.lacks), nil
 	case !p.runs && len(p.unclaimed) == 0:
 		return "skipped by --skip-tests", nil
 	case !p.runs:
@@ -414,6 +416,9 @@ func testsLine(sides []*side) string {
 				notNamed++
 			case p.outsideProfiles:
 				why = "their features are not claimed, they count in none of the profiles named, or --skip-tests names them"
+				named++
+			case len(p.lacks) > 0:
+				why = "their features are not claimed, the cluster's CRDs lack what their manifests need (see the note), or --skip-tests names them"
 				named++
 			default:
 				named++

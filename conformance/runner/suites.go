@@ -136,6 +136,17 @@ func (p *runPlan) planTests(opts *Options) error {
 	if err := selectedUnclaimed(p.sides, p.selected); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
+	// Gatewitness's tests whose manifests need what the cluster's CRDs
+	// lack are skipped, naming the field (cluster/crdneeds).
+	for _, s := range p.sides {
+		if s.source != reports.Gatewitness {
+			continue
+		}
+		if note, warn := skipLackingFields(p.co.Client, s, p.co.TimeoutConfig.GetTimeout); note != "" || warn != "" {
+			p.notes = appendNonEmpty(p.notes, note)
+			opts.Warnings = appendNonEmpty(opts.Warnings, warn)
+		}
+	}
 	// Profiles the user named, not the in-process defaults: the run is
 	// about them, and leaves out what counts in none (dropUncounted).
 	if p.explicitProfiles && !opts.defaultProfiles {
