@@ -240,8 +240,8 @@ func readState(ctx context.Context, c client.Client, r objectRef) ([]reports.Obj
 			out = append(out, endpointSliceState(&s, r.via))
 		}
 		if len(out) == 0 {
-			o.Kind, o.Service, o.Name = "EndpointSlice", r.name, ""
-			o.Error = "no EndpointSlice of the Service " + r.name
+			o.Service = r.name
+			o.Error = "no EndpointSlice: the Service has no endpoints"
 			return []reports.ObjectState{o}, nil
 		}
 		return out, nil
