@@ -599,9 +599,12 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 				defer func() { s.Client = base }()
 			}
 			rec.start(orig.ShortName)
-			// A failed test's state is read when the test function
-			// returns, before its clean-ups delete what it applied.
-			defer func() {
+			// A failed test's state is read when the test and its
+			// subtests are over (parallel subtests end after the test
+			// function returns), before its clean-ups delete what it
+			// applied: a clean-up registered last, from a defer (which
+			// runs on t.FailNow too), runs first.
+			defer t.Cleanup(func() {
 				if !t.Failed() {
 					return
 				}
@@ -610,7 +613,7 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 					tlog.Logf(t, "%v", err)
 				}
 				rec.setState(orig.ShortName, state)
-			}()
+			})
 			// A configuration step until the test opens its timing
 			// windows (tests.SetWindowSchedule), and again for the
 			// clean-up, which runs after t.Cleanup(EndWindows).

@@ -223,6 +223,15 @@ func runFailingSuite(t *testing.T, dir string) {
 		{ShortName: "SerialPasses", Description: "passes", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			create(t, s, "passes.example.com")
 		}},
+		// It fails in a parallel subtest, which ends after the test
+		// function returns: the state is read when the subtests are over.
+		{ShortName: "SubtestFails", Description: "fails late", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+			create(t, s, "subtest.example.com")
+			t.Run("late", func(t *testing.T) {
+				t.Parallel()
+				t.Error("the subtest fails after its parent returned")
+			})
+		}},
 		{ShortName: "ParallelFails", Description: "fails", Features: core, Parallel: true, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			create(t, s, "parallel.example.com")
 			t.Error("the parallel test fails")
@@ -247,6 +256,10 @@ func checkOwnState(t *testing.T, run *reports.Run) {
 			if tr.Result != reports.Fail || strings.Join(got, ",") != "CustomResourceDefinition fails.example.com" {
 				t.Errorf("SerialFails: %s with state %q; want fail with the object it created alone", tr.Result, got)
 			}
+		case "SubtestFails":
+			if tr.Result != reports.Fail || strings.Join(got, ",") != "CustomResourceDefinition subtest.example.com" {
+				t.Errorf("SubtestFails: %s with state %q; want fail with the object it created", tr.Result, got)
+			}
 		case "SerialPasses":
 			if len(got) != 0 {
 				t.Errorf("a passing test has state %q", got)
@@ -263,8 +276,8 @@ func checkOwnState(t *testing.T, run *reports.Run) {
 		}
 		seen++
 	}
-	if seen != 3 {
-		t.Errorf("run.json holds %d of the three tests: %+v", seen, run.Tests)
+	if seen != 4 {
+		t.Errorf("run.json holds %d of the four tests: %+v", seen, run.Tests)
 	}
 }
 
