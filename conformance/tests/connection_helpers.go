@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/conntimeouts"
 )
 
@@ -172,7 +173,7 @@ const (
 type connTarget struct {
 	name string // the Gateway's name (and its route's, and its backend's)
 	addr string // the HTTP listener, host:port
-	c    *routeClient
+	c    *testclient.Route
 	dial DialFunc
 }
 

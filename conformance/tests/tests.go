@@ -24,8 +24,11 @@
 //     text requires it: a stricter reading is a finer feature the test
 //     checks only when s.SupportedFeatures has it. Timing windows derive
 //     their durations from TimingTolerance, and say beside each bound why
-//     an earlier (or later) event fails. Helpers shared by tests (a route
-//     client, attachRoutesQuietly, expectRetriedOnFreshConnection) are in
+//     an earlier (or later) event fails. How a test talks to the
+//     echo-backend (a route client that takes t per call, request ids,
+//     ledger reads, admin switches, and Poll, the one way to wait) is
+//     package internal/testclient; helpers shared by tests
+//     (attachRoutesQuietly, expectRetriedOnFreshConnection) are in
 //     httproute_helpers.go and beside the tests that first needed them.
 //     (TestConformanceTestsAreWellFormed, TestTestFilesFollowTheRecipe)
 //  2. gatewitness/<stem>.yaml (or <stem>-<more>.yaml): the routes, backends

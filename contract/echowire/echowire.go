@@ -33,6 +33,32 @@ const AttemptTrailer = "x-gatewitness-attempt"
 // forgets it. The gRPC Admin service reads the same ledger.
 const LedgerPath = "/_gatewitness/ledger/"
 
+// The HTTP admin endpoints, under the same prefix as the ledger. Each POST
+// sets one switch from its query parameters and answers the switches as
+// they are after it (the JSON of GET AdminStatePath).
+const (
+	// AdminHealthPath sets the status /health answers with:
+	// AdminStatusQuery=NNN (200 to 599).
+	AdminHealthPath = "/_gatewitness/admin/health"
+	// AdminGRPCHealthPath sets a gRPC service's serving status:
+	// AdminServiceQuery=name (empty: the server as a whole) and
+	// AdminStatusQuery=SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN.
+	AdminGRPCHealthPath = "/_gatewitness/admin/grpc-health"
+	// AdminTCPPath opens or closes the TCP echo listener:
+	// AdminOpenQuery=true or false.
+	AdminTCPPath = "/_gatewitness/admin/tcp"
+	// AdminStatePath answers the switches (GET).
+	AdminStatePath = "/_gatewitness/admin/state"
+
+	AdminStatusQuery  = "status"
+	AdminServiceQuery = "service"
+	AdminOpenQuery    = "open"
+)
+
+// EchoSetHeader is echo-basic's request header that makes the backend add
+// the headers it lists ("Name:value,...") to its answer.
+const EchoSetHeader = "X-Echo-Set-Header"
+
 // WebSocket control modes. A WebSocket upgrade of /ws with the query
 // parameter WSModeQuery set to one of them is answered by the backend itself
 // (not echoed), so that it holds the TCP connection, and is recorded in the

@@ -41,19 +41,19 @@ func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, ledgerPrefix):
 		h.serveLedger(w, r, strings.TrimPrefix(p, ledgerPrefix))
-	case p == "/_gatewitness/admin/health":
+	case p == echowire.AdminHealthPath:
 		if allow(w, r, http.MethodPost) {
 			h.setHealth(w, r)
 		}
-	case p == "/_gatewitness/admin/grpc-health":
+	case p == echowire.AdminGRPCHealthPath:
 		if allow(w, r, http.MethodPost) {
 			h.setGRPCHealth(w, r)
 		}
-	case p == "/_gatewitness/admin/tcp":
+	case p == echowire.AdminTCPPath:
 		if allow(w, r, http.MethodPost) {
 			h.setTCP(w, r)
 		}
-	case p == "/_gatewitness/admin/state":
+	case p == echowire.AdminStatePath:
 		if allow(w, r, http.MethodGet, http.MethodHead) {
 			writeJSON(w, http.StatusOK, h.state(r))
 		}
@@ -98,7 +98,7 @@ func (h *handler) serveLedger(w http.ResponseWriter, r *http.Request, id string)
 }
 
 func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query().Get("status")
+	v := r.URL.Query().Get(echowire.AdminStatusQuery)
 	code, err := strconv.Atoi(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: an HTTP status code from 100 to 599", v))
@@ -113,13 +113,13 @@ func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := q.Get("status")
+	v := q.Get(echowire.AdminStatusQuery)
 	st, ok := healthpb.HealthCheckResponse_ServingStatus_value[strings.ToUpper(v)]
 	if !ok {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN", v))
 		return
 	}
-	if err := h.opts.Controls.SetGRPCHealth(q.Get("service"), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
+	if err := h.opts.Controls.SetGRPCHealth(q.Get(echowire.AdminServiceQuery), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
 		writeError(w, http.StatusBadRequest, "query parameters service and status: "+err.Error())
 		return
 	}
@@ -127,7 +127,7 @@ func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query().Get("open")
+	v := r.URL.Query().Get(echowire.AdminOpenQuery)
 	open, err := strconv.ParseBool(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter open=%q: accepted: true or false", v))
@@ -150,7 +150,7 @@ func (h *handler) state(r *http.Request) State {
 	c := h.opts.Controls
 	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: c.GRPCServices()}
 	s.TCP.Open, s.TCP.Present = c.TCPOpen()
-	for _, name := range r.URL.Query()["service"] {
+	for _, name := range r.URL.Query()[echowire.AdminServiceQuery] {
 		if _, ok := s.GRPCHealth[name]; !ok {
 			s.GRPCHealth[name] = c.GRPCStatus(name)
 		}
