@@ -50,17 +50,20 @@
 //  5. Its breakage, in breakages_test.go: a reference gateway broken the
 //     way a real data plane goes wrong, which the test fails while every
 //     other test of the same profiles passes, at the smallest and the
-//     largest accepted timing tolerance. One declaration says it all: a
-//     Name, what real data plane it Models, the Gateway (a change to the
-//     snapshot the data plane is handed, runnertest.ReferenceGateway's
+//     largest accepted timing tolerance. A breakage declares its scope
+//     once: a Name, what real data plane it Models, the Gateway (a change
+//     to the snapshot the data plane is handed, runnertest.ReferenceGateway's
 //     MutateConfig, for a field the data plane ignores; else the hook
-//     points it sets, dataplanetest.Hooks or probeproxytest.Hooks, where a
-//     new hook point is a field of the internal breakage.Set beside the
-//     branch of the data plane that reads it), its Profiles, and its Fails.
-//     Each existing breakage whose Profiles the new test counts in names
-//     it too: in Fails, or in Unaffected with why it passes.
-//     (TestEveryBreakageAccountsForItsScope, fast; then
-//     TestEveryGatewitnessTestHasABreakage runs them.)
+//     points it sets, dataplanetest.Hooks or probeproxytest.Hooks), its
+//     Profiles, the features it Breaks (every test of its profiles that
+//     needs one must fail), the further tests it Fails or Skips by name,
+//     and Passes, one reason why the other tests of its profiles pass. A
+//     new test of existing features therefore costs the table nothing
+//     when a breakage already breaks one of its features or none must
+//     fail it, and one name in one breakage's Fails otherwise.
+//     (TestEveryBreakageAccountsForItsScope, fast, says which breakage
+//     and what to write; then TestEveryGatewitnessTestHasABreakage runs
+//     them.)
 //  6. Its semantics doc: the prose in docs/semantics/<area>.md; the tables
 //     of tests and breakages there are generated from the registries
 //     (go generate ./conformance/tests). (TestSemanticsDocTables)
