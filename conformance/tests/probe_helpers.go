@@ -195,7 +195,7 @@ func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, 
 	c := newRouteClient(t, s, gwAddr, host)
 	return probeTarget{
 		app:       app,
-		setHealth: func(up bool) error { return c.Admin(admin(up)) },
+		setHealth: func(up bool) error { _, err := c.Admin(admin(up)); return err },
 		served: func(pod string) (bool, string) {
 			x := c.Do(t, testclient.Request{Path: "/", Limit: 5 * time.Second})
 			if x.Err != nil || x.Status != http.StatusOK {

@@ -68,6 +68,14 @@
 //     of tests and breakages there are generated from the registries
 //     (go generate ./conformance/tests). (TestSemanticsDocTables)
 //
+// A test that needs the backend to behave in a new way at run time (a
+// mode, such as refusing its next connection) adds it to the echo-backend
+// first, as echo-backend/README.md §9 says: control, contract/echowire, the
+// admin route in echo-backend/httpecho/admin.go, and the README's table and
+// example, which TestREADMEAdminTableIsWhatTheBackendServes and
+// TestREADMEAdminExamplesAreWhatTheBackendAnswers check; the test then
+// switches it with testclient.Route.Admin.
+//
 // Tests record what they saw with observe.Record, so reports show
 // behaviour as well as verdicts.
 package tests

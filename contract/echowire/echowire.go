@@ -47,13 +47,43 @@ const (
 	// AdminTCPPath opens or closes the TCP echo listener:
 	// AdminOpenQuery=true or false.
 	AdminTCPPath = "/_gatewitness/admin/tcp"
+	// AdminRefusePath makes the HTTP listeners refuse (reset as they
+	// accept) the next AdminConnectionsQuery=N connections (0 stops). Its
+	// answer closes its connection, so a proxy's next request to the
+	// backend opens a new one.
+	AdminRefusePath = "/_gatewitness/admin/refuse"
 	// AdminStatePath answers the switches (GET).
 	AdminStatePath = "/_gatewitness/admin/state"
 
-	AdminStatusQuery  = "status"
-	AdminServiceQuery = "service"
-	AdminOpenQuery    = "open"
+	AdminStatusQuery      = "status"
+	AdminServiceQuery     = "service"
+	AdminOpenQuery        = "open"
+	AdminConnectionsQuery = "connections"
 )
+
+// AdminState is the JSON answer of GET AdminStatePath and of every admin
+// POST: the switches as they are after it.
+type AdminState struct {
+	HTTPHealth int `json:"httpHealth"`
+	// GRPCHealth maps service names to their serving status: the server as
+	// a whole (""), every service whose status was set, and each service
+	// named by a service= query parameter (SERVICE_UNKNOWN if never set).
+	GRPCHealth map[string]string `json:"grpcHealth"`
+	TCP        AdminTCPState     `json:"tcp"`
+	Refuse     AdminRefuseState  `json:"refuse"`
+}
+
+// AdminTCPState is the TCP echo listener's switch.
+type AdminTCPState struct {
+	Present bool `json:"present"` // a TCP listener runs in this process
+	Open    bool `json:"open"`
+}
+
+// AdminRefuseState is the refusal of the HTTP listeners' connections.
+type AdminRefuseState struct {
+	Pending int    `json:"pending"` // connections still to be refused
+	Refused uint64 `json:"refused"` // connections refused since the process started
+}
 
 // EchoSetHeader is echo-basic's request header that makes the backend add
 // the headers it lists ("Name:value,...") to its answer.

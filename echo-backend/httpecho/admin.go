@@ -19,21 +19,11 @@ const (
 )
 
 // State is the answer of GET /_gatewitness/admin/state and of every admin
-// POST: the switches as they are after it.
-type State struct {
-	HTTPHealth int `json:"httpHealth"`
-	// GRPCHealth maps service names to their serving status: the server as
-	// a whole (""), every service whose status was set, and each service
-	// named by a service= query parameter (SERVICE_UNKNOWN if never set).
-	GRPCHealth map[string]string `json:"grpcHealth"`
-	TCP        TCPState          `json:"tcp"`
-}
+// POST: the switches as they are after it (the wire contract's type).
+type State = echowire.AdminState
 
 // TCPState is the TCP echo listener's switch.
-type TCPState struct {
-	Present bool `json:"present"` // a TCP listener runs in this process
-	Open    bool `json:"open"`
-}
+type TCPState = echowire.AdminTCPState
 
 // serveGatewitness routes /_gatewitness/.
 func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
@@ -53,13 +43,17 @@ func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodPost) {
 			h.setTCP(w, r)
 		}
+	case p == echowire.AdminRefusePath:
+		if allow(w, r, http.MethodPost) {
+			h.setRefuse(w, r)
+		}
 	case p == echowire.AdminStatePath:
 		if allow(w, r, http.MethodGet, http.MethodHead) {
 			writeJSON(w, http.StatusOK, h.state(r))
 		}
 	default:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("path %q: accepted: /_gatewitness/ledger/{id}, "+
-			"/_gatewitness/admin/health, /_gatewitness/admin/grpc-health, /_gatewitness/admin/tcp or /_gatewitness/admin/state", p))
+			"/_gatewitness/admin/health, /_gatewitness/admin/grpc-health, /_gatewitness/admin/tcp, /_gatewitness/admin/refuse or /_gatewitness/admin/state", p))
 	}
 }
 
@@ -144,12 +138,30 @@ func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.state(r))
 }
 
+func (h *handler) setRefuse(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query().Get(echowire.AdminConnectionsQuery)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter connections=%q: accepted: a count from 0 to %d", v, control.MaxRefusals))
+		return
+	}
+	if err := h.opts.Controls.RefuseConnections(n); err != nil {
+		writeError(w, http.StatusBadRequest, "query parameter connections: "+err.Error())
+		return
+	}
+	// A proxy must not send its next request on this connection: the
+	// refusal is of the next connection it opens.
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusOK, h.state(r))
+}
+
 // state reads the switches; the gRPC services reported are those the
 // controls know and those named by r's service= parameters.
 func (h *handler) state(r *http.Request) State {
 	c := h.opts.Controls
 	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: c.GRPCServices()}
 	s.TCP.Open, s.TCP.Present = c.TCPOpen()
+	s.Refuse.Pending, s.Refuse.Refused = c.Refusals()
 	for _, name := range r.URL.Query()[echowire.AdminServiceQuery] {
 		if _, ok := s.GRPCHealth[name]; !ok {
 			s.GRPCHealth[name] = c.GRPCStatus(name)

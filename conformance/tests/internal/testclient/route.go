@@ -213,26 +213,31 @@ func (c *Route) SettledLedger(t testing.TB, id string, within time.Duration) ech
 }
 
 // Admin POSTs to one of the backend's admin paths (echowire.AdminHealthPath,
-// ...) with query through the Gateway, and wants 200.
-func (c *Route) Admin(path string, query url.Values) error {
+// ...) with query through the Gateway, wants 200, and returns the switches
+// as the backend answers them after the change.
+func (c *Route) Admin(path string, query url.Values) (echowire.AdminState, error) {
+	var st echowire.AdminState
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	u := url.URL{Scheme: "http", Host: c.addr, Path: path, RawQuery: query.Encode()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", u.RequestURI(), err)
+		return st, fmt.Errorf("POST %s: %w", u.RequestURI(), err)
 	}
 	req.Host = c.host
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", u.RequestURI(), err)
+		return st, fmt.Errorf("POST %s: %w", u.RequestURI(), err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAdminBody))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: status %d: %s", u.RequestURI(), resp.StatusCode, body)
+		return st, fmt.Errorf("POST %s: status %d: %s", u.RequestURI(), resp.StatusCode, body)
 	}
-	return nil
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, fmt.Errorf("POST %s: the answer is not the backend's state: %w: %.200s", u.RequestURI(), err, body)
+	}
+	return st, nil
 }
 
 // gappedBody is a request body sent in parts, each gap after the one
