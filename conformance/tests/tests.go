@@ -112,6 +112,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	HTTPRouteRetryBackoffGaps,
 	HTTPRouteRetryBackendTimeoutCancels,
 	HTTPRouteRetryConnectionErrors,
+	HTTPRouteRetryRefusedOnce,
 	HTTPRouteRetryStreamReset,
 	HTTPRouteRetryRequestTimeoutBudget,
 	HTTPRouteRetryBodyReplay,
