@@ -6,7 +6,9 @@
 #
 # v1.6.3 is go.mod's release: its CRDs come from the module cache (the
 # embedded ones are the experimental channel's). v1.7.0 is built in a
-# module of its own by hack/test-gwapi-v1.7.sh (with go1.27.3).
+# module of its own by hack/test-gwapi-v1.7.sh (with go1.27.3). Both stamp
+# the checkout's version (hack/version.sh) into gatewitness: it is the
+# version the reports give the reference gateway.
 #
 # Failing tests do not fail it (the site and the alerts show them); a run
 # that writes no run record does.
@@ -34,7 +36,8 @@ v1.7.0)
 	crd_dir="$(mktemp -d)"
 	trap 'rm -rf "$crd_dir"' EXIT
 	hack/crds-of-release.sh "$channel" "$crd_dir"
-	GATEWITNESS_CRD_DIR="$crd_dir" go run -buildvcs=true ./cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
+	GATEWITNESS_CRD_DIR="$crd_dir" go run -ldflags "-X github.com/gatewitness/gatewitness/internal/version.stamped=$(hack/version.sh)" \
+		./cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 	;;
 *)
 	echo "nightly-gwapi: Gateway API $version; want v1.7.0 or go.mod's release" >&2

@@ -102,7 +102,11 @@ say "the consumer after go mod tidy: $(grep '^go ' go.mod); its test binary link
 say "2. the in-process suite with $version's tests and CRDs ($channel)"
 GOFLAGS=-mod=mod "$root/hack/crds-of-release.sh" "$channel" "$crd_dir"
 rc=0
-GATEWITNESS_CRD_DIR="$crd_dir" go run -mod=mod github.com/gatewitness/gatewitness/cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
+# The module replaces gatewitness with this checkout, which names no
+# version (v0.0.0-unknown in the reports): stamp the checkout's.
+stamp="$("$root/hack/version.sh" "$root")"
+GATEWITNESS_CRD_DIR="$crd_dir" go run -mod=mod -ldflags "-X github.com/gatewitness/gatewitness/internal/version.stamped=$stamp" \
+	github.com/gatewitness/gatewitness/cmd/gatewitness run --in-process --report-dir "$report_dir" || rc=$?
 say "upstream profiles on $version:"
 go run -mod=mod github.com/gatewitness/gatewitness/hack/gwapi-profiles "$report_dir"
 exit "$rc"

@@ -219,9 +219,11 @@ type TestResult struct {
 	// (observe.Dropped).
 	DroppedObservations int `json:"droppedObservations,omitempty"`
 	// State is what the cluster held when the test failed, before its
-	// resources were cleaned up: the conditions of the Gateways and
-	// routes and the endpoints of the Services in the suite's namespaces
-	// (at most MaxStateObjects). Empty unless the test failed.
+	// resources were cleaned up: the objects the test applied (from its
+	// manifests, and what it created through its client), each with its
+	// status conditions, and the Gateways its routes attach to and the
+	// endpoints of the Services they send to (at most MaxStateObjects).
+	// Empty unless the test failed.
 	State []ObjectState `json:"state,omitempty"`
 }
 
@@ -230,11 +232,18 @@ const MaxStateObjects = 100
 
 // ObjectState is one object's state, as a failed test left it.
 type ObjectState struct {
-	// Kind, Namespace and Name name the object (Gateway, HTTPRoute,
-	// GRPCRoute, EndpointSlice).
+	// Kind, Namespace and Name name the object: any kind the test
+	// applied (Gateway, HTTPRoute, TLSRoute, BackendTLSPolicy, ...), or an
+	// EndpointSlice of a Service.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	// Via is empty for an object the test applied, else how one it
+	// applied refers to this one ("parent of HTTPRoute ns/name",
+	// "backend of ...").
+	Via string `json:"via,omitempty"`
+	// Error says why the object has no state: not found, or not readable.
+	Error string `json:"error,omitempty"`
 	// Generation is the object's metadata.generation.
 	Generation int64 `json:"generation,omitempty"`
 	// Conditions are its status conditions: a Gateway's own and its
@@ -245,6 +254,35 @@ type ObjectState struct {
 	// Endpoints its endpoints ("10.0.0.7:3000 ready").
 	Service   string   `json:"service,omitempty"`
 	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// negativePolarity are the condition types whose healthy value is False:
+// Gateway API's listener Conflicted, OverlappingTLSConfig and Detached,
+// a route's PartiallyInvalid, a Gateway's InsecureFrontendValidationMode,
+// and Kubernetes' usual abnormal-true ones.
+var negativePolarity = map[string]bool{
+	"Conflicted": true, "OverlappingTLSConfig": true, "Detached": true, "PartiallyInvalid": true,
+	"InsecureFrontendValidationMode": true, "Degraded": true, "Failed": true, "Stalled": true,
+	"ReplicaFailure": true, "DisruptionTarget": true,
+}
+
+// Health says whether a condition reads as healthy, by its type's
+// polarity: "healthy", "unhealthy", or "unknown" (status Unknown, or not
+// True or False).
+func (c StateCondition) Health() string {
+	var good bool
+	switch c.Status {
+	case "True":
+		good = !negativePolarity[c.Type]
+	case "False":
+		good = negativePolarity[c.Type]
+	default:
+		return "unknown"
+	}
+	if good {
+		return "healthy"
+	}
+	return "unhealthy"
 }
 
 // StateCondition is a status condition of an ObjectState.

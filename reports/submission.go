@@ -118,7 +118,7 @@ func writeReproduce(b *strings.Builder, run *Run) {
 	case strings.TrimSpace(run.InstallSteps) != "":
 		b.WriteString(strings.TrimSpace(run.InstallSteps) + "\n\n")
 	default:
-		fmt.Fprintf(b, "**To do before submitting:** say how %s %s was installed and configured", text(orUnknown(impl.Project)), text(orUnknown(impl.Version)))
+		fmt.Fprintf(b, readmePlaceholder+" say how %s %s was installed and configured", text(orUnknown(impl.Project)), text(orUnknown(impl.Version)))
 		if report.Mode != "" && report.Mode != "default" {
 			fmt.Fprintf(b, " in the mode %s", text(report.Mode))
 		}

@@ -2,9 +2,11 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/yaml"
 
@@ -85,20 +88,35 @@ const (
 	ruleRelease   = `README rule "Reports rules" (gatewayAPIVersion)`
 )
 
+// VerifyOptions say how reports are verified.
+type VerifyOptions struct {
+	// Names are the names reports are checked against.
+	Names Names
+	// CheckLinks fetches each README's links to the web, as upstream's
+	// CI does (a dead one is an error); without it they are named in a
+	// warning, as not checked.
+	CheckLinks bool
+	// Client fetches the links; nil means a client with LinkTimeout.
+	Client *http.Client
+}
+
 // VerifySubmission checks the ConformanceReport YAML at path, in its
 // folder of upstream's conformance/reports layout
-// (<major.minor>/<implementation>/), and returns what it finds.
+// (<major.minor>/<implementation>/), and the README.md beside it, and
+// returns what it finds. VerifyPaths checks folders as upstream's script
+// walks them (every *.yaml of an implementation folder).
 //
-// Errors are what upstream's hack/verify-reports.sh enforces, and names
-// of gatewitness's in a report for upstream:
+// Errors are what upstream's hack/verify-reports.sh enforces, as it
+// judges it, and names of gatewitness's in a report for upstream:
 //
-//   - the report's gatewayAPIVersion has the major.minor of its version
-//     folder (v1.6/ holds v1.6.0 to v1.6.x);
+//   - gatewayAPIVersion has the major.minor of its version folder, compared
+//     as the script compares them (as text: "1.6.3" is not of v1.6/);
 //   - gatewayAPIChannel is standard or experimental;
-//   - mode is set;
-//   - the implementation's folder has a README.md whose links to files
-//     resolve (upstream runs markdown-link-check; links to the web are
-//     not checked here, no network being assumed);
+//   - mode is not the empty string (the script reads the field with yq,
+//     which prints "null" for a missing mode: that passes, with a warning);
+//   - the implementation's folder has a README.md whose links resolve, as
+//     markdown-link-check has them: files, the README's own headings,
+//     mail addresses, and, with CheckLinks, links to the web;
 //   - no profile, feature or test name is gatewitness's (unless the
 //     report's release has it too).
 //
@@ -107,22 +125,88 @@ const (
 // version folder named major.minor, the file name
 // <channel>-<version>-<mode>-report.yaml, a README row per report that
 // matches it and links [<version> report](./file), a Reproduce section,
-// the implementation fields, success or partial results, the report as
-// the suite wrote it, and names of the report's own Gateway API release.
-func VerifySubmission(path string, names Names) ([]Finding, error) {
+// the implementation fields, success or partial results that agree with
+// their statistics, the report as the suite wrote it, and names of the
+// report's own Gateway API release.
+func VerifySubmission(path string, opts VerifyOptions) ([]Finding, error) {
 	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
+	dir := filepath.Dir(path)
+	readme, findings := loadReadme(dir, opts)
+	return append(findings, verifyReport(path, data, versionFolderOf(path), readme, opts.Names)...), nil
+}
+
+// versionFolderOf is the name of the version folder a report is in: its
+// folder's folder.
+func versionFolderOf(path string) string {
+	abs, _ := filepath.Abs(path)
+	return filepath.Base(filepath.Dir(filepath.Dir(abs)))
+}
+
+// loadReadme reads and checks the links of the README.md in dir; it
+// returns nil and an error finding when there is none.
+func loadReadme(dir string, opts VerifyOptions) ([]byte, []Finding) {
+	path := filepath.Join(dir, SubmissionReadmeName)
+	data, err := readBounded(path)
+	if err != nil {
+		return nil, []Finding{{Error, "README", fmt.Sprintf("%v; upstream's verify-reports.sh wants a README.md in every implementation folder", pathErr(err))}}
+	}
+	findings := checkReadmeLinks(path, data, opts.CheckLinks, opts.Client)
+	if bytes.Contains(data, []byte(readmePlaceholder)) {
+		findings = append(findings, Finding{Warning, ruleReproduce, "README.md still says " + readmePlaceholder + " (how the implementation was installed is not written); give the steps with gatewitness run --install-steps FILE, or write them in its place"})
+	}
+	return data, findings
+}
+
+// readmePlaceholder is what WriteSubmissionReadme writes where the
+// installation steps go when the run was given none.
+const readmePlaceholder = "**To do before submitting:**"
+
+// verifyReport checks one *.yaml of an implementation folder whose
+// README is readme (nil when it has none), in the version folder named
+// versionDir.
+func verifyReport(path string, data []byte, versionDir string, readme []byte, names Names) []Finding {
 	var findings []Finding
 	add := func(sev Severity, rule, format string, args ...any) {
 		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
 	}
+	base := filepath.Base(path)
+
+	// What upstream's script checks, read as yq reads the fields.
+	fields, yqErr := yqFields(data, "gatewayAPIVersion", "gatewayAPIChannel", "mode")
+	gav, channel, mode := fields[0], fields[1], fields[2]
+	if yqErr != nil {
+		add(Error, "format", "not YAML that yq reads: %v (upstream's script then finds no gatewayAPIVersion, channel or mode)", yqErr)
+	}
+	where := versionDir + "/" + filepath.Base(filepath.Dir(path)) + "/"
+	if scriptMajorMinor(gav) != scriptMajorMinor(versionDir) {
+		add(Error, "version folder", "the report is in %s; its gatewayAPIVersion %s does not have the folder's major.minor %s (upstream's verify-reports.sh compares them as text, v included)", where, gav, scriptMajorMinor(versionDir))
+	} else if majorMinor(gav) == "" {
+		add(Warning, ruleAsCreated, "gatewayAPIVersion %q is not a semantic version as the suite writes it, e.g. v1.6.3", gav)
+	} else if versionDir != majorMinor(gav) {
+		add(Warning, ruleStructure, "the version folder is %s; upstream's folders are named major.minor: %s/", versionDir, majorMinor(gav))
+	}
+	channelOK := channel == "standard" || channel == "experimental"
+	if !channelOK {
+		add(Error, "channel", "gatewayAPIChannel is %q; want standard or experimental", channel)
+	}
+	switch {
+	case mode == "" && yqErr == nil:
+		add(Error, "mode", "mode is empty; want default, or the name of the setup the README's Reproduce section describes")
+	case mode == "null":
+		add(Warning, ruleAsCreated, "mode is not set (upstream's script passes it); the suite writes default when no mode is given")
+	}
+	if yqErr != nil || strings.Contains(gav+channel, "\n") {
+		return findings
+	}
+
 	var r confv1.ConformanceReport
 	if err := yaml.UnmarshalStrict(data, &r); err != nil {
 		if err := yaml.Unmarshal(data, &r); err != nil {
-			add(Error, "format", "not a ConformanceReport: %v", err)
-			return findings, nil
+			add(Warning, ruleAsCreated, "not a ConformanceReport: %v", err)
+			return findings
 		}
 		add(Warning, ruleAsCreated, "not a ConformanceReport as upstream's suite writes it: %v", err)
 	}
@@ -132,32 +216,9 @@ func VerifySubmission(path string, names Names) ([]Finding, error) {
 	if _, err := time.Parse(time.RFC3339, r.Date); err != nil {
 		add(Warning, ruleAsCreated, "date %q is not an RFC 3339 time, as the suite writes it", r.Date)
 	}
-
-	// What upstream's script checks.
-	abs, _ := filepath.Abs(path)
-	implDir := filepath.Dir(abs)
-	versionDir := filepath.Base(filepath.Dir(implDir))
-	where := versionDir + "/" + filepath.Base(implDir) + "/"
-	want := majorMinor(r.GatewayAPIVersion)
-	switch {
-	case want == "":
-		add(Error, "version folder", "gatewayAPIVersion is %q; want the semantic version of the Gateway API the tests ran with, e.g. v1.6.3", r.GatewayAPIVersion)
-	case majorMinor(versionDir) != want:
-		add(Error, "version folder", "the report is in %s; gatewayAPIVersion %s belongs in %s/<implementation>/ (upstream's verify-reports.sh compares major.minor)", where, r.GatewayAPIVersion, want)
-	case versionDir != want:
-		add(Warning, ruleStructure, "the version folder is %s; upstream's folders are named major.minor: %s/", versionDir, want)
-	}
-	channelOK := r.GatewayAPIChannel == "standard" || r.GatewayAPIChannel == "experimental"
-	if !channelOK {
-		add(Error, "channel", "gatewayAPIChannel is %q; want standard or experimental", r.GatewayAPIChannel)
-	}
 	modeOK := strings.TrimSpace(r.Mode) != ""
-	if !modeOK {
-		add(Error, "mode", "mode is empty; want default, or the name of the setup the README's Reproduce section describes")
-	}
 
 	// The file name, when the fields it is made of are good.
-	base := filepath.Base(path)
 	if channelOK && modeOK {
 		if wantName, err := ConformanceFileName(&r); err == nil && base != wantName {
 			add(Warning, ruleFileName, "the file is %s; the rule names it %s", base, wantName)
@@ -199,6 +260,9 @@ func VerifySubmission(path string, names Names) ([]Finding, error) {
 				}
 				add(Warning, ruleResult, "%s %s result is %q%s; want success or partial", p.Name, level, s.Result, failed)
 			}
+			if msg := statisticsDisagree(s); msg != "" {
+				add(Warning, ruleStatistics, "%s %s: %s", p.Name, level, msg)
+			}
 			for _, t := range append(slices.Clone(s.FailedTests), s.SkippedTests...) {
 				check("test", t, p.Name+" "+level)
 			}
@@ -215,9 +279,104 @@ func VerifySubmission(path string, names Names) ([]Finding, error) {
 		check("test", t, "succeededProvisionalTests")
 	}
 
-	findings = append(findings, verifyReadme(filepath.Join(filepath.Dir(path), SubmissionReadmeName), base, &r, channelOK, modeOK)...)
-	return findings, nil
+	if readme != nil {
+		findings = append(findings, verifyReadmeRow(readme, filepath.Join(filepath.Dir(path), SubmissionReadmeName), base, &r, channelOK, modeOK)...)
+	}
+	return findings
 }
+
+// ruleStatistics names the check of a result against its statistics,
+// which upstream's script does not make.
+const ruleStatistics = "result and statistics"
+
+// statisticsDisagree says how a status's result disagrees with its
+// statistics and test lists, as upstream's suite computes the result
+// (failure when a test failed, else partial when one was skipped, else
+// success), or returns "".
+func statisticsDisagree(s confv1.Status) string {
+	var want confv1.Result
+	switch {
+	case s.Failed > 0:
+		want = confv1.Failure
+	case s.Skipped > 0:
+		want = confv1.Partial
+	default:
+		want = confv1.Success
+	}
+	var why []string
+	if s.Result != want {
+		why = append(why, fmt.Sprintf("result %q with statistics Passed: %d, Failed: %d, Skipped: %d; the suite writes %q for those", s.Result, s.Passed, s.Failed, s.Skipped, want))
+	}
+	if n := len(s.FailedTests); n != int(s.Failed) {
+		why = append(why, fmt.Sprintf("Failed: %d but %d failedTests", s.Failed, n))
+	}
+	if n := len(s.SkippedTests); n != int(s.Skipped) {
+		why = append(why, fmt.Sprintf("Skipped: %d but %d skippedTests", s.Skipped, n))
+	}
+	return strings.Join(why, "; ")
+}
+
+// yqFields returns top-level fields of a YAML file as `yq eval .KEY`
+// prints them (yq v4): a scalar's text ("" for an empty value), "null"
+// for a key a mapping does not have, "" for a document that is not a
+// mapping, the documents of a multi-document file joined by "---" lines.
+func yqFields(data []byte, keys ...string) ([]string, error) {
+	out := make([]string, len(keys))
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for docs := 0; ; docs++ {
+		var doc yamlv3.Node
+		if err := dec.Decode(&doc); err == io.EOF {
+			break
+		} else if err != nil {
+			return make([]string, len(keys)), err
+		}
+		for i, k := range keys {
+			v := ""
+			if len(doc.Content) == 1 && doc.Content[0].Kind == yamlv3.MappingNode {
+				v = "null"
+				m := doc.Content[0].Content
+				for j := 0; j+1 < len(m); j += 2 {
+					if m[j].Value == k {
+						v = yqScalar(m[j+1])
+					}
+				}
+			}
+			if docs > 0 {
+				out[i] += "\n---\n"
+			}
+			out[i] += v
+		}
+	}
+	return out, nil
+}
+
+// yqScalar is how yq prints a value: a scalar as its text (an empty
+// value as ""), an alias as what it names, anything else as not one
+// value.
+func yqScalar(n *yamlv3.Node) string {
+	if n.Kind == yamlv3.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yamlv3.ScalarNode {
+		return "<" + n.Tag + ">"
+	}
+	return n.Value
+}
+
+// scriptMajorMinor is the major.minor upstream's script takes of a
+// version or a folder's name: of each line, the leading v?MAJOR.MINOR as
+// written (its sed), or the whole line when it has none.
+func scriptMajorMinor(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if m := scriptMajorMinorRe.FindString(l); m != "" {
+			lines[i] = m
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+var scriptMajorMinorRe = regexp.MustCompile(`^v?[0-9]+\.[0-9]+`)
 
 // checkNames returns a function that checks one name of a report of the
 // release gatewayAPIVersion: a gatewitness name is an error, a name the
@@ -277,22 +436,15 @@ var (
 	headingRe = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 	// mdLinkRe matches an inline link or image: [text](target "title").
 	mdLinkRe = regexp.MustCompile(`!?\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)`)
-	// mdRefRe matches a link reference definition: [label]: target.
-	mdRefRe = regexp.MustCompile(`^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$`)
 )
 
-// verifyReadme checks the README.md next to a report.
-func verifyReadme(path, reportFile string, r *confv1.ConformanceReport, channelOK, modeOK bool) []Finding {
+// verifyReadmeRow checks the README.md at path, whose text is data, for
+// the report reportFile: its table row, and a Reproduce section.
+func verifyReadmeRow(data []byte, path, reportFile string, r *confv1.ConformanceReport, channelOK, modeOK bool) []Finding {
 	var findings []Finding
 	add := func(sev Severity, rule, format string, args ...any) {
 		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
 	}
-	data, err := readBounded(path)
-	if err != nil {
-		add(Error, "README", "%v; upstream's verify-reports.sh wants a README.md in every implementation folder", pathErr(err))
-		return findings
-	}
-	dir := filepath.Dir(path)
 	// section is the heading the line is under; a heading of a lower
 	// level (### Steps under ## Reproduce) stays in its section.
 	var section string
@@ -312,21 +464,6 @@ func verifyReadme(path, reportFile string, r *confv1.ConformanceReport, channelO
 				reproduceText = true
 			}
 			continue
-		}
-		// Links to files must resolve, as markdown-link-check has them.
-		var targets []string
-		for _, m := range mdLinkRe.FindAllStringSubmatch(raw, -1) {
-			targets = append(targets, m[2])
-		}
-		if m := mdRefRe.FindStringSubmatch(raw); m != nil {
-			targets = append(targets, m[1])
-		}
-		for _, t := range targets {
-			if rel, ok := localTarget(t); ok {
-				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-					add(Error, "README", "the link %s leads to no file beside the README (upstream checks its links with markdown-link-check)", t)
-				}
-			}
 		}
 		if m := headingRe.FindStringSubmatch(line); m != nil {
 			level, title := len(m[1]), strings.ToLower(m[2])
@@ -482,39 +619,4 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxReportSize)
 	}
 	return data, nil
-}
-
-// FindReports returns the report files under each path: a file is taken
-// as it is, a directory is searched for files named *-report.yaml.
-func FindReports(paths []string) ([]string, error) {
-	var out []string
-	var errs []error
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if !fi.IsDir() {
-			out = append(out, p)
-			continue
-		}
-		n := len(out)
-		err = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), "-report.yaml") && d.Name() != GatewitnessReportFileName {
-				out = append(out, path)
-			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(out) == n && err == nil {
-			errs = append(errs, fmt.Errorf("%s: no file named *-report.yaml in it", p))
-		}
-	}
-	return out, errors.Join(errs...)
 }

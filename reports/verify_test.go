@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -26,6 +27,31 @@ func testNames() Names {
 		},
 		Gatewitness: UpstreamNames{g.Profiles, g.Features, g.Tests},
 	}
+}
+
+// testOptions verify with testNames and fetch links to the web from a
+// web where every page is found.
+func testOptions() VerifyOptions {
+	return VerifyOptions{Names: testNames(), CheckLinks: true, Client: &http.Client{Transport: webOf(nil)}}
+}
+
+// webOf is a web in which the pages dead answer with their status and
+// every other page with 200 OK.
+type webOf map[string]int
+
+func (w webOf) RoundTrip(req *http.Request) (*http.Response, error) {
+	status := http.StatusOK
+	if s, ok := w[req.URL.String()]; ok {
+		status = s
+	}
+	return &http.Response{StatusCode: status, Body: http.NoBody, Request: req, Header: http.Header{}}, nil
+}
+
+// submittable gives run the installation steps a run with a ready README
+// has.
+func submittable(run *Run) *Run {
+	run.InstallSteps = "Installed with `helm install acme ./chart`."
+	return run
 }
 
 // writeSubmission writes run's reports to a new directory and returns the
@@ -63,8 +89,10 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 	if !reflect.DeepEqual(files, want) {
 		t.Fatalf("WriteAll wrote %v, want %v", files, want)
 	}
-	findings, err := VerifySubmission(want[5], testNames())
-	if err != nil || len(findings) != 0 {
+	// The golden run was given no installation steps: the README says so,
+	// and verify warns of it; nothing else.
+	findings, err := VerifySubmission(want[5], testOptions())
+	if err != nil || len(findings) != 1 || !strings.Contains(findings[0].Message, "still says **To do before submitting:**") {
 		t.Errorf("the written submission breaks upstream's rules: %v %v", findings, err)
 	}
 	// A run with no upstream side writes no upstream report.
@@ -156,7 +184,7 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			}
 			mustRename(t, impl, q)
 			return filepath.Join(q, filepath.Base(p))
-		}, Error, "version folder", "gatewayAPIVersion v1.6.3 belongs in v1.6/<implementation>/"},
+		}, Error, "version folder", "its gatewayAPIVersion v1.6.3 does not have the folder's major.minor v1.5"},
 		{"a channel of its own", func(run *Run) {
 			run.Conformance.GatewayAPIChannel = "beta"
 		}, nil, Error, "channel", `gatewayAPIChannel is "beta"; want standard or experimental`},
@@ -171,14 +199,15 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 		}, Error, "README", "wants a README.md in every implementation folder"},
 		{"a README link to no file", nil, func(t *testing.T, p string) string {
 			return readme(t, p, "## Reproduce\n", "## Reproduce\n\nSee [the setup](./setup.md).\n")
-		}, Error, "README", "the link ./setup.md leads to no file"},
+		}, Error, ruleLinks, "the link ./setup.md leads to no file"},
 		// Errors: gatewitness's names in a report for upstream.
 		{"a gatewitness profile", func(run *Run) {
 			run.Conformance.ProfileReports[0].Name = "GATEWITNESS-HTTP-RESILIENCE"
 		}, nil, Error, "gatewitness names", "the profile GATEWITNESS-HTTP-RESILIENCE, which is gatewitness's"},
 		{"a gatewitness test", func(run *Run) {
-			run.Conformance.ProfileReports[0].Extended.SkippedTests = []string{"HTTPRouteRetryBackoffGaps"}
-			run.Conformance.ProfileReports[0].Extended.Result = confv1.Partial
+			ext := run.Conformance.ProfileReports[0].Extended
+			ext.SkippedTests = []string{"HTTPRouteRetryBackoffGaps"}
+			ext.Result, ext.Skipped = confv1.Partial, 1
 		}, nil, Error, "gatewitness names", "the test HTTPRouteRetryBackoffGaps, which is gatewitness's"},
 		{"a gatewitness feature", func(run *Run) {
 			run.Conformance.ProfileReports[0].Extended.SupportedFeatures = []string{"HTTPRouteRetryCodes"}
@@ -203,7 +232,7 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			run.Conformance.Implementation.Version = "main"
 		}, nil, Warning, ruleImpl, `version "main" is not a semantic version`},
 		{"a failed core test", func(run *Run) {
-			run.Conformance.ProfileReports[0].Core = confv1.Status{Result: confv1.Failure, FailedTests: []string{"HTTPRouteSimpleSameNamespace"}}
+			run.Conformance.ProfileReports[0].Core = confv1.Status{Result: confv1.Failure, FailedTests: []string{"HTTPRouteSimpleSameNamespace"}, Statistics: confv1.Statistics{Failed: 1}}
 		}, nil, Warning, ruleResult, `GATEWAY-HTTP core result is "failure" (failed: HTTPRouteSimpleSameNamespace)`},
 		{"no profiles", func(run *Run) {
 			run.Conformance.ProfileReports = nil
@@ -220,7 +249,9 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			return p
 		}, Warning, ruleAsCreated, "not a ConformanceReport as upstream's suite writes it"},
 		{"a test of another release", func(run *Run) {
-			run.Conformance.ProfileReports[0].Core.SkippedTests = []string{"GatewayInfrastructureMetadata"}
+			core := &run.Conformance.ProfileReports[0].Core
+			core.SkippedTests = []string{"GatewayInfrastructureMetadata"}
+			core.Result, core.Skipped = confv1.Partial, 1
 			run.Conformance.GatewayAPIVersion = "v1.6.1"
 		}, nil, Warning, ruleRelease, "the test GatewayInfrastructureMetadata, which Gateway API v1.6.1 does not have"},
 		{"a README row with another mode", nil, func(t *testing.T, p string) string {
@@ -236,10 +267,13 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			mustWrite(t, path, cut)
 			return p
 		}, Warning, ruleReproduce, "no Reproduce section"},
+		{"the README's placeholder for the installation", func(run *Run) {
+			run.InstallSteps = ""
+		}, nil, Warning, ruleReproduce, "README.md still says **To do before submitting:**"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run := goldenRun()
+			run := submittable(goldenRun())
 			if tt.run != nil {
 				tt.run(run)
 			}
@@ -247,7 +281,7 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 			if tt.file != nil {
 				path = tt.file(t, path)
 			}
-			findings, err := VerifySubmission(path, testNames())
+			findings, err := VerifySubmission(path, testOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,21 +307,18 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 func TestUpstreamMergedReportsVerify(t *testing.T) {
 	root := filepath.Join("testdata", "upstream-reports")
 	perRelease := map[string]int{}
-	files, err := FindReports([]string{root})
+	checked, err := VerifyPaths([]string{root}, VerifyOptions{Names: testNames()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		findings, err := VerifySubmission(f, testNames())
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
+	for _, c := range checked {
+		for _, e := range Errors(c.Findings) {
+			t.Errorf("%s: %s", c.Path, e)
 		}
-		for _, e := range Errors(findings) {
-			t.Errorf("%s: %s", f, e)
+		if strings.HasSuffix(c.Path, ".yaml") {
+			rel, _ := filepath.Rel(root, c.Path)
+			perRelease[strings.Split(filepath.ToSlash(rel), "/")[0]]++
 		}
-		rel, _ := filepath.Rel(root, f)
-		perRelease[strings.Split(filepath.ToSlash(rel), "/")[0]]++
 	}
 	// As merged at the fixtures' commit: 17 reports of 13 implementations
 	// in v1.6, 21 in v1.5.
@@ -309,31 +340,30 @@ func TestOwnReportVerifiesInUpstreamsLayout(t *testing.T) {
 	if err != nil || sub != "v1.6/gatewitness-reference-gateway" {
 		t.Fatalf("SubmissionDir = %q, %v; want v1.6/gatewitness-reference-gateway", sub, err)
 	}
-	written := writeSubmission(t, goldenRun())
+	written := writeSubmission(t, submittable(goldenRun()))
 	if err := os.CopyFS(filepath.Join(tree, filepath.FromSlash(sub)), os.DirFS(filepath.Dir(written))); err != nil {
 		t.Fatal(err)
 	}
-	files, err := FindReports([]string{filepath.Join(tree, "v1.6")})
+	checked, err := VerifyPaths([]string{filepath.Join(tree, "v1.6")}, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := 0
-	for _, f := range files {
-		findings, err := VerifySubmission(f, testNames())
-		if err != nil {
-			t.Fatal(err)
+	own, reports := 0, 0
+	for _, c := range checked {
+		if strings.HasSuffix(c.Path, ".yaml") {
+			reports++
 		}
-		if strings.Contains(f, "gatewitness-reference-gateway") {
+		if strings.Contains(c.Path, "gatewitness-reference-gateway") {
 			own++
-			if len(findings) != 0 {
-				t.Errorf("gatewitness's own report in upstream's layout: %v", findings)
+			if len(c.Findings) != 0 {
+				t.Errorf("gatewitness's own submission in upstream's layout: %s: %v", c.Path, c.Findings)
 			}
-		} else if errs := Errors(findings); len(errs) != 0 {
-			t.Errorf("%s: %v", f, errs)
+		} else if errs := Errors(c.Findings); len(errs) != 0 {
+			t.Errorf("%s: %v", c.Path, errs)
 		}
 	}
-	if own != 1 || len(files) != 18 {
-		t.Errorf("%d reports in v1.6, %d of them gatewitness's; want 18 and 1", len(files), own)
+	if own != 2 || reports != 18 {
+		t.Errorf("%d reports in v1.6, %d files of gatewitness's checked; want 18 and 2 (its report and README)", reports, own)
 	}
 }
 
@@ -348,18 +378,5 @@ func mustWrite(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestFindReports(t *testing.T) {
-	dir := t.TempDir()
-	report := writeSubmission(t, goldenRun())
-	mustWrite(t, filepath.Join(dir, GatewitnessReportFileName), []byte("x"))
-	got, err := FindReports([]string{filepath.Dir(filepath.Dir(filepath.Dir(report))), report})
-	if err != nil || len(got) != 2 || got[0] != report || got[1] != report {
-		t.Errorf("FindReports = %v, %v; want the report found in its folder and named", got, err)
-	}
-	if _, err := FindReports([]string{dir}); err == nil || !strings.Contains(err.Error(), "no file named *-report.yaml") {
-		t.Errorf("a folder with only the gatewitness report: %v", err)
 	}
 }

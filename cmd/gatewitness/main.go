@@ -48,8 +48,9 @@ gatewitness's) against the in-process reference gateway or a cluster.
 
 Usage:
   gatewitness run [flags]             run the suite and write the reports (gatewitness run -help)
-  gatewitness verify-report PATH...   check ConformanceReports (files, or folders holding
-                                    *-report.yaml) against upstream's submission rules
+  gatewitness verify-report PATH...   check ConformanceReports (files, or folders laid out as
+                                    upstream's conformance/reports) as upstream's
+                                    hack/verify-reports.sh does (gatewitness verify-report -help)
   gatewitness report PATH             write every output of a run (reports, HTML) again from
                                     its run.json (gatewitness report -help)
   gatewitness publish [flags]         build the report site from a history of runs

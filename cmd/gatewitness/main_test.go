@@ -61,7 +61,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, "Usage:"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"rnu"}, `unknown command "rnu" (did you mean run?)`},
-		{[]string{"verify-report"}, "Usage: gatewitness verify-report [--strict] PATH..."},
+		{[]string{"verify-report"}, "Usage: gatewitness verify-report [--strict] [--check-links] PATH..."},
 		{[]string{"verify-report", "--bogus", "x"}, "unknown flag --bogus"},
 		{[]string{"verify-report", "/no/such/report.yaml"}, "no such file"},
 		{[]string{"run", "--supported-features", "HTTPRouteRetryCode"}, "did you mean HTTPRouteRetryCodes?"},

@@ -10,29 +10,42 @@ import (
 	"github.com/gatewitness/gatewitness/reports"
 )
 
-const verifyUsage = `Usage: gatewitness verify-report [--strict] PATH...
+const verifyUsage = `Usage: gatewitness verify-report [--strict] [--check-links] PATH...
 
-Checks each ConformanceReport (a file, or every *-report.yaml in a folder)
-in its folder of upstream's conformance/reports layout
-(<major.minor>/<implementation>/, e.g. v1.6/acme-operator/).
+Checks ConformanceReports as the Gateway API project's
+hack/verify-reports.sh checks its conformance/reports folder. PATH is a
+report file (checked with the README.md beside it), an implementation
+folder (its README.md and every *.yaml in it), a version folder such as
+v1.6/ (each entry in it an implementation folder), or a folder holding
+version folders (upstream's conformance/reports, or a run's upstream/).
 
-Errors are what the Gateway API project's hack/verify-reports.sh enforces
-(gatewayAPIVersion matching the version folder's major.minor, the channel
-standard or experimental, a mode, a README.md whose links to files resolve)
-and names of gatewitness's profiles, features or tests in a report for
-upstream. Warnings are the rest of upstream's conformance/reports/README.md,
-which reviewers apply but upstream has merged reports without (the file
-name, the README's table row and its [<version> report](./file) link, a
-Reproduce section, the implementation's fields, success or partial results,
-names of the report's own Gateway API release); each names its README rule.
+Errors are what hack/verify-reports.sh fails on, judged as it judges
+them: gatewayAPIVersion with the version folder's major.minor (compared
+as text), the channel standard or experimental, a mode that is not empty
+(a missing mode passes, with a warning), a README.md in each
+implementation folder whose links resolve as markdown-link-check has
+them (files, headings, mail addresses and, with --check-links, links to
+the web), every *.yaml of the folder a report; and names of gatewitness's
+profiles, features or tests in a report for upstream. Version folders of
+releases before v1.1 are passed over, as the script does. Warnings are
+the rest of upstream's conformance/reports/README.md, which reviewers
+apply but upstream has merged reports without (the file name, the
+README's table row and its [<version> report](./file) link, a Reproduce
+section, the implementation's fields, results that agree with their
+statistics, names of the report's own Gateway API release), and the
+links to the web not fetched without --check-links.
 
-It exits 0 when no report has an error, 1 when one has (with --strict: an
-error or a warning), 2 when a path cannot be read.
+  --check-links  fetch each link to the web (HEAD, then GET; alive when it
+                 ends in 200 after redirects), as upstream's CI does
+  --strict       exit 1 on a warning too
+
+It exits 0 when nothing has an error, 1 when something has (with
+--strict: an error or a warning), 2 when a path cannot be read.
 `
 
 // verifyReportCommand is `gatewitness verify-report`.
 func verifyReportCommand(args []string, stdout, stderr io.Writer) int {
-	strict := false
+	strict, checkLinks := false, false
 	var paths []string
 	for _, a := range args {
 		switch {
@@ -41,8 +54,10 @@ func verifyReportCommand(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case a == "-strict" || a == "--strict":
 			strict = true
+		case a == "-check-links" || a == "--check-links":
+			checkLinks = true
 		case strings.HasPrefix(a, "-"):
-			fmt.Fprintf(stderr, "gatewitness verify-report: unknown flag %s; it takes --strict and paths (gatewitness verify-report -help)\n", a)
+			fmt.Fprintf(stderr, "gatewitness verify-report: unknown flag %s; it takes --strict, --check-links and paths (gatewitness verify-report -help)\n", a)
 			return 2
 		default:
 			paths = append(paths, a)
@@ -52,40 +67,39 @@ func verifyReportCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, verifyUsage)
 		return 2
 	}
-	files, err := reports.FindReports(paths)
+	checked, err := reports.VerifyPaths(paths, reports.VerifyOptions{Names: verifyNames(), CheckLinks: checkLinks})
 	code := 0
 	if err != nil {
 		fmt.Fprintf(stderr, "gatewitness verify-report: %v\n", err)
 		code = 2
-		if len(files) == 0 {
+		if len(checked) == 0 {
 			return 2
 		}
 	}
-	names := verifyNames()
-	var nErr, nWarn, nOK int
-	for _, p := range files {
-		findings, err := reports.VerifySubmission(p, names)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", p, err)
-			code = 2
-			continue
+	var nReports, nErr, nWarn, nOK int
+	for _, c := range checked {
+		isReport := strings.HasSuffix(c.Path, ".yaml")
+		if isReport {
+			nReports++
 		}
-		errs := reports.Errors(findings)
+		errs := reports.Errors(c.Findings)
 		nErr += len(errs)
-		nWarn += len(findings) - len(errs)
-		if len(findings) == 0 {
-			nOK++
-			fmt.Fprintf(stdout, "%s: ok: follows upstream's rules for submitted reports\n", p)
+		nWarn += len(c.Findings) - len(errs)
+		if len(c.Findings) == 0 {
+			if isReport {
+				nOK++
+				fmt.Fprintf(stdout, "%s: ok: follows upstream's rules for submitted reports\n", c.Path)
+			}
 			continue
 		}
-		for _, f := range findings {
-			fmt.Fprintf(stdout, "%s: %s\n", p, f)
+		for _, f := range c.Findings {
+			fmt.Fprintf(stdout, "%s: %s\n", c.Path, f)
 		}
 		if len(errs) > 0 || strict {
 			code = max(code, 1)
 		}
 	}
-	fmt.Fprintf(stdout, "%d reports: %d errors, %d warnings, %d without either\n", len(files), nErr, nWarn, nOK)
+	fmt.Fprintf(stdout, "%d reports: %d errors, %d warnings, %d reports without either\n", nReports, nErr, nWarn, nOK)
 	return code
 }
 

@@ -585,8 +585,18 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 			if serial && serialStarts != nil {
 				serialStarts()
 			}
-			if restore != nil && serial {
-				s.Client = restore
+			// What the test applies: its manifests' objects, and, for a
+			// serial test, what it creates through the suite's client
+			// (which a serial test has to itself; the parallel ones share
+			// it, so theirs are their manifests').
+			applied := &appliedRecorder{}
+			base := s.Client
+			if restore != nil {
+				base = restore
+			}
+			if serial {
+				s.Client = recordingClient{Client: base, applied: applied}
+				defer func() { s.Client = base }()
 			}
 			rec.start(orig.ShortName)
 			// A failed test's state is read when the test function
@@ -595,11 +605,7 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 				if !t.Failed() {
 					return
 				}
-				c := s.Client
-				if restore != nil {
-					c = restore
-				}
-				state, err := snapshot(context.Background(), c)
+				state, err := snapshot(context.Background(), base, applied.list())
 				if err != nil {
 					tlog.Logf(t, "%v", err)
 				}
@@ -610,6 +616,11 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 			// clean-up, which runs after t.Cleanup(EndWindows).
 			gctests.ConfigStep(t)
 			for _, m := range orig.Manifests {
+				refs, err := manifestObjects(s.ManifestFS, m)
+				if err != nil {
+					tlog.Logf(t, "the state at a failure will lack %s's objects: %v", m, err)
+				}
+				applied.add(refs...)
 				tlog.Logf(t, "Applying %s", m)
 				s.Applier.MustApplyWithCleanup(t, s.Client, s.TimeoutConfig, m, s.CleanupTestResources)
 			}

@@ -2,15 +2,18 @@ package workflows
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rhysd/actionlint"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 )
 
 // root is the repository's root, from this package's folder.
@@ -140,7 +143,7 @@ func TestWorkflowsDoWhatTheReadmeSays(t *testing.T) {
 	}
 	scripts, uses := steps(nightly)
 	all := strings.Join(scripts, "\n")
-	for _, want := range []string{"make nightly", "NIGHTLY_LOCALCP=yes", "NIGHTLY_HISTORY=pages/history", "make localcp-build", "git push"} {
+	for _, want := range []string{"make nightly", "make test-cluster", "NIGHTLY_HISTORY=pages/history", "make localcp-build", "git push"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("nightly.yml's scripts lack %q", want)
 		}
@@ -149,7 +152,7 @@ func TestWorkflowsDoWhatTheReadmeSays(t *testing.T) {
 		t.Errorf("nightly.yml uses %q; want actions/cache for the control plane's binaries", uses)
 	}
 
-	for _, want := range []string{"NIGHTLY_ALERTS=", "NIGHTLY_INPROCESS=no", "NIGHTLY_ADD="} {
+	for _, want := range []string{"NIGHTLY_ALERTS=", "NIGHTLY_INPROCESS=no", "NIGHTLY_LOCALCP=no", "NIGHTLY_ADD="} {
 		if !strings.Contains(all, want) {
 			t.Errorf("nightly.yml's scripts lack %q", want)
 		}
@@ -178,6 +181,7 @@ func TestWorkflowsDoWhatTheReadmeSays(t *testing.T) {
 	}
 	checkAlerts(t, "the implementers' template", tmpl, "publish", "nightly-issues.sh")
 	checkMatrix(t, "the implementers' template", tmpl, "run")
+	checkKubernetesAxis(t, tmpl, "run")
 }
 
 // checkAlerts checks that job of wf alerts after it publishes: the
@@ -279,5 +283,277 @@ func TestPinned(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkKubernetesAxis checks that job of the template runs each cell on
+// the oldest and the newest Kubernetes of its matrix, each cell on a kind
+// node image and a cluster of its own (the site keeps a series per
+// cluster).
+func checkKubernetesAxis(t *testing.T, wf *actionlint.Workflow, job string) {
+	t.Helper()
+	j := wf.Jobs[job]
+	row := j.Strategy.Matrix.Rows["kubernetes"]
+	if row == nil || len(row.Values) != 2 {
+		t.Fatalf("the template's matrix has no kubernetes axis of two versions (the oldest and newest supported)")
+	}
+	var vs []*utilversion.Version
+	for _, v := range row.Values {
+		s, ok := v.(*actionlint.RawYAMLString)
+		if !ok {
+			t.Fatalf("kubernetes axis value %v is not a version", v)
+		}
+		sv, err := utilversion.ParseSemantic(s.Value)
+		if err != nil {
+			t.Fatalf("kubernetes axis value %q: %v", s.Value, err)
+		}
+		vs = append(vs, sv)
+	}
+	if !vs[0].LessThan(vs[1]) || vs[0].Minor()+4 != vs[1].Minor() {
+		t.Errorf("kubernetes axis %v, %v; want the oldest and the newest of five minor releases, oldest first", vs[0], vs[1])
+	}
+	env := map[string]string{}
+	if j.Env != nil {
+		for k, v := range j.Env.Vars {
+			env[k] = v.Value.Value
+		}
+	}
+	if !strings.Contains(env["kind_node_image"], "matrix.kubernetes") || !strings.Contains(env["kind_cluster"], "matrix.kubernetes") {
+		t.Errorf("the template's run job env %v; want KIND_NODE_IMAGE and KIND_CLUSTER from matrix.kubernetes", env)
+	}
+	scripts, _ := steps(wf)
+	if !slices.ContainsFunc(scripts, func(s string) bool { return strings.Contains(s, `KIND_NODE_IMAGE="$KIND_NODE_IMAGE"`) }) {
+		t.Errorf("no step creates the cluster with KIND_NODE_IMAGE")
+	}
+}
+
+// writers are what a job's steps do with each write permission: a job
+// that has one must have a step that does it, and no other job has it.
+var writers = map[string]func(script string) bool{
+	"contents": func(s string) bool { return strings.Contains(s, "git push") },
+	"issues": func(s string) bool {
+		return strings.Contains(s, "nightly-issues.sh") || strings.Contains(s, "gh issue")
+	},
+}
+
+// TestLeastPrivilege: no workflow grants a permission to all its jobs;
+// each job names its own, and writes only what a step of it writes
+// (pushes the published branch, files issues). The jobs that run an
+// install step or the suite therefore read only.
+func TestLeastPrivilege(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		rel, _ := filepath.Rel(root, f)
+		wf := parse(t, rel)
+		if p := wf.Permissions; p == nil || p.All != nil || len(p.Scopes) != 0 {
+			t.Errorf("%s: the workflow's permissions are %s; want permissions: {} (each job says what it needs)", rel, describePermissions(p))
+		}
+		for name, j := range wf.Jobs {
+			if j.Permissions == nil {
+				t.Errorf("%s: job %s names no permissions", rel, name)
+				continue
+			}
+			if j.Permissions.All != nil {
+				t.Errorf("%s: job %s has permissions: %s; want scopes named one by one", rel, name, j.Permissions.All.Value)
+			}
+			var scripts []string
+			for _, s := range j.Steps {
+				if r, ok := s.Exec.(*actionlint.ExecRun); ok && r.Run != nil {
+					scripts = append(scripts, r.Run.Value)
+				}
+			}
+			for scope, p := range j.Permissions.Scopes {
+				if p.Value.Value != "write" {
+					continue
+				}
+				does, known := writers[scope]
+				if !known || !slices.ContainsFunc(scripts, does) {
+					t.Errorf("%s: job %s can write %s but no step of it does", rel, name, scope)
+				}
+			}
+			for scope, does := range writers {
+				p := j.Permissions.Scopes[scope]
+				if slices.ContainsFunc(scripts, does) && (p == nil || p.Value.Value != "write") {
+					t.Errorf("%s: job %s writes %s without the permission", rel, name, scope)
+				}
+			}
+			suite := slices.ContainsFunc(scripts, func(s string) bool {
+				return strings.Contains(s, "gatewitness run") || strings.Contains(s, "test-cluster") || strings.Contains(s, "nightly-gwapi.sh") ||
+					strings.Contains(s, "install your implementation")
+			})
+			if suite && slices.ContainsFunc(slices.Collect(maps.Values(j.Permissions.Scopes)), func(p *actionlint.PermissionScope) bool { return p.Value.Value == "write" }) {
+				t.Errorf("%s: job %s runs the suite or the install step with a write token", rel, name)
+			}
+		}
+	}
+}
+
+func describePermissions(p *actionlint.Permissions) string {
+	if p == nil {
+		return "unset (the repository's default, often write-all)"
+	}
+	if p.All != nil {
+		return p.All.Value
+	}
+	var out []string
+	for k, v := range p.Scopes {
+		out = append(out, k+": "+v.Value.Value)
+	}
+	slices.Sort(out)
+	return "{" + strings.Join(out, ", ") + "}"
+}
+
+// TestCheckoutsKeepNoToken: every checkout sets persist-credentials:
+// false, so no later step (the install step, the suite) finds the token
+// in .git/config; a step that needs it has it in its environment.
+func TestCheckoutsKeepNoToken(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		rel, _ := filepath.Rel(root, f)
+		wf := parse(t, rel)
+		for name, j := range wf.Jobs {
+			for i, s := range j.Steps {
+				a, ok := s.Exec.(*actionlint.ExecAction)
+				if !ok || a.Uses == nil || !strings.HasPrefix(a.Uses.Value, "actions/checkout@") {
+					continue
+				}
+				if in := a.Inputs["persist-credentials"]; in == nil || in.Value.Value != "false" {
+					t.Errorf("%s: job %s step %d checks out with the token kept; want persist-credentials: false", rel, name, i)
+				}
+			}
+		}
+	}
+}
+
+// TestStepsRunBashWithPipefail: each workflow's run steps default to
+// shell: bash, which GitHub runs as bash -eo pipefail (its implicit
+// default, bash -e, lets `make nightly | tee` hide a failure), and no
+// step chooses another shell.
+func TestStepsRunBashWithPipefail(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		rel, _ := filepath.Rel(root, f)
+		wf := parse(t, rel)
+		if d := wf.Defaults; d == nil || d.Run == nil || d.Run.Shell == nil || d.Run.Shell.Value != "bash" {
+			t.Errorf("%s: no defaults: run: shell: bash", rel)
+		}
+		for name, j := range wf.Jobs {
+			for i, s := range j.Steps {
+				if r, ok := s.Exec.(*actionlint.ExecRun); ok && r.Shell != nil && r.Shell.Value != "bash" {
+					t.Errorf("%s: job %s step %d runs with shell %s; want bash", rel, name, i, r.Shell.Value)
+				}
+			}
+		}
+	}
+}
+
+// TestNightliesCapTheirIssues: both nightlies give the issues script a
+// MAX_ISSUES (TestNightlyIssuesSummarisesABadNight shows what it does).
+func TestNightliesCapTheirIssues(t *testing.T) {
+	for _, path := range []string{".github/workflows/nightly.yml", "docs/workflows/gatewitness-kind-nightly.yml"} {
+		wf := parse(t, path)
+		if wf.Env == nil || wf.Env.Vars["max_issues"] == nil {
+			t.Errorf("%s sets no MAX_ISSUES for the issues script", path)
+			continue
+		}
+		if n, err := strconv.Atoi(wf.Env.Vars["max_issues"].Value.Value); err != nil || n < 1 {
+			t.Errorf("%s: MAX_ISSUES %q; want a count of at least 1", path, wf.Env.Vars["max_issues"].Value.Value)
+		}
+	}
+}
+
+// TestVersionFromTags: the template names the implementation's version
+// with hack/version.sh on a checkout with its tags (fetch-depth: 0), never
+// git describe --always (a bare commit hash on a checkout without tags),
+// and stamps it into every cell's run; the repository's nightly fetches
+// its tags in each job that runs the suite, and both of its cells stamp
+// the checkout's version into gatewitness.
+func TestVersionFromTags(t *testing.T) {
+	tmpl := parse(t, "docs/workflows/gatewitness-kind-nightly.yml")
+	run := tmpl.Jobs["run"]
+	var scripts []string
+	fullClone := false
+	for _, s := range run.Steps {
+		switch e := s.Exec.(type) {
+		case *actionlint.ExecRun:
+			scripts = append(scripts, e.Run.Value)
+		case *actionlint.ExecAction:
+			if in := e.Inputs["path"]; in != nil && in.Value.Value == "impl" {
+				d := e.Inputs["fetch-depth"]
+				fullClone = d != nil && d.Value.Value == "0"
+			}
+		}
+	}
+	if !fullClone {
+		t.Errorf("the template checks out the implementation without its tags; want fetch-depth: 0")
+	}
+	all := strings.Join(scripts, "\n")
+	if !strings.Contains(all, `version="$(gatewitness/hack/version.sh impl)"`) || !strings.Contains(all, `--version "$version"`) || strings.Contains(all, "--always") {
+		t.Errorf("the template's run does not take --version from hack/version.sh (or uses git describe --always)")
+	}
+
+	nightly := parse(t, ".github/workflows/nightly.yml")
+	for _, job := range []string{"releases", "localcp"} {
+		j := nightly.Jobs[job]
+		if j == nil {
+			t.Fatalf("nightly.yml has no job %s", job)
+		}
+		for _, s := range j.Steps {
+			if a, ok := s.Exec.(*actionlint.ExecAction); ok && strings.HasPrefix(a.Uses.Value, "actions/checkout@") {
+				if d := a.Inputs["fetch-depth"]; d == nil || d.Value.Value != "0" {
+					t.Errorf("nightly.yml's job %s checks out without the tags; want fetch-depth: 0", job)
+				}
+			}
+		}
+	}
+	for _, script := range []string{"hack/nightly-gwapi.sh", "hack/test-gwapi-v1.7.sh"} {
+		src, err := os.ReadFile(filepath.Join(root, script))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "internal/version.stamped=") || !strings.Contains(string(src), "hack/version.sh") {
+			t.Errorf("%s does not stamp hack/version.sh's version into gatewitness (its cell would report %s)", script, "v0.0.0-unknown")
+		}
+	}
+}
+
+// TestVersionScript runs hack/version.sh on a repository of its own: a
+// tag names the version, a commit after it a pseudo-version after it, a
+// repository without tags v0.0.0-<time>-<commit>; each is a semantic
+// version and none a bare commit hash.
+func TestVersionScript(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_COMMITTER_DATE=2026-03-01T12:00:00Z", "GIT_AUTHOR_DATE=2026-03-01T12:00:00Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	version := func() string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(root, "hack", "version.sh"), dir).Output()
+		if err != nil {
+			t.Fatalf("hack/version.sh: %v", err)
+		}
+		v := strings.TrimSpace(string(out))
+		if _, err := utilversion.ParseSemantic(v); err != nil {
+			t.Errorf("hack/version.sh printed %q, not a semantic version: %v", v, err)
+		}
+		return v
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "one")
+	if v := version(); !regexp.MustCompile(`^v0\.0\.0-20260301120000-[0-9a-f]{12}$`).MatchString(v) {
+		t.Errorf("without tags: %q; want v0.0.0-20260301120000-<12 hex>", v)
+	}
+	git("tag", "v1.2.3")
+	if v := version(); v != "v1.2.3" {
+		t.Errorf("on the tag v1.2.3: %q", v)
+	}
+	git("commit", "-q", "--allow-empty", "-m", "two")
+	if v := version(); !regexp.MustCompile(`^v1\.2\.4-0\.20260301120000-[0-9a-f]{12}$`).MatchString(v) {
+		t.Errorf("a commit after v1.2.3: %q; want v1.2.4-0.20260301120000-<12 hex>", v)
 	}
 }

@@ -137,9 +137,11 @@ func TestSiteInBrowser(t *testing.T) {
 	failed.State = []reports.ObjectState{
 		{Kind: "Gateway", Namespace: "gateway-conformance-infra", Name: "same-namespace", Generation: 1, Conditions: []reports.StateCondition{
 			{Type: "Programmed", Status: "True", Reason: "Programmed", ObservedGeneration: 1},
-			{Scope: "listener http", Type: "Accepted", Status: "True", Reason: "Accepted", ObservedGeneration: 1}}},
+			{Scope: "listener http", Type: "Accepted", Status: "True", Reason: "Accepted", ObservedGeneration: 1},
+			{Scope: "listener http", Type: "Conflicted", Status: "False", Reason: "NoConflicts", ObservedGeneration: 1}}, Via: "parent of HTTPRoute gateway-conformance-infra/timeouts"},
 		{Kind: "HTTPRoute", Namespace: "gateway-conformance-infra", Name: "timeouts", Generation: 2, Conditions: []reports.StateCondition{
 			{Scope: "parent gateway-conformance-infra/same-namespace", Type: "Accepted", Status: "False", Reason: "UnsupportedValue", Message: "timeouts.request is not supported", ObservedGeneration: 2}}},
+		{Kind: "BackendTLSPolicy", Namespace: "gateway-conformance-infra", Name: "never-created", Error: "not found: not created, or deleted before the failure"},
 		{Kind: "EndpointSlice", Namespace: "gateway-conformance-infra", Name: "infra-backend-v1-x", Service: "infra-backend-v1", Endpoints: []string{"10.244.0.7:3000 not ready"}},
 	}
 	root := t.TempDir()
@@ -352,7 +354,43 @@ func TestSiteInBrowser(t *testing.T) {
 
 	// From the index to the failed run, and on to the failed test.
 	click(`tr.series-row[data-series="gatewitness-reference-gateway-default-in-process-v1-6-experimental"] td:nth-child(4) a`)
-	click(`tr.test-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
+	// The run page leads with its failures: in the first screen, above
+	// the profiles and the facts; the claimed features and the command
+	// are folded below.
+	type runLayout struct {
+		Failures    []string `json:"failures"`
+		FailuresTop float64  `json:"failuresTop"`
+		ProfilesTop float64  `json:"profilesTop"`
+		FactsTop    float64  `json:"factsTop"`
+		ClaimsOpen  bool     `json:"claimsOpen"`
+		ClaimsShown bool     `json:"claimsShown"`
+		Command     bool     `json:"command"`
+		CommandOpen bool     `json:"commandOpen"`
+	}
+	rl, err := chromedp.Run(ctx, chromedp.Evaluate[runLayout](`(() => {
+		const top = sel => { const e = document.querySelector(sel); return e ? e.getBoundingClientRect().top + scrollY : -1; };
+		const claims = document.querySelector("details.claims"), command = document.querySelector("details.command");
+		return {
+			failures: [...document.querySelectorAll("tr.failure-row")].map(tr => tr.dataset.test),
+			failuresTop: top("#failures"), profilesTop: top("table.profiles"), factsTop: top("table.facts"),
+			claimsOpen: claims.open, claimsShown: claims.querySelector("p").checkVisibility(),
+			command: !!command, commandOpen: !!command && command.open};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run page layout at 1280 px: %+v", rl)
+	if !slices.Equal(rl.Failures, []string{"HTTPRouteTimeoutsWithoutRetry"}) || rl.FailuresTop < 0 || rl.FailuresTop > 400 ||
+		rl.FailuresTop > rl.ProfilesTop || rl.FailuresTop > rl.FactsTop {
+		t.Errorf("the run page's failures %q start at %.0f px (the profiles at %.0f, the facts at %.0f); want the failed test first, in the first screen",
+			rl.Failures, rl.FailuresTop, rl.ProfilesTop, rl.FactsTop)
+	}
+	if rl.ClaimsOpen || rl.ClaimsShown || !rl.Command || rl.CommandOpen {
+		t.Errorf("the run page shows its claimed features (open %v, visible %v) or its command (there %v, open %v); want both folded", rl.ClaimsOpen, rl.ClaimsShown, rl.Command, rl.CommandOpen)
+	}
+	settle()
+	shoot("run.png")
+	click(`tr.failure-row[data-test="HTTPRouteTimeoutsWithoutRetry"] a`)
 	type testView struct {
 		Heading  string   `json:"heading"`
 		Message  string   `json:"message"`
@@ -363,6 +401,7 @@ func TestSiteInBrowser(t *testing.T) {
 		History  string   `json:"history"`
 		GEPLinks int      `json:"gepLinks"`
 		State    []string `json:"state"`
+		Red      []string `json:"red"`
 	}
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[testView](`({
 		heading: document.querySelector("h1").innerText,
@@ -373,7 +412,8 @@ func TestSiteInBrowser(t *testing.T) {
 		strip: [...document.querySelectorAll(".history ol.strip li")].map(li => li.className + " " + li.innerText),
 		history: document.querySelector(".history p").innerText,
 		gepLinks: document.querySelectorAll('a[href="https://gateway-api.sigs.k8s.io/geps/gep-1742/"]').length,
-		state: [...document.querySelectorAll("table.state tr.state-row")].map(tr => tr.innerText.replace(/\s+/g, " ").trim())})`))
+		state: [...document.querySelectorAll("table.state tr.state-row")].map(tr => tr.innerText.replace(/\s+/g, " ").trim()),
+		red: [...document.querySelectorAll("table.state td")].filter(td => getComputedStyle(td).color === "rgb(207, 34, 46)").map(td => td.innerText.replace(/\s+/g, " ").trim())})`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,13 +439,20 @@ func TestSiteInBrowser(t *testing.T) {
 		t.Error("no link to GEP-1742")
 	}
 	wantState := []string{
-		"Gateway gateway-conformance-infra/same-namespace (generation 1) Programmed True (observed 1) Programmed",
+		"Gateway gateway-conformance-infra/same-namespace (generation 1) (parent of HTTPRoute gateway-conformance-infra/timeouts) Programmed True (observed 1) Programmed",
 		"listener http Accepted True (observed 1) Accepted",
+		"listener http Conflicted False (observed 1) NoConflicts",
 		"HTTPRoute gateway-conformance-infra/timeouts (generation 2) parent gateway-conformance-infra/same-namespace Accepted False (observed 2) UnsupportedValue timeouts.request is not supported",
+		"BackendTLSPolicy gateway-conformance-infra/never-created not found: not created, or deleted before the failure",
 		"EndpointSlice gateway-conformance-infra/infra-backend-v1-x Service infra-backend-v1 10.244.0.7:3000 not ready",
 	}
 	if !slices.Equal(v.State, wantState) {
 		t.Errorf("the failed test's state at the failure:\n%q\nwant\n%q", v.State, wantState)
+	}
+	// Red: the route's Accepted False and the policy not found; not the
+	// listener's Conflicted False, which is healthy.
+	if wantRed := []string{"False (observed 2)", "BackendTLSPolicy gateway-conformance-infra/never-created", "not found: not created, or deleted before the failure"}; !slices.Equal(v.Red, wantRed) {
+		t.Errorf("the state's red cells %q; want %q (Conflicted False is healthy)", v.Red, wantRed)
 	}
 	settle()
 	shoot("failed-test.png")

@@ -395,6 +395,7 @@ type runPage struct {
 	Profiles                []profileResult
 	Changes                 []change
 	Ran, NotRun             []testRow // Ran: failures first
+	Failures                []testRow // the failed tests, which the page leads with
 	Nights                  int
 }
 
@@ -430,6 +431,11 @@ func (b *builder) runPage(s *series, i int) runPage {
 		}
 	}
 	slices.SortStableFunc(p.Ran, func(a, b testRow) int { return cmp.Compare(rank(a.Result), rank(b.Result)) })
+	for _, r := range p.Ran {
+		if r.Result == reports.Fail {
+			p.Failures = append(p.Failures, r)
+		}
+	}
 	return p
 }
 
