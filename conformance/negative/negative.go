@@ -35,6 +35,7 @@
 package negative
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -337,16 +338,23 @@ func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...
 	}
 	limit, why := childLimit(t)
 	done := make(chan struct{})
-	var out []byte
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
 	start := time.Now()
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	// Started here, not in the goroutine, so that cmd.Process is set
+	// before the timeout below may read it.
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("negative run %q: starting %s: %v", breakage, bin, err)
+	}
+	go func() { err = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(limit):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("negative run %q did not finish in %v%s; output:\n%s", breakage, limit.Round(time.Second), why, tail(out))
+		t.Fatalf("negative run %q did not finish in %v%s; output:\n%s", breakage, limit.Round(time.Second), why, tail(output.Bytes()))
 	}
+	out := output.Bytes()
 	data, readErr := os.ReadFile(results)
 	if readErr != nil {
 		t.Fatalf("negative run %q wrote no results (exit: %v): %v; output:\n%s", breakage, err, readErr, tail(out))
