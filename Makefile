@@ -14,7 +14,7 @@ BUILDVCS := $(if $(shell git rev-parse --git-dir 2>/dev/null),-buildvcs=true)
 include kind/Makefile.kind
 include Makefile.localcp
 
-.PHONY: run test test-gwapi-v1.7 vet fmt-check build release proto proto-check perf bench nightly
+.PHONY: run test calibrate test-gwapi-v1.7 vet fmt-check build release proto proto-check perf bench nightly
 
 ## run: run the conformance suite in-process against the reference gateway and write the reports
 run:
@@ -24,6 +24,12 @@ run:
 ## time limit (TEST_TIMEOUT, default 8m); vet runs beside the tests (see hack/test.sh)
 test: fmt-check
 	GO=$(GO) hack/test.sh
+
+## calibrate: run gatewitness's tests on real HAProxy and nginx behind the reference controller
+## (each variant, over-claims included) and fail on a verdict other than calibration/expected.go's;
+## skips, naming the install command, when haproxy or nginx is not installed (docs/calibration.md)
+calibrate:
+	GATEWITNESS_CALIBRATION=1 GATEWITNESS_CALIBRATION_MATRIX=$(CURDIR)/out/calibration $(GO) test -count=1 -timeout 10m -run '^TestCalibration$$' -v ./calibration/
 
 ## test-gwapi-v1.7: build and run gatewitness against Gateway API v1.7.0 in a module made outside
 ## go.mod (fetches the go1.27.3 toolchain for it; see hack/test-gwapi-v1.7.sh)

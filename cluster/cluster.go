@@ -35,6 +35,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy"
+	"github.com/gatewitness/gatewitness/gateway/sharedport"
 	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
@@ -44,6 +45,22 @@ const (
 	DefaultControllerName   gwv1.GatewayController = "gatewitness.dev/reference-gateway"
 )
 
+// DataPlane is what serves the Gateways' listeners: it takes each routing
+// snapshot the controller makes, and says which socket serves a Gateway's
+// listener port, which the dialer maps the Gateway's address to. The
+// reference data plane (*dataplane.Server) is one; calibration/ drives real
+// proxies (HAProxy, nginx) through it.
+type DataPlane interface {
+	// Apply serves cfg, returning only once it is served (the controller
+	// writes Programmed after it); an error means some of it is not.
+	Apply(cfg *ir.Config) error
+	// Addr returns the "ip:port" serving port of the Gateway
+	// namespace/name, if one does.
+	Addr(namespace, name string, port int32) (string, bool)
+	// Close stops serving and releases everything the data plane holds.
+	Close() error
+}
+
 // Gateway says how Start builds the reference gateway's parts, as
 // http.Server's Handler says what a server does: each nil field means the
 // part as it ships. The zero Gateway is the reference gateway;
@@ -52,6 +69,11 @@ const (
 type Gateway struct {
 	// NewDataPlane builds the data plane. Nil means dataplane.New.
 	NewDataPlane func(dataplane.Options) *dataplane.Server
+	// ServeWith, when set, builds the data plane in place of the reference
+	// one (NewDataPlane is then not used): the controller's snapshots go to
+	// it, and the dialer maps Gateway addresses to the sockets it reports.
+	// calibration/ sets it to a real proxy's adapter.
+	ServeWith func(log logr.Logger) (DataPlane, error)
 	// WrapApply, when set, stands between the controller and the data
 	// plane: it is given the data plane's Apply (and the data plane's
 	// logger) and returns what the controller calls instead, which may
@@ -63,6 +85,11 @@ type Gateway struct {
 	// NoMesh runs the Pods as a cluster with no mesh would: the kubelet
 	// probes every Pod directly (pods.Options.NoMesh).
 	NoMesh bool
+	// SharedAddress makes the reference gateway one of the implementations
+	// with one entry point per port: every Gateway gets the address
+	// SharedGatewayAddress, and the listeners of all Gateways on a port are
+	// served by one socket (gateway/sharedport).
+	SharedAddress bool
 }
 
 // Options configure an embedded cluster.
@@ -85,9 +112,12 @@ type Options struct {
 // use.
 type Cluster struct {
 	store *store.Store
-	dp    *dataplane.Server
+	dp    DataPlane
 	pods  *pods.Runner
 	addrs *gatewayaddr.Pool
+	// shared: every Gateway has the address SharedGatewayAddress, and the
+	// data plane serves the merged Gateways of package sharedport.
+	shared bool
 
 	api        *apiServer
 	restConfig *rest.Config // never handed out: RestConfig returns copies
@@ -158,16 +188,19 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		return nil, fmt.Errorf("cluster: the clientset for %s: %w", restConfig.Host, err)
 	}
 	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
-	newDataPlane := dataplane.New
-	if gw.NewDataPlane != nil {
-		newDataPlane = gw.NewDataPlane
+	dp, err := newDataPlane(gw, dpOpts)
+	if err != nil {
+		api.close()
+		return nil, fmt.Errorf("cluster: starting the data plane: %w", err)
 	}
-	dp := newDataPlane(dpOpts)
 	apply := dp.Apply
-	if gw.WrapApply != nil {
-		apply = gw.WrapApply(dp.Apply, dpOpts.Logger)
+	if gw.SharedAddress {
+		apply = sharedport.Apply(dp.Apply)
 	}
-	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(), api: api, restConfig: restConfig, clientset: cs}
+	if gw.WrapApply != nil {
+		apply = gw.WrapApply(apply, dpOpts.Logger)
+	}
+	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(gw.SharedAddress), shared: gw.SharedAddress, api: api, restConfig: restConfig, clientset: cs}
 
 	ctl, err := controller.New(controller.Options{
 		Client:            s,
@@ -202,6 +235,19 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		return nil, fmt.Errorf("cluster: GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	return c, nil
+}
+
+// newDataPlane builds the data plane gw names: ServeWith's, else
+// NewDataPlane's, else the reference one.
+func newDataPlane(gw Gateway, opts dataplane.Options) (DataPlane, error) {
+	switch {
+	case gw.ServeWith != nil:
+		return gw.ServeWith(opts.Logger)
+	case gw.NewDataPlane != nil:
+		return gw.NewDataPlane(opts), nil
+	default:
+		return dataplane.New(opts), nil
+	}
 }
 
 // waitAccepted waits for the watched GatewayClass to be Accepted=True.
@@ -256,8 +302,9 @@ func (c *Cluster) Clientset() kubernetes.Interface { return c.clientset }
 // API (see Clientset), for callers that build their own clients from it.
 func (c *Cluster) RestConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
 
-// DataPlane is the reference gateway's data plane.
-func (c *Cluster) DataPlane() *dataplane.Server { return c.dp }
+// DataPlane is the data plane serving the Gateways: the reference one
+// unless Gateway.ServeWith built another.
+func (c *Cluster) DataPlane() DataPlane { return c.dp }
 
 // Close closes the gRPC clients handed out, stops the REST API, the
 // controller and the pod runner (and with it every backend), closes the

@@ -8,23 +8,34 @@ import (
 	"strconv"
 	"syscall"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/roundtripper"
 
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
+	"github.com/gatewitness/gatewitness/gateway/sharedport"
 )
 
 // GatewayPrefix is the loopback range Gateway addresses come from. Nothing
 // listens on them: DialContext maps them to the data plane's sockets.
 const GatewayPrefix = "127.1.0.0/16"
 
+// SharedGatewayAddress is the address of every Gateway when the reference
+// gateway shares one (Gateway.SharedAddress).
+const SharedGatewayAddress = "127.1.0.1"
+
 // newAddresses is the pool of GatewayPrefix: each Gateway gets a stable
 // address of it for the cluster's life; a Gateway deleted and created again
-// gets the same one.
-func newAddresses() *gatewayaddr.Pool {
-	p, err := gatewayaddr.New(netip.MustParsePrefix(GatewayPrefix))
+// gets the same one. With shared, every Gateway gets SharedGatewayAddress.
+func newAddresses(shared bool) *gatewayaddr.Pool {
+	prefix := netip.MustParsePrefix(GatewayPrefix)
+	if shared {
+		prefix = netip.PrefixFrom(netip.MustParseAddr(SharedGatewayAddress), 32)
+	}
+	p, err := gatewayaddr.New(prefix)
 	if err != nil {
-		panic(fmt.Sprintf("cluster: GatewayPrefix: %v", err)) // a constant /16
+		panic(fmt.Sprintf("cluster: Gateway addresses %s: %v", prefix, err)) // constants
 	}
 	return p
 }
@@ -39,12 +50,18 @@ func (c *Cluster) Resolve(addr string) (string, error) {
 		return "", fmt.Errorf("cluster: address %q: accepted: host:port: %w", addr, err)
 	}
 	gw, ok := c.addrs.Gateway(host)
+	if c.shared && host == SharedGatewayAddress {
+		gw, ok = types.NamespacedName{Namespace: sharedport.Namespace, Name: "every Gateway"}, true
+	}
 	if !ok {
 		return addr, nil
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return "", fmt.Errorf("cluster: address %q: port %q: accepted: a number from 1 to 65535", addr, port)
+	}
+	if c.shared {
+		gw.Name = sharedport.Name(int32(p))
 	}
 	real, ok := c.dp.Addr(gw.Namespace, gw.Name, int32(p))
 	if !ok {

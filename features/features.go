@@ -64,8 +64,18 @@ type Feature struct {
 	// Name is the feature's name, as it appears in a test's Features list,
 	// in GatewayClass status and in reports.
 	Name FeatureName
-	// Channel is the release channel, standard or experimental.
+	// Channel is the release channel, standard or experimental, in the
+	// linked Gateway API release. For gatewitness's own features it is
+	// Channels[LinkedRelease()], set when the registry is built.
 	Channel Channel
+	// Channels is, in gatewitness's data, the channel of the feature in
+	// each supported Gateway API release (every entry of Releases, none
+	// left out): standard when its tests' manifests use only fields of
+	// that release's standard CRDs, experimental when one needs a field
+	// (or a kind) the standard CRDs lack. The suite's
+	// TestFeatureChannelsFollowTheManifests checks each declaration
+	// against the release's real CRDs. Upstream's features leave it empty.
+	Channels map[Release]Channel
 	// Level is the support level.
 	Level Level
 	// GEP is the number of the Gateway Enhancement Proposal that defines the
@@ -182,24 +192,73 @@ func WhereToAdd(profile string, f FeatureName) string {
 }
 
 // ownFeatures returns gatewitness's features as the linked release has them:
-// every entry of gatewitnessAreas with its profile set, less the
-// release-dependent ones the linked release defines itself (releases.go). A
-// feature with no Channel is experimental: none of gatewitness's features has
-// an API field in a standard release.
-func ownFeatures() []Feature {
+// every entry of gatewitnessAreas with its profile set and its Channel that
+// of the linked release, less the release-dependent ones the linked release
+// defines itself (releases.go). There is no default channel: an entry that
+// sets Channel itself, or that declares no channel for a supported release,
+// is an error.
+func ownFeatures() ([]Feature, error) {
+	linked, err := LinkedRelease()
+	if err != nil {
+		return nil, err
+	}
 	var out []Feature
 	for _, area := range gatewitnessAreas {
 		for _, f := range area.features {
+			if err := checkChannels(f, area.file, area.list); err != nil {
+				return nil, err
+			}
 			if releaseDependent[f.Name] && upstreamHas(f.Name) {
 				continue
 			}
-			if f.Channel == "" {
-				f.Channel = ChannelExperimental
-			}
+			f.Channel = f.Channels[linked]
 			f.Profiles = []string{area.profile}
 			out = append(out, f)
 		}
 	}
+	return out, nil
+}
+
+// checkChannels checks that f, an entry of list in file, declares its
+// channel in every supported release and nowhere else.
+func checkChannels(f Feature, file, list string) error {
+	if f.Channel != "" {
+		return fmt.Errorf("feature %s (%s in %s): Channel is set; declare the channel of each release in Channels instead, such as Channels: %s",
+			f.Name, list, file, "standardInEveryRelease")
+	}
+	for _, r := range Releases {
+		switch f.Channels[r] {
+		case ChannelStandard, ChannelExperimental:
+		case "":
+			return fmt.Errorf("feature %s (%s in %s): Channels has no channel for Gateway API %s; want %q or %q for each of %v (what its tests' manifests need of that release's CRDs)",
+				f.Name, list, file, r, ChannelStandard, ChannelExperimental, Releases)
+		default:
+			return fmt.Errorf("feature %s (%s in %s): Channels[%s] is %q; want %q or %q",
+				f.Name, list, file, r, f.Channels[r], ChannelStandard, ChannelExperimental)
+		}
+	}
+	for r := range f.Channels {
+		if !slices.Contains(Releases, r) {
+			return fmt.Errorf("feature %s (%s in %s): Channels names %s, which is not a supported release (%v)", f.Name, list, file, r, Releases)
+		}
+	}
+	return nil
+}
+
+// Declarations returns every entry of gatewitness's feature data, whatever
+// the linked release (the release-dependent ones included), with its
+// declared Channels, sorted by name: what the channel test checks against
+// each release's CRDs.
+func Declarations() []Feature {
+	var out []Feature
+	for _, area := range gatewitnessAreas {
+		for _, f := range area.features {
+			f.DependsOn = slices.Clone(f.DependsOn)
+			f.Profiles = []string{area.profile}
+			out = append(out, f)
+		}
+	}
+	slices.SortFunc(out, func(a, b Feature) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -210,7 +269,11 @@ func registerGatewitness(r *registry) error {
 			return err
 		}
 	}
-	for _, f := range ownFeatures() {
+	own, err := ownFeatures()
+	if err != nil {
+		return err
+	}
+	for _, f := range own {
 		if err := r.register(f); err != nil {
 			return err
 		}

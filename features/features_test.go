@@ -34,7 +34,11 @@ func TestEveryUpstreamFeatureIsRegistered(t *testing.T) {
 			t.Errorf("%s: Channel = %q, want upstream's %q", uf.Name, f.Channel, uf.Channel)
 		}
 	}
-	own := len(ownFeatures())
+	ownList, err := ownFeatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := len(ownList)
 	if got, want := len(All()), gwfeatures.AllFeatures.Len()+own; got != want {
 		t.Errorf("len(All()) = %d, want %d (upstream features plus gatewitness's %d)", got, want, own)
 	}
@@ -77,7 +81,11 @@ func TestUpstreamLevelsAndDependencies(t *testing.T) {
 
 func TestGatewitnessFeatures(t *testing.T) {
 	var names []FeatureName
-	for _, f := range ownFeatures() {
+	own, err := ownFeatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range own {
 		names = append(names, f.Name)
 	}
 	for _, name := range names {
@@ -514,5 +522,41 @@ func TestAreasNameTheirLists(t *testing.T) {
 	msg = WhereToAdd(ProfileHTTPResilience, "HTTPRouteRetryStreamReset")
 	if !strings.Contains(msg, "httpResilienceFeatures in features/gatewitness_http.go") {
 		t.Errorf("WhereToAdd(new feature) = %q, want it to name httpResilienceFeatures in features/gatewitness_http.go", msg)
+	}
+}
+
+// TestChannelsAreDeclaredForEveryRelease checks that a gatewitness feature
+// has no default channel: an entry that declares none for a supported
+// release, or sets Channel itself, is refused with a message naming the
+// feature, its list and the release.
+func TestChannelsAreDeclaredForEveryRelease(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    Feature
+		want string
+	}{
+		{"no channels", Feature{Name: "X"}, "feature X (list in file.go): Channels has no channel for Gateway API v1.6"},
+		{"one release left out", Feature{Name: "X", Channels: map[Release]Channel{ReleaseV16: ChannelStandard}}, "no channel for Gateway API v1.7"},
+		{"Channel set", Feature{Name: "X", Channel: ChannelStandard, Channels: standardInEveryRelease}, "Channel is set; declare the channel of each release in Channels"},
+		{"bad channel", Feature{Name: "X", Channels: map[Release]Channel{ReleaseV16: "beta", ReleaseV17: ChannelStandard}}, `Channels[v1.6] is "beta"`},
+		{"unknown release", Feature{Name: "X", Channels: map[Release]Channel{ReleaseV16: ChannelStandard, ReleaseV17: ChannelStandard, "v1.9": ChannelStandard}}, "Channels names v1.9, which is not a supported release"},
+	} {
+		err := checkChannels(tt.f, "file.go", "list")
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: checkChannels = %v; want an error containing %q", tt.name, err, tt.want)
+		}
+	}
+	for _, f := range Declarations() {
+		if err := checkChannels(f, "", ""); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, bv := range []string{"v1.6.3", "v1.7.0", "v1.7"} {
+		if _, err := releaseOf(bv); err != nil {
+			t.Errorf("releaseOf(%s): %v", bv, err)
+		}
+	}
+	if _, err := releaseOf("v1.8.0"); err == nil || !strings.Contains(err.Error(), "v1.8.0") {
+		t.Errorf("releaseOf(v1.8.0) = %v; want an error naming it", err)
 	}
 }

@@ -41,18 +41,18 @@ const (
 
 // connectionFeatures are the features of GATEWITNESS-CONNECTION-TIMEOUTS.
 var connectionFeatures = []Feature{
-	{Name: SupportConnectionServerTimeout, Level: LevelImplementationSpecific,
+	{Name: SupportConnectionServerTimeout, Channels: standardInEveryRelease, Level: LevelImplementationSpecific,
 		Description: "A backend silent for longer than the gateway's server timeout gets the client 504 Gateway Timeout, no earlier than the timeout and within the tolerance after it."},
-	{Name: SupportConnectionClientTimeout, Level: LevelImplementationSpecific,
+	{Name: SupportConnectionClientTimeout, Channels: standardInEveryRelease, Level: LevelImplementationSpecific,
 		Description: "A client connection that sends nothing, or stops in the middle of its request headers, is closed by the gateway at its client timeout."},
-	{Name: SupportConnectionTunnelTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+	{Name: SupportConnectionTunnelTimeout, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
 		Description: "An idle WebSocket through the gateway is closed at its tunnel timeout, not at the shorter client or server timeout, while a WebSocket with traffic stays open past it."},
-	{Name: SupportConnectionClientFinTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+	{Name: SupportConnectionClientFinTimeout, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
 		Description: "After the backend half-closes a WebSocket, the client gets the FIN (or the close), and no side of the tunnel outlives the gateway's client-fin timeout; closing at once is allowed."},
-	{Name: SupportConnectionClientFinHalfOpen, Level: LevelImplementationSpecific, DependsOn: []FeatureName{SupportConnectionClientFinTimeout},
+	{Name: SupportConnectionClientFinHalfOpen, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, DependsOn: []FeatureName{SupportConnectionClientFinTimeout},
 		Description: "After the backend half-closes a WebSocket, the gateway passes the FIN on and keeps the tunnel half-open until its client-fin timeout, then closes it."},
-	{Name: SupportConnectionServerFinTimeout, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
+	{Name: SupportConnectionServerFinTimeout, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteBackendProtocolWebSocket},
 		Description: "After the client half-closes a WebSocket, the gateway passes the FIN on and closes the idle backend side (and the tunnel) at its server-fin timeout, not earlier: the backend may still be answering."},
-	{Name: SupportConnectionTLSInspectDelay, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportTLSRoute},
+	{Name: SupportConnectionTLSInspectDelay, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, DependsOn: []FeatureName{gwfeatures.SupportTLSRoute},
 		Description: "On a TLS passthrough listener, a client that connects and sends no ClientHello is closed at the gateway's TLS inspect delay, and no backend connection is made."},
 }

@@ -32,12 +32,12 @@ const (
 
 // faultFidelityFeatures are the features of GATEWITNESS-FAULT-FIDELITY.
 var faultFidelityFeatures = []Feature{
-	{Name: SupportFaultFidelityTruncation, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportFaultFidelityTruncation, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "A response whose backend fails after sending its headers or part of its body reaches the client as an incomplete response: over HTTP/1.1 fewer bytes than its Content-Length or no last-chunk, then a closed connection; over HTTP/2 a reset stream, never END_STREAM; a gRPC call ends with a non-OK status, never OK."},
-	{Name: SupportFaultFidelitySingleAttempt, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportFaultFidelitySingleAttempt, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "A request whose backend fails mid-response, on a route without retries, reaches the backend exactly once, and the client gets an answer (the backend's status or the gateway's 5xx) rather than an empty reply, even through a client that resends a request answered by an empty reply."},
-	{Name: SupportFaultFidelityRelayHeaders, Level: LevelExtended, DependsOn: []FeatureName{SupportFaultFidelitySingleAttempt},
+	{Name: SupportFaultFidelityRelayHeaders, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{SupportFaultFidelitySingleAttempt},
 		Description: "The status and headers a backend sent before failing mid-response reach the client before the failure, rather than being replaced by the gateway's own error."},
-	{Name: SupportFaultFidelityStreaming, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportFaultFidelityStreaming, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "Each chunk a backend flushes (HTTP/1.1 chunked, HTTP/2, server-sent events, gRPC server-stream messages) reaches the client, and a gRPC client or bidirectional stream's first message the backend before the client half-closes, within the timing tolerance of being sent: the gateway holds no stream until it ends."},
 }

@@ -44,28 +44,28 @@ const grpcStreamDurationGEP = 3139
 // way gets a separate verdict for each part.
 var grpcDeadlineFeatures = []Feature{
 	{
-		Name: SupportGRPCRouteMaxStreamDuration, Level: LevelExtended, GEP: grpcStreamDurationGEP,
+		Name: SupportGRPCRouteMaxStreamDuration, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: grpcStreamDurationGEP,
 		DependsOn: []FeatureName{gwfeatures.SupportGRPCRoute},
 		Description: "Ends any call (unary or streaming) that outlives the rule's timeouts.maxStreamDuration with a non-OK status, " +
 			"not before the limit and promptly after it, even while messages keep flowing; 0s means no limit.",
 	},
 	{
-		Name: SupportGRPCRouteStrictEnforcement, Level: LevelExtended, GEP: grpcStreamDurationGEP,
+		Name: SupportGRPCRouteStrictEnforcement, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
 		Description: "Bounds a call by timeouts.strictEnforcement: Allow, the stricter of maxStreamDuration and the client's grpc-timeout; Deny, the client's grpc-timeout when present.",
 	},
 	{
-		Name: SupportGRPCRouteMaxStreamDurationDeadlineExceeded, Level: LevelExtended, GEP: grpcStreamDurationGEP,
+		Name: SupportGRPCRouteMaxStreamDurationDeadlineExceeded, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
 		Description: "Ends a call at its bound with DEADLINE_EXCEEDED: trailers-only before response headers, trailers after whole messages once headers were sent.",
 	},
 	{
-		Name: SupportGRPCRouteTimeoutPropagation, Level: LevelImplementationSpecific, GEP: grpcStreamDurationGEP,
+		Name: SupportGRPCRouteTimeoutPropagation, Channels: experimentalInEveryRelease, Level: LevelImplementationSpecific, GEP: grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
 		Description: "Sends the backend a grpc-timeout no larger than the call's remaining bound, as maxStreamDuration, strictEnforcement and the client's grpc-timeout choose it.",
 	},
 	{
-		Name: SupportGRPCRouteMaxStreamDurationCancelsBackend, Level: LevelImplementationSpecific, GEP: grpcStreamDurationGEP,
+		Name: SupportGRPCRouteMaxStreamDurationCancelsBackend, Channels: experimentalInEveryRelease, Level: LevelImplementationSpecific, GEP: grpcStreamDurationGEP,
 		DependsOn:   []FeatureName{SupportGRPCRouteMaxStreamDuration},
 		Description: "Ends the backend's stream of a call when the call's maxStreamDuration runs out, as the backend sees it.",
 	},

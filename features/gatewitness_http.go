@@ -56,67 +56,67 @@ const (
 var httpResilienceFeatures = []Feature{
 	// Registered only when the linked release does not define it (v1.6).
 	{
-		Name: SupportHTTPRouteRetryCodes, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryCodes, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "Retries exactly the HTTP status codes listed in retry.codes and no others.",
 	},
 	// Registered only when the linked release does not define it (v1.7
 	// dropped it); in v1.6 it is upstream's, in the profile's Extended.
 	{
-		Name: SupportHTTPRouteRetryBackendTimeout, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryBackendTimeout, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteBackendTimeout},
 		Description: "Retries an attempt that timeouts.backendRequest cut, like a failed one.",
 	},
 	{
-		Name: SupportHTTPRouteRetryBackoff, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryBackoff, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "Waits at least retry.backoff between attempts, as the backend sees them.",
 	},
 	{
-		Name: SupportHTTPRouteRetryWithRequestTimeout, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryWithRequestTimeout, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRequestTimeout},
 		Description: "Ends a retried request when timeouts.request expires, whatever attempt is in flight, and cancels that attempt.",
 	},
 	{
-		Name: SupportHTTPRouteRetryConnectionErrorAttempts, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryConnectionErrorAttempts, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteRetryConnectionError},
 		Description: "Retries an attempt reset or closed before its response headers, as the backend's ledger counts attempts: the " +
 			"failing attempt is on a fresh connection, so no transport's own resend can stand in for the retry.",
 	},
 	{
-		Name: SupportHTTPRouteRetryRefusedToOtherEndpoint, Level: LevelImplementationSpecific, GEP: 1731,
+		Name: SupportHTTPRouteRetryRefusedToOtherEndpoint, Channels: standardFromV17, Level: LevelImplementationSpecific, GEP: 1731,
 		DependsOn: []FeatureName{SupportHTTPRouteRetryConnectionErrorAttempts},
 		Description: "Sends the retry of a connection an endpoint refused to another endpoint of the backend, so that every request to a " +
 			"Service with one refusing endpoint succeeds (GEP-1731 asks for the retry, not for another endpoint).",
 	},
 	{
-		Name: SupportHTTPRouteRetryCancelsTimedOutAttempt, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryCancelsTimedOutAttempt, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetryBackendTimeout},
 		Description: "Cancels an attempt when timeouts.backendRequest expires, as the backend sees it, and retries it.",
 	},
 	{
-		Name: SupportHTTPRouteRetryStreamReset, Level: LevelExtended, GEP: 1731,
+		Name: SupportHTTPRouteRetryStreamReset, Channels: standardFromV17, Level: LevelExtended, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry, gwfeatures.SupportHTTPRouteRetryConnectionError, gwfeatures.SupportHTTPRouteBackendProtocolH2C},
 		Description: "Retries an attempt whose HTTP/2 stream the backend reset (RST_STREAM) before the response headers.",
 	},
 	{
-		Name: SupportHTTPRouteRetryNonIdempotent, Level: LevelImplementationSpecific, GEP: 1731,
+		Name: SupportHTTPRouteRetryNonIdempotent, Channels: standardFromV17, Level: LevelImplementationSpecific, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "Retries non-idempotent requests (a POST with a body) too, replaying the same body on every attempt.",
 	},
 	{
-		Name: SupportHTTPRouteTimeoutDeadlines, Channel: ChannelStandard, Level: LevelExtended, GEP: 1742,
+		Name: SupportHTTPRouteTimeoutDeadlines, Channels: standardInEveryRelease, Level: LevelExtended, GEP: 1742,
 		DependsOn: []FeatureName{gwfeatures.SupportHTTPRouteRequestTimeout, gwfeatures.SupportHTTPRouteBackendTimeout},
 		Description: "Ends an exchange at timeouts.request or timeouts.backendRequest even while its response keeps flowing (deadlines, " +
 			"not inactivity timers), cancels the backend's attempt, and lets 0s disable both.",
 	},
 	{
-		Name: SupportHTTPRouteRetryLastStatus, Level: LevelImplementationSpecific, GEP: 1731,
+		Name: SupportHTTPRouteRetryLastStatus, Channels: standardFromV17, Level: LevelImplementationSpecific, GEP: 1731,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "After the last allowed attempt failed with a status, relays the backend's own last response rather than an error of the gateway's.",
 	},
 	{
-		Name: SupportHTTPRouteTimeout504, Channel: ChannelStandard, Level: LevelImplementationSpecific, GEP: 1742,
+		Name: SupportHTTPRouteTimeout504, Channels: standardInEveryRelease, Level: LevelImplementationSpecific, GEP: 1742,
 		DependsOn:   []FeatureName{gwfeatures.SupportHTTPRouteRequestTimeout, gwfeatures.SupportHTTPRouteBackendTimeout},
 		Description: "Answers an expired timeouts.request or timeouts.backendRequest with 504 Gateway Timeout, not 408 or another error.",
 	},

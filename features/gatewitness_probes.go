@@ -29,12 +29,12 @@ const (
 
 // meshProbeFeatures are the features of GATEWITNESS-MESH-PROBES.
 var meshProbeFeatures = []Feature{
-	{Name: SupportMeshProbeHTTP, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportMeshProbeHTTP, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "In a Pod whose probes a mesh intercepts, an httpGet readiness probe fails when the app answers with an error status, so the Pod leaves the Gateway's rotation within periodSeconds × failureThreshold, and returns when the app recovers."},
-	{Name: SupportMeshProbeTCP, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportMeshProbeTCP, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "In a Pod whose probes a mesh intercepts, a tcpSocket readiness probe fails when the app's port is closed, though the sidecar could accept the connection, so the Pod leaves the Gateway's rotation in time, and returns when the port reopens."},
-	{Name: SupportMeshProbeGRPC, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute},
+	{Name: SupportMeshProbeGRPC, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportGRPCRoute},
 		Description: "In a Pod whose probes a mesh intercepts, a grpc readiness probe fails when the app's health service answers NOT_SERVING for the probe's service, so the Pod leaves the GRPCRoute's rotation in time, and returns when it serves again."},
-	{Name: SupportMeshProbeRewrite, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
+	{Name: SupportMeshProbeRewrite, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "In a Pod whose probes a mesh intercepts, readiness probes on named ports with custom headers, in a Pod that already uses the mesh's usual probe ports, still follow the app's health."},
 }

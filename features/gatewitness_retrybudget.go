@@ -24,19 +24,19 @@ const (
 // retryBudgetFeatures are the features of GATEWITNESS-RETRY-BUDGETS.
 var retryBudgetFeatures = []Feature{
 	{
-		Name: SupportBackendRetryBudget, Level: LevelExtended, GEP: 3388,
+		Name: SupportBackendRetryBudget, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: 3388,
 		DependsOn: []FeatureName{SupportHTTPRouteRetry},
 		Description: "Under sustained load, retries to a Service stay within XBackendTrafficPolicy retryConstraint.budget.percent of its " +
 			"requests over budget.interval, are made while within it, and a request whose retry was refused gets 503.",
 	},
 	{
-		Name: SupportBackendRetryBudgetMinRetryRate, Level: LevelExtended, GEP: 3388,
+		Name: SupportBackendRetryBudgetMinRetryRate, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: 3388,
 		DependsOn: []FeatureName{SupportHTTPRouteRetry},
 		Description: "Allows retryConstraint.minRetryRate's count of retries per interval to a Service even when budget.percent allows " +
 			"none, and answers 503 to the requests whose retries go beyond it.",
 	},
 	{
-		Name: SupportBackendRetryBudgetPerBackend, Level: LevelExtended, GEP: 3388,
+		Name: SupportBackendRetryBudgetPerBackend, Channels: experimentalInEveryRelease, Level: LevelExtended, GEP: 3388,
 		DependsOn:   []FeatureName{SupportHTTPRouteRetry},
 		Description: "Counts one retry budget per Service: two routes to one Service share it, and another Service's budget is its own.",
 	},

@@ -1,6 +1,55 @@
 package features
 
-import gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/gateway-api/pkg/consts"
+	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// Release is a supported Gateway API release, by major.minor ("v1.6"): a
+// feature's channel is declared for each (Feature.Channels).
+type Release string
+
+const (
+	// ReleaseV16 is Gateway API v1.6 (v1.6.3 is go.mod's).
+	ReleaseV16 Release = "v1.6"
+	// ReleaseV17 is Gateway API v1.7 (v1.7.0; make test-gwapi-v1.7).
+	ReleaseV17 Release = "v1.7"
+)
+
+// Releases lists the supported Gateway API releases, oldest first.
+var Releases = []Release{ReleaseV16, ReleaseV17}
+
+// LinkedRelease returns the supported release of the linked
+// sigs.k8s.io/gateway-api (its consts.BundleVersion), or an error naming
+// the supported ones.
+func LinkedRelease() (Release, error) { return releaseOf(consts.BundleVersion) }
+
+func releaseOf(bundleVersion string) (Release, error) {
+	for _, r := range Releases {
+		if bundleVersion == string(r) || strings.HasPrefix(bundleVersion, string(r)+".") {
+			return r, nil
+		}
+	}
+	return "", fmt.Errorf("features: the linked sigs.k8s.io/gateway-api is %s; gatewitness's features declare their channels for %v only (Feature.Channels)",
+		bundleVersion, Releases)
+}
+
+// The channel declarations of gatewitness's data (Feature.Channels). They
+// are shared: nothing may modify them.
+var (
+	// standardInEveryRelease: the feature's tests use only fields of
+	// every supported release's standard CRDs.
+	standardInEveryRelease = map[Release]Channel{ReleaseV16: ChannelStandard, ReleaseV17: ChannelStandard}
+	// experimentalInEveryRelease: a test of the feature needs a field (or
+	// kind) no supported release's standard CRDs have.
+	experimentalInEveryRelease = map[Release]Channel{ReleaseV16: ChannelExperimental, ReleaseV17: ChannelExperimental}
+	// standardFromV17: the fields the feature's tests need are
+	// experimental in v1.6 and standard from v1.7 (HTTPRoute's retry).
+	standardFromV17 = map[Release]Channel{ReleaseV16: ChannelExperimental, ReleaseV17: ChannelStandard}
+)
 
 // gatewitness builds against both supported Gateway API releases, v1.6.3 (its
 // go.mod) and v1.7.0 (an implementer's go.mod; make test-gwapi-v1.7). Their

@@ -28,6 +28,12 @@ type GatewitnessReport struct {
 	metav1.TypeMeta `json:",inline"`
 	// Date is when the run started, RFC 3339.
 	Date string `json:"date"`
+	// Status is the run's (empty for a complete run); an interrupted or
+	// incomplete run has no profile results.
+	Status RunStatus `json:"status,omitempty"`
+	// Interruption says when and by which signal an interrupted run was
+	// stopped.
+	Interruption *Interruption `json:"interruption,omitempty"`
 	// Implementation and Mode are as in upstream's report.
 	Implementation confv1.Implementation `json:"implementation"`
 	Mode           string                `json:"mode"`
@@ -76,6 +82,8 @@ func NewGatewitnessReport(run *Run) (*GatewitnessReport, error) {
 		TypeMeta:        metav1.TypeMeta{APIVersion: GatewitnessReportAPIVersion, Kind: GatewitnessReportKind},
 		Implementation:  run.Implementation,
 		Mode:            run.Mode,
+		Status:          run.Status,
+		Interruption:    run.Interruption,
 		Target:          run.Target,
 		Environment:     run.Environment,
 		TimingTolerance: run.TimingTolerance.String(),
@@ -90,11 +98,7 @@ func NewGatewitnessReport(run *Run) (*GatewitnessReport, error) {
 		r.ClaimedFeatures = append(r.ClaimedFeatures, string(f))
 	}
 	slices.SortStableFunc(r.ProfileReports, func(a, b confv1.ProfileReport) int { return cmp.Compare(a.Name, b.Name) })
-	for i, p := range r.ProfileReports {
-		if ProfileNotClaimed(p) {
-			r.ProfileReports[i].Summary = NotClaimedSummary
-		}
-	}
+	MarkNotClaimed(r.ProfileReports)
 	for _, t := range run.bySource(Gatewitness) {
 		gt := GatewitnessTest{
 			Name:     t.ShortName,

@@ -92,7 +92,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 			switch t.Result {
 			case Fail:
 				s.Failures++
-			case Skip, Inconclusive:
+			case Skip, Inconclusive, Interrupted:
 				s.Skipped++
 			}
 		}
@@ -121,6 +121,7 @@ func WriteJUnit(w io.Writer, run *Run) error {
 func junitProperties(run *Run) []junitProperty {
 	impl, env := run.Implementation, run.Environment
 	props := []junitProperty{
+		{"status", run.StatusLine()},
 		{"implementation.organization", impl.Organization},
 		{"implementation.project", impl.Project},
 		{"implementation.version", impl.Version},
@@ -158,6 +159,9 @@ func junitTestCase(t TestResult, class string) junitCase {
 		// JUnit has no such result: a skip (never a pass) whose type and
 		// message say so, with both figures.
 		c.Skipped = &junitMessage{Message: "inconclusive: " + firstLine(msg), Type: "inconclusive", Text: msg}
+	case Interrupted:
+		// Not a failure: a skip whose type says the run stopped first.
+		c.Skipped = &junitMessage{Message: "interrupted: " + firstLine(msg), Type: "interrupted", Text: msg}
 	}
 	var out strings.Builder
 	if t.Log != "" {

@@ -47,12 +47,18 @@ func countsLine(run *Run) string {
 	if n := run.InconclusiveCount(); n > 0 {
 		line += fmt.Sprintf(", %d inconclusive", n)
 	}
+	if n := run.InterruptedCount(); n > 0 || run.Status != RunComplete {
+		line += fmt.Sprintf(", %d interrupted", n)
+	}
 	return line
 }
 
 func writeMarkdown(w *bufio.Writer, run *Run) {
 	impl, env := run.Implementation, run.Environment
 	fmt.Fprintf(w, "# Conformance: %s %s\n\n", text(title(impl)), text(impl.Version))
+	if st := run.StatusLine(); st != "" {
+		fmt.Fprintf(w, "**%s**\n\n", text(st))
+	}
 	fmt.Fprintf(w, "%s, in %s.\n\n", countsLine(run), duration(run.Duration))
 
 	fmt.Fprintf(w, "| | |\n|---|---|\n")
@@ -382,6 +388,9 @@ func WriteMarkdownShort(w io.Writer, run *Run) error {
 	bw := bufio.NewWriter(w)
 	impl, env := run.Implementation, run.Environment
 	fmt.Fprintf(bw, "### gatewitness: %s %s\n\n", text(title(impl)), text(impl.Version))
+	if st := run.StatusLine(); st != "" {
+		fmt.Fprintf(bw, "**%s**\n\n", text(st))
+	}
 	fmt.Fprintf(bw, "%s, in %s. Target: %s", countsLine(run), duration(run.Duration), text(run.Target.String()))
 	if env.GatewayAPIVersion != "" {
 		fmt.Fprintf(bw, "; Gateway API %s (%s)", text(env.GatewayAPIVersion), text(orUnknown(env.GatewayAPIChannel)))

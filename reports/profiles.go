@@ -26,4 +26,22 @@ const NotClaimedSummary = "Not claimed: the run claims none of this profile's fe
 // ProfileNotClaimed.
 const NotClaimed = "not claimed"
 
+// NotClaimedResult is the core result that run.json's gatewitness profiles
+// and the gatewitness report give a profile that ProfileNotClaimed, in
+// place of the "success" upstream's suite compiles for it: a machine
+// reading the result must not take a profile nothing of which ran for a
+// profile that passed. (The upstream report keeps upstream's "success".)
+const NotClaimedResult confv1.Result = "not-claimed"
+
+// MarkNotClaimed gives each profile of ps that ProfileNotClaimed the
+// result NotClaimedResult and the summary NotClaimedSummary.
+func MarkNotClaimed(ps []confv1.ProfileReport) {
+	for i, p := range ps {
+		if ProfileNotClaimed(p) {
+			ps[i].Core.Result = NotClaimedResult
+			ps[i].Summary = NotClaimedSummary
+		}
+	}
+}
+
 func counted(s confv1.Status) uint32 { return s.Passed + s.Failed + s.Skipped }

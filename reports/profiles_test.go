@@ -45,8 +45,8 @@ func TestProfileNotClaimed(t *testing.T) {
 
 // TestNotClaimedProfilesAreNotSuccesses: a profile the run claims nothing
 // of and ran nothing of is "not claimed" in the summaries and the
-// gatewitness report, not a success of 0 tests; the upstream report keeps
-// it as upstream's runner writes it.
+// gatewitness report (its summary and its core result), not a success of
+// 0 tests; the upstream report keeps it as upstream's runner writes it.
 func TestNotClaimedProfilesAreNotSuccesses(t *testing.T) {
 	run := notClaimedRun()
 	var long, short, gw, up bytes.Buffer
@@ -82,8 +82,8 @@ func TestNotClaimedProfilesAreNotSuccesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range report.ProfileReports {
-		if p.Name == "GATEWITNESS-MESH-PROBES" && p.Summary != NotClaimedSummary {
-			t.Errorf("gatewitness report: %s summary %q, want %q", p.Name, p.Summary, NotClaimedSummary)
+		if p.Name == "GATEWITNESS-MESH-PROBES" && (p.Summary != NotClaimedSummary || p.Core.Result != NotClaimedResult) {
+			t.Errorf("gatewitness report: %s summary %q, core result %q; want %q, %q", p.Name, p.Summary, p.Core.Result, NotClaimedSummary, NotClaimedResult)
 		}
 		if p.Name != "GATEWITNESS-MESH-PROBES" && p.Summary == NotClaimedSummary {
 			t.Errorf("gatewitness report: %s, which ran tests, is not claimed", p.Name)

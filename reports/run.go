@@ -43,7 +43,39 @@ const (
 	// alone: neither a pass nor the implementation's failure. Its Message
 	// gives both figures.
 	Inconclusive Result = "inconclusive"
+	// Interrupted means the test had not finished when the run stopped:
+	// it was cut short, or never started, because the run was interrupted
+	// (or, in an incomplete record, had not finished when the record was
+	// written). It is never a failure. Only a record whose Status is not
+	// complete holds such results.
+	Interrupted Result = "interrupted"
 )
+
+// RunStatus says whether a record is of a whole run.
+type RunStatus string
+
+const (
+	// RunComplete is a run that ended by itself: every test it planned
+	// has its result. Empty in JSON, as in records of a gatewitness that
+	// knew no other status.
+	RunComplete RunStatus = ""
+	// RunIncomplete is a record written while the run was going
+	// (IncompleteRunFileName), rewritten as tests start and finish: a run
+	// killed outright leaves it, saying how far the run got.
+	RunIncomplete RunStatus = "incomplete"
+	// RunInterrupted is a run stopped by a signal (Interruption says
+	// which, and when): the tests that had finished keep their results,
+	// the others are Interrupted, and no upstream report is written.
+	RunInterrupted RunStatus = "interrupted"
+)
+
+// Interruption says when and how a run was stopped.
+type Interruption struct {
+	// At is when the signal arrived.
+	At time.Time `json:"at"`
+	// Signal names it, e.g. "SIGINT" or "SIGTERM".
+	Signal string `json:"signal"`
+}
 
 // Source says whose suite a test belongs to. Upstream tests count only in
 // the upstream report, gatewitness's only in the gatewitness report.
@@ -73,6 +105,13 @@ const MaxTests = 10000
 type Run struct {
 	// Schema is RunSchema for records this package writes.
 	Schema string `json:"schema"`
+	// Status is RunComplete for a run that ended, RunIncomplete for a
+	// record written while it ran, RunInterrupted for one a signal
+	// stopped.
+	Status RunStatus `json:"status,omitempty"`
+	// Interruption says when and by which signal an interrupted run was
+	// stopped; nil unless Status is RunInterrupted.
+	Interruption *Interruption `json:"interruption,omitempty"`
 	// Implementation identifies the implementation under test.
 	Implementation confv1.Implementation `json:"implementation"`
 	// Mode is the implementation's operating mode, "default" unless the
@@ -195,9 +234,11 @@ type TestResult struct {
 	Description string `json:"description,omitempty"`
 	// Features lists the features the test needs.
 	Features []gwfeatures.FeatureName `json:"features,omitempty"`
-	// Result is pass, fail, skip or inconclusive.
+	// Result is pass, fail, skip, inconclusive or interrupted.
 	Result Result `json:"result"`
-	// Duration is how long the test took.
+	// Duration is how long the test took: from its own start to the end
+	// of its test function and its subtests, not counting its clean-up
+	// (which may wait for other tests' timing windows to close).
 	Duration time.Duration `json:"duration"`
 	// Started is when the test started; zero in records of a gatewitness
 	// that did not record it, and for tests that did not run.
@@ -329,6 +370,18 @@ func (r *Run) Validate() error {
 			errs = append(errs, fmt.Errorf("reports: Phases[%d] (%s): Duration is %v; want a duration of zero or more", i, p.Name, p.Duration))
 		}
 	}
+	switch r.Status {
+	case RunComplete, RunIncomplete:
+		if r.Interruption != nil {
+			errs = append(errs, fmt.Errorf("reports: run Interruption is set but Status is %q; want %q with an Interruption", r.Status, RunInterrupted))
+		}
+	case RunInterrupted:
+		if r.Interruption == nil || r.Interruption.Signal == "" {
+			errs = append(errs, errors.New("reports: run Status is interrupted but no Interruption says by which signal; want interruption.signal, e.g. \"SIGINT\""))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("reports: run Status is %q; want %q (complete), %q or %q", r.Status, RunComplete, RunIncomplete, RunInterrupted))
+	}
 	seen := make(map[string]bool, len(r.Tests))
 	for i, t := range r.Tests {
 		switch {
@@ -340,8 +393,12 @@ func (r *Run) Validate() error {
 		seen[t.ShortName] = true
 		switch t.Result {
 		case Pass, Fail, Skip, Inconclusive:
+		case Interrupted:
+			if r.Status == RunComplete {
+				errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q in a complete run; want the run's Status %q or %q", i, t.ShortName, t.Result, RunIncomplete, RunInterrupted))
+			}
 		default:
-			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip, Inconclusive))
+			errs = append(errs, fmt.Errorf("reports: Tests[%d] (%s): Result is %q; want %q, %q, %q, %q or %q", i, t.ShortName, t.Result, Pass, Fail, Skip, Inconclusive, Interrupted))
 		}
 		switch t.Source {
 		case "", Upstream, Gatewitness:
@@ -386,6 +443,37 @@ func (r *Run) InconclusiveCount() int {
 		}
 	}
 	return n
+}
+
+// InterruptedCount returns how many tests were interrupted (see
+// Interrupted): counted by Counts as none of passed, failed or skipped.
+func (r *Run) InterruptedCount() int {
+	n := 0
+	for _, t := range r.Tests {
+		if t.Result == Interrupted {
+			n++
+		}
+	}
+	return n
+}
+
+// StatusLine says in a sentence that the record is not of a whole run,
+// and why; "" for a complete run.
+func (r *Run) StatusLine() string {
+	switch r.Status {
+	case RunInterrupted:
+		line := "INTERRUPTED: the run was stopped"
+		if i := r.Interruption; i != nil {
+			line += " by " + i.Signal
+			if !r.Started.IsZero() && !i.At.IsZero() {
+				line += fmt.Sprintf(" %s after it started", i.At.Sub(r.Started).Round(100*time.Millisecond))
+			}
+		}
+		return line + fmt.Sprintf("; %d tests did not finish (interrupted), and no profile result or upstream report stands for it.", r.InterruptedCount())
+	case RunIncomplete:
+		return fmt.Sprintf("INCOMPLETE: this record was written while the run was going, and the run never finished it (killed, or still running); %d tests had not finished (interrupted), and no profile result stands for it.", r.InterruptedCount())
+	}
+	return ""
 }
 
 // bySource returns the tests of one source, in run order.

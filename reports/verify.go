@@ -172,6 +172,10 @@ func verifyReport(path string, data []byte, versionDir string, readme []byte, na
 	add := func(sev Severity, rule, format string, args ...any) {
 		findings = append(findings, Finding{sev, rule, fmt.Sprintf(format, args...)})
 	}
+	if whole, why := wholeReport(data); !whole {
+		add(Error, "format", "%s", why)
+		return findings
+	}
 	base := filepath.Base(path)
 
 	// What upstream's script checks, read as yq reads the fields.
@@ -619,4 +623,21 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxReportSize)
 	}
 	return data, nil
+}
+
+// wholeReport says whether data is a whole report, not an empty file or
+// one cut short: upstream's suite always writes profiles, last, so a
+// report without the key was cut before its end (or never was one).
+func wholeReport(data []byte) (bool, string) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return false, "the report is empty; want the ConformanceReport YAML upstream's suite writes"
+	}
+	var keys map[string]any
+	if err := yaml.Unmarshal(data, &keys); err != nil {
+		return true, "" // the parse below names the error
+	}
+	if _, ok := keys["profiles"]; !ok {
+		return false, "the report is truncated or not a ConformanceReport: it has no profiles, which upstream's suite writes last in every report"
+	}
+	return true, ""
 }

@@ -136,6 +136,9 @@ func TestRunJSONRoundTrip(t *testing.T) {
 		{`{"schema":"gatewitness.github.io/run/v9"}`, `schema is "gatewitness.github.io/run/v9"`},
 		{`{"schema":"` + RunSchema + `","tests":[{"shortName":"A","result":"maybe"}]}`, `Result is "maybe"`},
 		{`[1,2]`, "decoding the run record"},
+		{``, "the run record is empty"},
+		{`{"schema":"` + RunSchema + `"}`, "the run record is truncated: it has no implementation, mode, started, duration, target, environment, claims, tests"},
+		{`{"schema":"` + RunSchema + `","implementation":{"organ`, "truncated, or not a run record?"},
 		{`{"schema":"` + RunSchema + `","x":"` + strings.Repeat("a", 4<<10) + `"}`, "larger than 4096 bytes"},
 	} {
 		if _, err := ReadRunJSON(strings.NewReader(bad.in)); err == nil || !strings.Contains(err.Error(), bad.want) {
@@ -191,6 +194,15 @@ func TestVerifySubmissionFindsEachBrokenRule(t *testing.T) {
 		{"no mode", nil, func(t *testing.T, p string) string {
 			return report(t, p, "mode: default", `mode: ""`)
 		}, Error, "mode", "mode is empty"},
+		{"empty", nil, func(t *testing.T, p string) string {
+			mustWrite(t, p, []byte("\n"))
+			return p
+		}, Error, "format", "the report is empty"},
+		{"truncated", nil, func(t *testing.T, p string) string {
+			data, _ := os.ReadFile(p)
+			mustWrite(t, p, data[:bytes.Index(data, []byte("profiles:"))])
+			return p
+		}, Error, "format", "the report is truncated or not a ConformanceReport: it has no profiles"},
 		{"no README", nil, func(t *testing.T, p string) string {
 			if err := os.Remove(filepath.Join(filepath.Dir(p), "README.md")); err != nil {
 				t.Fatal(err)

@@ -14,6 +14,12 @@ const (
 	JUnitFileName     = "junit.xml"
 	MarkdownFileName  = "summary.md"
 	MarkdownShortName = "summary-short.md"
+	// IncompleteRunFileName is the record of a run still going (Status
+	// RunIncomplete), beside run.json: the runner writes it at the start
+	// and as tests start and finish, and removes it once run.json holds
+	// the run's end, so that a previous run's run.json stays whole until
+	// then and a run killed outright leaves this record of how far it got.
+	IncompleteRunFileName = "run.incomplete.json"
 )
 
 // WriteAll writes every report of run into dir, creating it if needed,
@@ -27,6 +33,7 @@ const (
 //	upstream/<major.minor>/<implementation>/<channel>-<version>-<mode>-report.yaml
 //	upstream/<major.minor>/<implementation>/README.md
 //	                         the upstream submission, when the run had upstream's tests
+//	                         and is complete (never for an interrupted run)
 //
 // Each file is written to a temporary file first and renamed, so a reader
 // never sees half a report. WriteAll writes what it can and reports every
@@ -52,7 +59,7 @@ func WriteAll(dir string, run *Run) ([]string, error) {
 		files = append(files, file{GatewitnessReportFileName, func(w io.Writer) error { return WriteGatewitnessYAML(w, run) }})
 	}
 	var errs []error
-	if run.Conformance != nil {
+	if run.Conformance != nil && run.Status == RunComplete {
 		sub, err := SubmissionDir(run.Conformance)
 		if err == nil {
 			var name string

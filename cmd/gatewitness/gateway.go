@@ -40,6 +40,12 @@ set-up. Ports below 1024 need root, CAP_NET_BIND_SERVICE or a lower
 net.ipv4.ip_unprivileged_port_start. Backends are dialled at their
 EndpointSlice addresses, so Pod IPs must be routable from this host.
 
+With --shared-address it serves as implementations with one entry point per
+port do: every Gateway gets the one address --listen-host, each listener port
+is one socket on the wildcard, and the listeners of all Gateways on a port
+are merged onto it (a listener whose protocol differs from the port's first
+is not served; the port's connection timeouts are its first Gateway's).
+
 It runs until SIGINT or SIGTERM, then closes its sockets and exits 0;
 status written to the cluster stays.
 
@@ -74,6 +80,8 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "the kubeconfig of the cluster (default $KUBECONFIG); required")
 	listenHost := fs.String("listen-host", standalone.DefaultAddresses,
 		"where Gateway addresses come from: a prefix, each Gateway getting an address of its own, or one address that every Gateway shares (then two Gateways cannot use one port)")
+	shared := fs.Bool("shared-address", false,
+		"serve as implementations with one entry point per port do: every Gateway gets the one address --listen-host (which must be one address), each listener port is one socket bound to the wildcard (0.0.0.0), and the listeners of all Gateways on a port share it; binding the wildcard needs a network namespace of the gateway's own (or a host where nothing else uses those ports)")
 	controllerName := fs.String("controller-name", string(standalone.DefaultControllerName), "the GatewayClass spec.controllerName the gateway owns")
 	class := fs.String("gateway-class", "gatewitness", "the GatewayClass to create if missing and wait for; empty: serve any class of --controller-name")
 	supported := fs.String("supported-features", strings.Join(featureNames, ","),
@@ -100,7 +108,11 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 		return nil, fmt.Errorf("--controller-name %q: want a domain-prefixed path such as %q", *controllerName, standalone.DefaultControllerName)
 	}
 	g := &gatewayOptions{kubeconfig: *kubeconfig, verbose: *verbose}
+	if *shared && !prefix.IsSingleIP() {
+		return nil, fmt.Errorf("--shared-address with --listen-host %s: want the one address every Gateway shares, such as 127.0.0.1", *listenHost)
+	}
 	g.opts.Addresses = prefix
+	g.opts.SharedAddress = *shared
 	g.opts.ControllerName = gwv1.GatewayController(*controllerName)
 	g.opts.GatewayClassName = *class
 	for f := range strings.SplitSeq(*supported, ",") {

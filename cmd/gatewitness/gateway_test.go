@@ -34,6 +34,7 @@ func TestGatewayFlagErrors(t *testing.T) {
 		{[]string{"--kubeconfig", "k", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--kubeconfig", "k", "--listen-host", "localhost"}, `--listen-host "localhost": not an IP address or prefix; want a prefix such as 127.1.0.0/16`},
 		{[]string{"--kubeconfig", "k", "--listen-host", "127.1.0.0/33"}, `--listen-host "127.1.0.0/33"`},
+		{[]string{"--kubeconfig", "k", "--shared-address"}, "--shared-address with --listen-host 127.1.0.0/16: want the one address every Gateway shares"},
 		{[]string{"--kubeconfig", "k", "--controller-name", "reference"}, `--controller-name "reference": want a domain-prefixed path`},
 		{[]string{"--kubeconfig", missing}, "--kubeconfig " + missing},
 		{[]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag"},
@@ -50,7 +51,7 @@ func TestGatewayHelp(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("gatewitness gateway -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
 	}
-	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "SIGINT"} {
+	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "-shared-address", "SIGINT"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("gatewitness gateway -help does not mention %q:\n%s", want, errs)
 		}
@@ -87,8 +88,12 @@ func TestGatewayFlagDefaults(t *testing.T) {
 	if g.opts.Addresses != netip.MustParsePrefix("127.0.0.1/32") {
 		t.Errorf("--listen-host 127.0.0.1 gave %s; want the single address 127.0.0.1/32", g.opts.Addresses)
 	}
-	if g.opts.GatewayClassName != "" || !slices.Equal(g.opts.SupportedFeatures, []gwv1.FeatureName{"Gateway", "HTTPRoute"}) {
+	if g.opts.GatewayClassName != "" || !slices.Equal(g.opts.SupportedFeatures, []gwv1.FeatureName{"Gateway", "HTTPRoute"}) || g.opts.SharedAddress {
 		t.Errorf("options %+v", g.opts)
+	}
+	g, err = parseGatewayFlags([]string{"--kubeconfig", "k", "--listen-host", "10.0.0.5", "--shared-address"}, io.Discard)
+	if err != nil || !g.opts.SharedAddress || g.opts.Addresses != netip.MustParsePrefix("10.0.0.5/32") {
+		t.Errorf("--listen-host 10.0.0.5 --shared-address: %+v, %v; want the shared address 10.0.0.5", g, err)
 	}
 	if _, err := parseGatewayFlags([]string{"-help"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("-help: %v; want flag.ErrHelp", err)

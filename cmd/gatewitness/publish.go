@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/gatewitness/gatewitness/reports"
@@ -34,11 +33,19 @@ The site, written into SITE (other files there are left alone), has:
   series/<series>.html        every test's strip of the last nights, first
                               failed, last passed, flaky
   badges/<series>.json        a shields.io endpoint badge
+  calibration.html            with --calibration: each test's verdict on
+                              real HAProxy and nginx per variant, as their
+                              documentation expects it (docs/calibration.md)
 
 --alerts FILE writes the failed tests of the runs added (a JSON array: the
 series, the test, whether it broke tonight or was failing already, since
 when, the failure's first line, the test's page), for a nightly that opens
-an issue per failed test and fails the job.
+an issue per failed test and fails the job. An interrupted or incomplete
+run raises no alert; a folder of the history whose run cannot be read is
+left out of the site, named on it, and in the alerts as kind
+"history-problem". Publishes of one history take turns (a lock on it).
+A report folder whose newest record is run.incomplete.json (a run killed
+before its end) adds that record, shown as incomplete.
 
 Flags:
 `
@@ -60,6 +67,7 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	nights := fs.Int("nights", site.DefaultNights, fmt.Sprintf("nights the history strips show, and runs per series that get pages (1 to %d)", site.MaxNights))
 	title := fs.String("title", site.DefaultTitle, "the site's title")
 	sourceURL := fs.String("source-url", site.DefaultSourceURL, "where gatewitness's files are browsed, for the links to docs/semantics")
+	calibration := fs.String("calibration", "", "a calibration matrix (make calibrate writes out/calibration/matrix.json) to show as calibration.html")
 	alerts := fs.String("alerts", "", "write the failed tests of the runs added with --add (without --add: of each series' newest run) to this file, as JSON, for a nightly to alert on (an empty array when none failed)")
 	extra, code, done := parseFlags(fs, args, publishUsage, stdout, stderr)
 	if done {
@@ -87,6 +95,14 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts := site.Options{Title: *title, Nights: *nights, SourceURL: *sourceURL}
+	if *calibration != "" {
+		c, err := site.ReadCalibration(*calibration)
+		if err != nil {
+			fmt.Fprintf(stderr, "gatewitness publish: --calibration: %v\n", err)
+			return 1
+		}
+		opts.Calibration = c
+	}
 	if err := opts.Complete(); err != nil {
 		fmt.Fprintf(stderr, "gatewitness publish: --%v\n", err)
 		return 2
@@ -96,6 +112,13 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	// One publish at a time on a history: another waits here.
+	unlock, err := site.LockHistory(*history)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
+		return 1
+	}
+	defer unlock()
 	var added []string
 	for _, a := range add {
 		path, err := runRecordPath(a)
@@ -111,12 +134,6 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "history: %s\n", id)
 		added = append(added, id)
 	}
-	// A history no run has been added to yet is an empty one: --keep has
-	// nothing to remove, and the build says there is no run.
-	if err := os.MkdirAll(*history, 0o755); err != nil {
-		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
-		return 1
-	}
 	if *keep > 0 {
 		removed, err := site.Prune(*history, *keep)
 		for _, id := range removed {
@@ -131,6 +148,9 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "gatewitness publish: %v\n", err)
 		return 1
+	}
+	for _, p := range h.Problems {
+		fmt.Fprintf(stderr, "gatewitness publish: warning: a history problem, left out of the site: %s\n", p)
 	}
 	if len(h.Entries) == 0 {
 		fmt.Fprintf(stderr, "gatewitness publish: the history %s holds no run; add one with --add RUN\n", *history)
@@ -151,7 +171,11 @@ func publishCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "gatewitness publish: --alerts: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "alerts: %s (%d failed tests)\n", *alerts, len(breakages))
+		counts := fmt.Sprintf("%d failed tests", len(breakages)-len(h.Problems))
+		if n := len(h.Problems); n > 0 {
+			counts += fmt.Sprintf(", %d history problems", n)
+		}
+		fmt.Fprintf(stdout, "alerts: %s (%s)\n", *alerts, counts)
 	}
 	return 0
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gatewitness/gatewitness/reports/site"
 )
 
 // fixture is a recorded run of the site's tests.
@@ -177,5 +181,135 @@ func TestPublishAlerts(t *testing.T) {
 	got := read()
 	if len(got) != 1 || got[0]["kind"] == "" || got[0]["test"] == "" || !strings.HasPrefix(got[0]["page"].(string), "runs/") {
 		t.Errorf("night 2's alerts: %v; want its one failed test", got)
+	}
+}
+
+// TestPublishHealsTheHistory: a history holding a run folder left empty
+// and a truncated run.json (what a failed publish or a full disk used to
+// leave) still builds, naming both as history problems on stderr and in
+// the alerts; an interrupted run is added and shown, and raises no alert.
+func TestPublishHealsTheHistory(t *testing.T) {
+	dir := t.TempDir()
+	hist, out := filepath.Join(dir, "history"), filepath.Join(dir, "site")
+	empty := filepath.Join(hist, "20261101T020000Z-acme-gw-default-in-process")
+	truncated := filepath.Join(hist, "20261102T020000Z-acme-gw-default-in-process", "run.json")
+	for _, d := range []string{empty, filepath.Dir(truncated)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(truncated, []byte(`{"schema": "gatewitness.github.io/run/v1alpha1", "implementation": {"organ`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n1 := copyRun(t, fixture("night1-in-process.json"), filepath.Join(dir, "n1"))
+	var rec map[string]any
+	data, _ := os.ReadFile(n1)
+	json.Unmarshal(data, &rec)
+	rec["status"] = "interrupted"
+	rec["interruption"] = map[string]any{"at": rec["started"], "signal": "SIGINT"}
+	for _, tr := range rec["tests"].([]any) {
+		if m := tr.(map[string]any); m["result"] == "fail" {
+			m["result"] = "interrupted"
+		}
+	}
+	data, _ = json.Marshal(rec)
+	os.WriteFile(n1, data, 0o644)
+	alerts := filepath.Join(dir, "alerts.json")
+
+	code, stdout, stderr := run("publish", "--history", hist, "--out", out, "--add", filepath.Dir(n1), "--alerts", alerts)
+	if code != 0 {
+		t.Fatalf("publish onto a history with two bad folders: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, bad := range []string{filepath.Base(empty), filepath.Base(filepath.Dir(truncated))} {
+		if !strings.Contains(stderr, "history problem, left out of the site: "+bad) {
+			t.Errorf("stderr does not name %s as a history problem:\n%s", bad, stderr)
+		}
+	}
+	var got []map[string]any
+	raw, _ := os.ReadFile(alerts)
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0]["kind"] != "history-problem" || got[1]["kind"] != "history-problem" {
+		t.Errorf("alerts %s; want the two history problems and no test of the interrupted run", raw)
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !bytes.Contains(index, []byte("History problems (2)")) || !bytes.Contains(index, []byte(">interrupted<")) {
+		t.Error("the site's index does not list the history problems and the interrupted run")
+	}
+}
+
+// TestReportRefusesATruncatedRecord: a run.json that holds only its schema
+// (a write cut short) is refused, naming what it lacks, and no output is
+// written over the folder's.
+func TestReportRefusesATruncatedRecord(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	if err := os.WriteFile(path, []byte(`{"schema": "gatewitness.github.io/run/v1alpha1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := run("report", dir)
+	if code == 0 || !strings.Contains(errs, "the run record is truncated: it has no implementation") {
+		t.Errorf("gatewitness report of a truncated run.json: exit %d, stderr %q; want a refusal naming what it lacks", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("gatewitness report wrote %d files beside a truncated record", len(ents)-1)
+	}
+}
+
+// TestRunChecksTheReportFolderFirst: --report-dir naming a file stops the
+// run before it starts, not after the suite has run.
+func TestRunChecksTheReportFolderFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-folder")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A process of its own: the command hosts the suite as a test binary.
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(gatewitnessBinary(t), "run", "--in-process", "--report-dir", file)
+	cmd.Env = append(os.Environ(), envRunMain+"=1")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	code, out, errs := cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	if code == 0 || !strings.Contains(errs, "reportDir (--report-dir): "+file+" is a file; want a folder") {
+		t.Errorf("gatewitness run --report-dir FILE: exit %d, stderr %q; want a refusal naming the flag", code, errs)
+	}
+	if strings.Contains(out, "tests:") {
+		t.Errorf("the run started (its header was printed) before the report folder was checked:\n%s", out)
+	}
+}
+
+// TestPublishAddsAKilledRunsRecord: a report folder where a run was
+// killed holds the previous run's run.json and the killed run's newer
+// run.incomplete.json; publish --add adds the incomplete record, shown as
+// such, with no alert for its tests.
+func TestPublishAddsAKilledRunsRecord(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "reports")
+	copyRun(t, fixture("night1-in-process.json"), folder)
+	data, err := os.ReadFile(fixture("night2-in-process.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["status"] = "incomplete"
+	data, _ = json.Marshal(rec)
+	incomplete := filepath.Join(folder, "run.incomplete.json")
+	if err := os.WriteFile(incomplete, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(folder, "run.json"), old, old)
+	hist, out, alerts := filepath.Join(dir, "history"), filepath.Join(dir, "site"), filepath.Join(dir, "alerts.json")
+	code, stdout, stderr := run("publish", "--history", hist, "--out", out, "--add", folder, "--alerts", alerts)
+	if code != 0 || !strings.Contains(stdout, "(0 failed tests)") {
+		t.Fatalf("publish --add of a killed run's folder: exit %d\n%s%s", code, stdout, stderr)
+	}
+	h, err := site.ReadHistory(hist)
+	if err != nil || len(h.Entries) != 1 || h.Entries[0].Run.Status != "incomplete" {
+		t.Fatalf("the history holds %v (%v); want the incomplete record alone", h, err)
 	}
 }

@@ -92,17 +92,25 @@ func writeRunHTML(dir string, run *reports.Run, opts site.Options) (string, erro
 	return filepath.Join(out, "index.html"), nil
 }
 
-// runRecordPath is path when it names a file, or the run.json inside it
-// when it names a folder.
+// runRecordPath is path when it names a file, or the record inside it
+// when it names a folder: its run.json, or its run.incomplete.json when
+// that is newer (or alone).
 func runRecordPath(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
 	if fi.IsDir() {
-		path = filepath.Join(path, reports.RunFileName)
-		if _, err := os.Stat(path); err != nil {
-			return "", fmt.Errorf("%s holds no %s; give a run record or a report folder written by gatewitness run", filepath.Dir(path), reports.RunFileName)
+		dir := path
+		path = filepath.Join(dir, reports.RunFileName)
+		done, err := os.Stat(path)
+		// A run killed before its end leaves its incomplete record
+		// beside the run.json of the run before it.
+		if partial, perr := os.Stat(filepath.Join(dir, reports.IncompleteRunFileName)); perr == nil && (err != nil || partial.ModTime().After(done.ModTime())) {
+			return filepath.Join(dir, reports.IncompleteRunFileName), nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s holds no %s; give a run record or a report folder written by gatewitness run", dir, reports.RunFileName)
 		}
 	}
 	return path, nil

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +57,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gatewitness run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	build := runner.RegisterFlags(fs)
+	dataPlane := fs.String("data-plane", "reference", "in-process: what serves the Gateways behind the reference controller: reference, or haproxy or nginx "+
+		"(the real proxy on $PATH, claiming what its configuration expresses unless --supported-features says otherwise; docs/calibration.md)")
 	verbose := fs.Bool("v", false, "print every test's log as it runs, not only a line per test")
 	parallel := fs.Int("parallel", defaultParallel, "how many tests and subtests marked parallel may run at once (as go test -parallel); "+
 		"the default is sized to the suite, not to the cores, since its tests mostly wait on timers and the network")
@@ -92,9 +96,14 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
 		return 2
 	}
+	in, err := inProcessTarget(*dataPlane, &opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
+		return 2
+	}
 	opts.Progress = stdout
 	opts.CommandLine = append([]string{"gatewitness", "run"}, args...)
-	return host(opts, *verbose, *parallel, stdout, stderr)
+	return host(opts, in, *verbose, *parallel, stdout, stderr)
 }
 
 // defaultParallel is --parallel's default. testing's own default is the
@@ -114,7 +123,7 @@ const maxParallel = 4096
 
 // host runs the suite as the one test of a test binary (see testdeps.go),
 // with its output captured for the reports, and prints a summary.
-func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Writer) int {
+func host(opts runner.Options, in runner.InProcess, verbose bool, parallel int, stdout, stderr io.Writer) int {
 	var forward io.Writer
 	if verbose {
 		forward = stdout
@@ -126,10 +135,20 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	}
 	opts.TestLog = c.Log
 
+	// SIGINT (Ctrl-C, a CI system's cancel) and SIGTERM stop the run: the
+	// runner records it as interrupted and calls back here, and the
+	// command exits with 128 plus the signal's number.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := make(chan *runner.Result, 1)
+	opts.Interrupt = sigs
+	opts.OnInterrupt = func(r *runner.Result) { interrupted <- r }
+
 	var res *runner.Result
 	var runErr error
 	tests := []testing.InternalTest{{Name: "gatewitness", F: func(t *testing.T) {
-		res, runErr = runner.Run(t, opts)
+		res, runErr = runner.RunInProcess(t, opts, in)
 		if runErr != nil {
 			t.Error(runErr)
 		}
@@ -142,7 +161,16 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	savedOut, savedErr := os.Stdout, os.Stderr
 	os.Stdout = c.w
 	start := time.Now()
-	code := m.Run()
+	ran := make(chan int, 1)
+	go func() { ran <- m.Run() }()
+	var code int
+	select {
+	case code = <-ran:
+	case r := <-interrupted:
+		// The tests still running end with the process.
+		os.Stdout, os.Stderr = savedOut, savedErr
+		return hostInterrupted(opts, r, stdout, stderr, time.Since(start))
+	}
 	os.Stdout, os.Stderr = savedOut, savedErr
 	if err := c.Close(); err != nil {
 		fmt.Fprintf(stderr, "gatewitness run: %v\n", err)
@@ -179,6 +207,30 @@ func host(opts runner.Options, verbose bool, parallel int, stdout, stderr io.Wri
 	return code
 }
 
+// hostInterrupted ends a run that a signal interrupted: the run's pages
+// beside its reports, the summary, and the exit status of a process the
+// signal ended, 128 plus its number (130 for SIGINT, 143 for SIGTERM).
+func hostInterrupted(opts runner.Options, res *runner.Result, stdout, stderr io.Writer, took time.Duration) int {
+	if opts.ReportDir != "" && res.Run != nil {
+		index, err := writeRunHTML(opts.ReportDir, res.Run, site.Options{})
+		if err != nil {
+			res.Err = errors.Join(res.Err, err)
+		} else {
+			res.Files = append(res.Files, index)
+		}
+	}
+	if res.Run != nil {
+		printSummary(stdout, res, took)
+	}
+	if res.Err != nil {
+		fmt.Fprintf(stderr, "gatewitness run: %v\n", res.Err)
+	}
+	if n, ok := res.Signal.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 1
+}
+
 // setTestingFlags sets testing's flags, which are on flag.CommandLine:
 // none from our command line; every test's output streamed with framing
 // lines, which the capture parses; and parallel tests run up to parallel at
@@ -213,7 +265,13 @@ func printSummary(w io.Writer, res *runner.Result, took time.Duration) {
 	if len(inconclusive) > 0 {
 		fmt.Fprintf(w, ", %d inconclusive", len(inconclusive))
 	}
+	if n := res.Run.InterruptedCount(); n > 0 || res.Run.Status != reports.RunComplete {
+		fmt.Fprintf(w, ", %d interrupted", n)
+	}
 	fmt.Fprintln(w)
+	if st := res.Run.StatusLine(); st != "" {
+		fmt.Fprintln(w, st)
+	}
 	for _, line := range inconclusive {
 		fmt.Fprintf(w, "inconclusive: %s\n", line)
 	}

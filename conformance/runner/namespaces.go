@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,25 @@ func waitForPreviousRun(ctx context.Context, co *suite.ConformanceOptions, progr
 		return fmt.Errorf("the base manifests' namespaces: %w", err)
 	}
 	return waitForTerminatingNamespaces(ctx, co.Client, names, co.TimeoutConfig.NamespacesMustBeReady, progress)
+}
+
+// deleteBaseNamespaces deletes the namespaces of the suite's base
+// manifests (and its mesh manifests), which hold what a run applied, in
+// the background: the next run waits for them to go (waitForPreviousRun).
+func deleteBaseNamespaces(ctx context.Context, co *suite.ConformanceOptions) error {
+	base, mesh := cmp.Or(co.BaseManifests, defaultBaseManifests), cmp.Or(co.MeshManifests, defaultMeshManifests)
+	names, err := manifestNamespaces(co.ManifestFS, base, mesh)
+	if err != nil {
+		return fmt.Errorf("the base manifests' namespaces: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := co.Client.Delete(ctx, ns, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("deleting namespace %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // manifestNamespaces returns the names of the Namespaces the manifest

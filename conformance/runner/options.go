@@ -2,6 +2,7 @@ package runner
 
 import (
 	"io"
+	"os"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -103,6 +104,19 @@ type Options struct {
 	// test output it captures; without it, a failure's message says where
 	// the log is.
 	TestLog func(shortName string) string
+	// Interrupt, when set, stops the run when a signal arrives on it (the
+	// CLI sends SIGINT and SIGTERM there): the tests that had finished
+	// keep their results, the others are reports.Interrupted (never
+	// failed), the record (Status reports.RunInterrupted, with the signal
+	// and when) and the reports are written at once, without the upstream
+	// report, the target is stopped (the in-process cluster closed; on a
+	// cluster the base namespaces deleted), and OnInterrupt is called.
+	Interrupt <-chan os.Signal
+	// OnInterrupt, when set, is called from a goroutine of the runner
+	// with the Result of a run Interrupt stopped, once its reports are
+	// written and its target stopped. The tests still running go on
+	// until the process ends; the CLI exits from OnInterrupt.
+	OnInterrupt func(*Result)
 
 	// defaultProfiles is true when ConformanceProfiles holds the
 	// in-process defaults rather than profiles the user named.

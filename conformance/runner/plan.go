@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatewitness/gatewitness/cluster/crdneeds"
 	"github.com/gatewitness/gatewitness/features"
 	"github.com/gatewitness/gatewitness/reports"
 )
@@ -36,6 +37,9 @@ type plannedTest struct {
 	outsideProfiles bool
 	// unclaimed lists the test's features the run does not claim.
 	unclaimed []features.FeatureName
+	// lacks is what the test's manifests need that the cluster's CRDs
+	// lack; the run skips the test (skipLackingFields).
+	lacks []crdneeds.Need
 	// profiles are the requested profiles, of the test's own side, that
 	// have all of the test's features: the profiles it counts in (none
 	// when the run does not claim all its features).

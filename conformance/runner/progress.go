@@ -25,18 +25,20 @@ type recorder struct {
 	total    int // tests planned to run
 	// selected are the tests --run-test names, if any.
 	selected []string
-	// reruns, when not nil, holds the tests whose windows the suite's own
-	// lateness may have missed, and reruns them.
-	reruns *reruns
+	// changed, when set, is called (without the lock) whenever a test
+	// starts or its result is filed.
+	changed func()
 
 	mu       sync.Mutex
 	begun    time.Time
 	last     time.Time // of the last line about a test
 	done     int
 	running  map[string]time.Time
+	endedAt  map[string]time.Time // when a running test's function and subtests ended
 	results  map[string]reports.TestResult
 	states   map[string][]reports.ObjectState // of failed tests, before their clean-up
 	stopped  bool
+	frozen   bool // see freeze
 	stopTick chan struct{}
 }
 
@@ -51,6 +53,7 @@ func newRecorder(o *Options) *recorder {
 		testLog:  o.TestLog,
 		planned:  map[string]plannedTest{},
 		running:  map[string]time.Time{},
+		endedAt:  map[string]time.Time{},
 		results:  map[string]reports.TestResult{},
 		states:   map[string][]reports.ObjectState{},
 		stopTick: make(chan struct{}),
@@ -144,21 +147,72 @@ func (r *recorder) setState(name string, state []reports.ObjectState) {
 	r.states[name] = state
 }
 
+// start marks the test name as started now.
 func (r *recorder) start(name string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if r.frozen {
+		r.mu.Unlock()
+		return
+	}
 	r.running[name] = time.Now()
+	r.mu.Unlock()
+	r.notify()
+}
+
+// end marks the end of the running test name: its function and its
+// subtests are over, its clean-up (which may wait for other tests) is not.
+func (r *recorder) end(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.running[name]; ok {
+		r.endedAt[name] = time.Now()
+	}
+}
+
+func (r *recorder) notify() {
+	if r.changed != nil {
+		r.changed()
+	}
+}
+
+// freeze stops the recorder taking results: those of the tests that end
+// after an interruption are not theirs to keep. It returns when it froze.
+func (r *recorder) freeze() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.frozen = true
+	return time.Now()
+}
+
+// progressOf returns what the recorder knows of the test name: its result
+// if it has one, else whether and since when it runs.
+func (r *recorder) progressOf(name string) (tr reports.TestResult, done bool, started time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if tr, ok := r.results[name]; ok {
+		return tr, true, time.Time{}
+	}
+	return reports.TestResult{}, false, r.running[name]
 }
 
 // record files a test's result and prints its progress line.
 func (r *recorder) record(tr reports.TestResult, counted bool) {
 	r.mu.Lock()
+	defer r.notify()
 	defer r.mu.Unlock()
+	if r.frozen {
+		return
+	}
 	now := time.Now()
 	if st, ok := r.running[tr.ShortName]; ok {
-		tr.Duration = now.Sub(st)
+		end := now
+		if e, ok := r.endedAt[tr.ShortName]; ok {
+			end = e
+		}
+		tr.Duration = end.Sub(st)
 		tr.Started = st
 		delete(r.running, tr.ShortName)
+		delete(r.endedAt, tr.ShortName)
 	}
 	r.results[tr.ShortName] = tr
 	if !counted {
@@ -228,6 +282,8 @@ func skipReason(p plannedTest, selected []string, testLog func(string) string) (
 		return "not selected: --run-test names " + strings.Join(selected, ", "), nil
 	case p.outsideProfiles:
 		return "not run: it counts in none of the profiles named", nil
+	case len(p.lacks) > 0:
+		return lacksReason(p.lacks), nil
 	case !p.runs && len(p.unclaimed) == 0:
 		return "skipped by --skip-tests", nil
 	case !p.runs:
@@ -286,26 +342,59 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 		names[i] = string(f)
 	}
 	fmt.Fprintf(w, "features:     %d claimed (%s): %s\n", len(names), info.Claims.Source, strings.Join(names, ", "))
+	fmt.Fprintf(w, "profiles:     %s\n", profilesLine(sides))
+	fmt.Fprintf(w, "tests:        %s\n", testsLine(sides))
+	env := info.Environment
+	fmt.Fprintf(w, "versions:     gatewitness %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
+		env.GatewitnessVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
+		orUnknown(env.KubernetesVersion), info.TimingTolerance)
+	for _, warn := range warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	for _, note := range notes {
+		fmt.Fprintf(w, "note:         %s\n", note)
+	}
+	fmt.Fprintln(w)
+}
+
+// profilesLine names each side's profiles, and why a side does not run.
+func profilesLine(sides []*side) string {
 	var profiles []string
-	total, runs := 0, 0
-	var perSide []string
 	for _, s := range sides {
 		ps := "none"
 		if len(s.profiles) > 0 {
 			ps = strings.Join(s.profiles, ", ")
 		}
 		if !s.run {
-			why := " (not run: --run-test names no test of it)"
-			if slices.ContainsFunc(s.planned, func(p plannedTest) bool { return p.outsideProfiles }) {
-				why = " (not run: none of its tests counts in the profiles named)"
-			}
-			ps += why
+			ps += " (not run: " + whyNotRun(s) + ")"
 		}
 		profiles = append(profiles, fmt.Sprintf("%s report: %s", s.source, ps))
+	}
+	return strings.Join(profiles, "; ")
+}
+
+// whyNotRun says why a side runs none of its tests.
+func whyNotRun(s *side) string {
+	switch {
+	case slices.ContainsFunc(s.planned, func(p plannedTest) bool { return p.outsideProfiles }):
+		return "none of its tests counts in the profiles named"
+	case len(s.planned) == 0:
+		return "it has no tests"
+	case !slices.ContainsFunc(s.planned, func(p plannedTest) bool { return !p.notSelected }):
+		return "--run-test names no test of it"
+	}
+	return "the run claims the features of none of its tests, or --skip-tests names them"
+}
+
+// testsLine counts the tests that will run, of the sides that run (the
+// others are in no record of the run: counting them would make the
+// header's total differ from the summary's), and says why the others
+// are skipped.
+func testsLine(sides []*side) string {
+	total, runs := 0, 0
+	var perSide []string
+	for _, s := range sides {
 		if !s.run {
-			// Its tests are in no record of the run: counting them
-			// here would make the header's total differ from the
-			// summary's.
 			continue
 		}
 		n := 0
@@ -318,7 +407,6 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 		runs += n
 		perSide = append(perSide, fmt.Sprintf("%d %s", n, s.source))
 	}
-	fmt.Fprintf(w, "profiles:     %s\n", strings.Join(profiles, "; "))
 	why := "their features are not claimed, or --skip-tests names them"
 	named, notNamed := 0, 0
 	for _, s := range sides {
@@ -328,6 +416,9 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 				notNamed++
 			case p.outsideProfiles:
 				why = "their features are not claimed, they count in none of the profiles named, or --skip-tests names them"
+				named++
+			case len(p.lacks) > 0:
+				why = "their features are not claimed, the cluster's CRDs lack what their manifests need (see the note), or --skip-tests names them"
 				named++
 			default:
 				named++
@@ -340,18 +431,7 @@ func writeHeader(w io.Writer, info reports.Run, sides []*side, warnings, notes [
 	case notNamed > 0:
 		why = fmt.Sprintf("--run-test names %d tests", named)
 	}
-	fmt.Fprintf(w, "tests:        %d of %d will run (%s); %d skipped: %s\n", runs, total, strings.Join(perSide, ", "), total-runs, why)
-	env := info.Environment
-	fmt.Fprintf(w, "versions:     gatewitness %s, upstream suite %s, Gateway API CRDs %s (%s), Kubernetes %s, timing tolerance %s\n",
-		env.GatewitnessVersion, env.SuiteVersion, orUnknown(env.GatewayAPIVersion), orUnknown(env.GatewayAPIChannel),
-		orUnknown(env.KubernetesVersion), info.TimingTolerance)
-	for _, warn := range warnings {
-		fmt.Fprintf(w, "warning:      %s\n", warn)
-	}
-	for _, note := range notes {
-		fmt.Fprintf(w, "note:         %s\n", note)
-	}
-	fmt.Fprintln(w)
+	return fmt.Sprintf("%d of %d will run (%s); %d skipped: %s", runs, total, strings.Join(perSide, ", "), total-runs, why)
 }
 
 func orUnknown(s string) string {

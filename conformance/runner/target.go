@@ -47,6 +47,10 @@ type target struct {
 	// began is when Run was called, the start of the run's first phase;
 	// zero means when the suites are built.
 	began time.Time
+	// stop, when set, stops the target at once (the in-process cluster's
+	// Close) when the run is interrupted; nil on a cluster, where
+	// stopTarget deletes the base namespaces.
+	stop func() error
 }
 
 // InProcess is the target of a run whose Options name no cluster: the
@@ -106,6 +110,7 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions, in I
 		restoreClient:     co.Client,
 		info:              reports.Target{InProcess: true},
 		kubernetesVersion: inProcessKubernetesVersion(),
+		stop:              c.Close,
 	}, nil
 }
 

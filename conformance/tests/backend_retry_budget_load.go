@@ -142,6 +142,11 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 		NumThreads:  budgetLoadThreads,
 		Percentiles: []float64{50, 99},
 		Out:         io.Discard,
+		// An Aborter of our own: without one fortio catches SIGINT for
+		// the length of the load (signal.Notify), which would keep a
+		// Ctrl-C or a CI system's cancel from the runner and fail the
+		// test with a load cut short. The run stops the test instead.
+		Stop: periodic.NewAborter(),
 	}
 	// fortio takes the options over (and clears their runners): the
 	// runners go to the runner it made of them.

@@ -41,7 +41,7 @@ func testConnectionClientTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 		send string // sent at once, then nothing
 	}{
 		{"idle", ""},
-		{"mid-request", "GET / HTTP/1.1\r\nHost: " + connHost + "\r\nX-Gatewitness-Partial: "},
+		{"mid-request", "GET / HTTP/1.1\r\nHost: " + g.host + "\r\nX-Gatewitness-Partial: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // each connection waits on its own

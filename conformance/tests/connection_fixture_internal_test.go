@@ -53,6 +53,10 @@ func TestRenamedConnObjects(t *testing.T) {
 			if backends[0].(map[string]any)["name"] != "gatewitness-conn-x" {
 				t.Errorf("HTTPRoute backendRefs = %v", backends)
 			}
+			hosts, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "hostnames")
+			if len(hosts) != 1 || hosts[0] != "gatewitness-conn-x.gatewitness.test" {
+				t.Errorf("HTTPRoute hostnames = %v; want the copy's own, gatewitness-conn-x.gatewitness.test", hosts)
+			}
 		}
 	}
 	for _, k := range []string{"ConfigMap", "GatewayClass", "HTTPRoute", "Service", "Deployment"} {

@@ -162,16 +162,20 @@ func expectTimeout(t *testing.T, key string, d time.Duration) time.Duration {
 	return d
 }
 
-// Names in gatewitness/connection-timeouts.yaml. Each test applies its own
-// copy of it, with every object renamed (see connFixture).
-const (
-	connManifest = ManifestPrefix + "connection-timeouts.yaml"
-	connHost     = "connection-timeouts.gatewitness.test"
-)
+// connManifest is the connection timeouts manifest. Each test applies its
+// own copy of it, with every object renamed (see connFixture).
+const connManifest = ManifestPrefix + "connection-timeouts.yaml"
+
+// connHostFor is the hostname of the route of the test's copy named name:
+// each test has its own, so that on an implementation that merges the
+// Gateways' listeners onto one address and port every request still
+// reaches its own test's backend.
+func connHostFor(name string) string { return name + ".gatewitness.test" }
 
 // connTarget is a test's Gateway and a client of its HTTP listener.
 type connTarget struct {
 	name string // the Gateway's name (and its route's, and its backend's)
+	host string // the route's hostname (connHostFor)
 	addr string // the HTTP listener, host:port
 	c    *testclient.Route
 	dial DialFunc
@@ -218,14 +222,17 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 	nn := types.NamespacedName{Namespace: infraNamespace, Name: name}
 	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
 		kubernetes.NewGatewayRef(nn, "http"), nn)
-	awaitFirstOK(t, s, addr, connHost, "/ready")
+	requireOwnSocket(t, s, gw, addr,
+		"its GatewayClass's connection timeouts (parametersRef) must govern the listener's socket, which one socket shared with a Gateway of another class cannot show")
+	host := connHostFor(name)
+	awaitFirstOK(t, s, addr, host, "/ready")
 	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, addr, gwhttp.ExpectedResponse{
-		Request:   gwhttp.Request{Host: connHost, Path: "/ready"},
+		Request:   gwhttp.Request{Host: host, Path: "/ready"},
 		Response:  gwhttp.Response{StatusCode: 200},
 		Backend:   name,
 		Namespace: infraNamespace,
 	})
-	return &connTarget{name: name, addr: addr, c: newRouteClient(t, s, addr, connHost), dial: DialContext(s)}
+	return &connTarget{name: name, host: host, addr: addr, c: newRouteClient(t, s, addr, host), dial: DialContext(s)}
 }
 
 // connFixture applies a copy of gatewitness/connection-timeouts.yaml with
@@ -282,6 +289,7 @@ func renamedConnObjects(raw []byte, name, controller string) ([]client.Object, e
 				for i := range route.Spec.ParentRefs {
 					route.Spec.ParentRefs[i].Name = gwv1.ObjectName(name)
 				}
+				route.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(connHostFor(name))}
 				for i := range route.Spec.Rules {
 					for j := range route.Spec.Rules[i].BackendRefs {
 						route.Spec.Rules[i].BackendRefs[j].Name = gwv1.ObjectName(name)
@@ -336,7 +344,7 @@ func connGiveUp(d time.Duration) time.Duration { return d + 2*TimingTolerance() 
 // started: the gateway's tunnel starts after that.
 func (g *connTarget) openWebSocket(t *testing.T, pathQuery string) (*websocket.Conn, net.Conn, time.Time) {
 	t.Helper()
-	cfg, err := websocket.NewConfig("ws://"+connHost+pathQuery, "http://"+connHost)
+	cfg, err := websocket.NewConfig("ws://"+g.host+pathQuery, "http://"+g.host)
 	if err != nil {
 		t.Fatalf("WebSocket config for %s: %v", pathQuery, err)
 	}

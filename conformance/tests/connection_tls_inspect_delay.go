@@ -30,8 +30,13 @@ const (
 	connTLSGateway  = "gatewitness-conn-tls" // the test's Gateway, which the TLSRoute names
 	connTLSRoute    = "gatewitness-connection-tls"
 	connTLSListener = "tls"
-	connTLSHost     = "abc.example.com"           // in the suite's tls-passthrough-checks-certificate
-	connTLSCA       = "tls-checks-ca-certificate" // the ConfigMap with its CA, key ca.crt
+	// connTLSPort is the passthrough listener's port: not upstream's 443,
+	// where the base Gateway same-namespace-with-https-listener
+	// terminates TLS, so that an implementation that serves every Gateway
+	// on one address can serve both.
+	connTLSPort = 9443
+	connTLSHost = "abc.example.com"           // in the suite's tls-passthrough-checks-certificate
+	connTLSCA   = "tls-checks-ca-certificate" // the ConfigMap with its CA, key ca.crt
 )
 
 // ConnectionTLSInspectDelay checks the gateway's TLS inspect delay
@@ -65,7 +70,7 @@ func testConnectionTLSInspectDelay(t *testing.T, s *suite.ConformanceTestSuite) 
 	passthrough := gwv1.TLSModePassthrough
 	same := gwv1.NamespacesFromSame
 	g := newConnGateway(t, s, connTLSGateway, gwv1.Listener{
-		Name: connTLSListener, Port: 443, Protocol: gwv1.TLSProtocolType,
+		Name: connTLSListener, Port: connTLSPort, Protocol: gwv1.TLSProtocolType,
 		TLS:           &gwv1.ListenerTLSConfig{Mode: &passthrough},
 		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
 	})

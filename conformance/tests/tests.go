@@ -40,7 +40,10 @@
 //     (TestEveryConformanceTestIsListed)
 //  4. Its feature, if it needs a new one: an entry in its area's list in
 //     features/gatewitness_<area>.go, which puts it in that area's
-//     GATEWITNESS-* profile; an upstream feature the profile lacks goes in
+//     GATEWITNESS-* profile, with its Channels: for each supported Gateway
+//     API release, standard when the manifests of the tests that check it
+//     use only fields of that release's standard CRDs
+//     (TestFeatureChannelsFollowTheManifests names the field otherwise); an upstream feature the profile lacks goes in
 //     the profile's Extended list in features/gatewitness.go.
 //     (TestEveryGatewitnessTestCountsInAGatewitnessProfile says which, for
 //     the missing feature.) The reference gateway claims a feature in

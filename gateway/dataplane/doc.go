@@ -17,4 +17,38 @@
 // a request body that failed or was left unread.
 // docs/semantics/request-limits.md compares each with Envoy, nginx and
 // HAProxy.
+//
+// # Parts
+//
+// The request path is built from a few named parts, chosen when the
+// Server is constructed, in the manner of net/http/httputil.ReverseProxy's
+// Rewrite, Transport, ModifyResponse and ErrorHandler. Their interfaces
+// are in internal/part; the data plane's own parts are in parts.go, and
+// they are the behaviour this reference implementation specifies:
+//
+//   - Retries (retry.go calls it): how many attempts a request may make,
+//     which endpoint each goes to, which attempt errors are retried, how
+//     a refusal of the retry budget is answered, and how the request body
+//     is held to be sent again;
+//   - Relay (proxy.go, grpc_proxy.go, tunnel.go): how a response body is
+//     framed and read, how a response or gRPC stream whose backend failed
+//     mid-way ends, and how a tunnel passes a half-close on;
+//   - Timer (handler.go, retry.go, grpc_proxy.go): how timeouts.request,
+//     timeouts.backendRequest and a gRPC call's budget are kept;
+//   - Transport (proxy.go, retry.go): how a request goes upstream, and
+//     that the transport resends nothing the retry policy did not ask for;
+//   - Calls (grpc_proxy.go): how a GRPCRoute call's budget is chosen, told
+//     to the backend in grpc-timeout, and ended (GEP-3139);
+//   - Reload (server.go, tunnel.go): what a new snapshot does to the
+//     connections the data plane holds.
+//
+// The request path calls its parts and asks nothing else: it holds no
+// switch for a data plane broken on purpose. Such a data plane (package
+// dataplanetest, for gatewitness's negative checks) is built by NewBroken
+// with some parts replaced or wrapped; the alternatives live in
+// internal/breakage, one file per part. A new kind of breakage is a field
+// of breakage.Set (dataplanetest.Hooks), a type in the file of the part
+// it breaks that wraps the part and changes one method, and a line in
+// breakage.Build; a part's interface grows a method only when no existing
+// one can say the new behaviour.
 package dataplane

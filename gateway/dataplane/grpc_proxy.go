@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatewitness/gatewitness/internal/grpctimeout"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 )
 
 // errCallBudget is the cause of a call context whose budget ran out.
@@ -29,9 +29,7 @@ type grpcCall struct {
 	budget   time.Duration
 	source   budgetSource
 	deadline time.Time
-	// inactivity: the budget is an inactivity timer, not a deadline
-	// (breakage.Set.InactivityTimeouts).
-	inactivity bool
+	timer    part.Timer // what keeps the budget (parts.go)
 }
 
 // expired reports whether the call's budget has run out. It reads the clock
@@ -39,7 +37,16 @@ type grpcCall struct {
 // whatever the gateway observes after the deadline (a backend's own
 // DEADLINE_EXCEEDED included) is too late to relay.
 func (c *grpcCall) expired() bool {
-	return c != nil && (errors.Is(context.Cause(c.ctx), errCallBudget) || !c.inactivity && !time.Now().Before(c.deadline))
+	return c != nil && (errors.Is(context.Cause(c.ctx), errCallBudget) || c.timer.Passed(c.deadline))
+}
+
+// remaining returns how much of the call's budget is left, and whether it
+// has one.
+func (c *grpcCall) remaining() (time.Duration, bool) {
+	if c == nil {
+		return 0, false
+	}
+	return time.Until(c.deadline), true
 }
 
 // serveGRPC runs a matched GRPCRoute rule. The call's budget starts now,
@@ -64,37 +71,23 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 	}
 
 	ctx := r.Context()
+	calls, timer := s.parts.Calls, s.parts.Timer // parts.go
 	var call *grpcCall
-	if budget, source := callBudget(act.grpcLimits, client, hasClient, s.grpcFaults); source != budgetNone {
-		deadline := start.Add(budget)
+	if budget, source := calls.Budget(act.grpcLimits.maxStream, act.grpcLimits.strictDeny, client, hasClient); source != budgetNone {
 		var cancel context.CancelFunc
-		if s.breakages.InactivityTimeouts { // breakages.go
-			ctx, cancel = withInactivity(ctx, budget, errCallBudget)
-		} else {
-			ctx, cancel = context.WithDeadlineCause(ctx, deadline, errCallBudget)
-		}
+		ctx, cancel = timer.Bound(ctx, start, budget, errCallBudget)
 		defer cancel()
-		call = &grpcCall{ctx: ctx, budget: budget, source: source, deadline: deadline, inactivity: s.breakages.InactivityTimeouts}
+		call = &grpcCall{ctx: ctx, budget: budget, source: source, deadline: start.Add(budget), timer: timer}
 	}
 
 	out := upstreamRequest(ctx, r)
 	out.Body = markClientErrors(out.Body) // handler.go
 	applyRequestFilters(out, &act.filters, matchedPath{})
 	applyRequestFilters(out, &b.filters, matchedPath{})
-	switch {
-	case s.grpcFaults.NoTimeoutPropagation, s.breakages.InactivityTimeouts:
-		delete(out.Header, grpcTimeoutHeader)
-		if vs := r.Header[grpcTimeoutHeader]; len(vs) > 0 {
-			out.Header[grpcTimeoutHeader] = vs
-		}
-	case call != nil:
-		// The backend learns how long it has left; filters cannot lift it.
-		remaining := time.Until(call.deadline)
-		if remaining <= 0 {
-			s.expire(w, call, false)
-			return
-		}
-		out.Header.Set(grpcTimeoutHeader, grpctimeout.Format(remaining))
+	// The backend learns how long the call has left.
+	if remaining, bounded := call.remaining(); !calls.Tell(out.Header, r.Header, remaining, bounded) {
+		s.expire(w, call, false)
+		return
 	}
 	pr := &proxyRequest{w: w, r: r, out: out, act: act, b: b}
 	s.startMirrors(pr) // handler.go
@@ -109,7 +102,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		return
 	}
 	defer b.release(s.limits.MaxBackendRequests)
-	resp, err := s.forward(ctx, out, b, endpoint)
+	resp, err := s.forward(ctx, out, b, endpoint, false)
 	if err != nil {
 		switch {
 		case call.expired():
@@ -126,7 +119,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		}
 		return
 	}
-	resp.Body = watchInactivity(ctx, resp.Body) // breakages.go; as is without them
+	resp.Body = timer.Watch(ctx, resp.Body)
 	if call != nil {
 		// The transport stops a response body read on cancellation only
 		// once its request body is done; a bidirectional call whose client
@@ -159,16 +152,15 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		_ = http.NewResponseController(w).Flush()
 	}
 
-	if s.breakages.Relay.BuffersResponses {
-		resp.Body = bufferWhole(resp.Body) // breakages.go
-	}
+	// Not stored in resp.Body, which serveGRPC closes when the call ends.
+	body := s.parts.Relay.Body(resp.Body) // parts.go
 	var midMessage bool
 	var err error
 	if isGRPCContentType(resp.Header.Get("Content-Type")) {
-		midMessage, err = copyGRPCMessages(r.Context(), call, w, resp.Body)
+		midMessage, err = copyGRPCMessages(r.Context(), call, w, body)
 	} else {
 		// Not gRPC (an HTTP error page, say): relay the bytes as they come.
-		err = copyBody(w, resp.Body, true)
+		err = copyBody(w, body, true)
 		midMessage = err != nil
 	}
 	if call.expired() && !midMessage {
@@ -179,13 +171,10 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the gRPC response failed", "error", err.Error())
 		}
-		if s.breakages.Relay.GRPCResetAsOK && r.Context().Err() == nil && !call.expired() {
-			h.Set(http.TrailerPrefix+"Grpc-Status", "0") // breakages.go
-			return
-		}
 		// Reset the stream after what was relayed, so the client sees
-		// the call is incomplete (proxy.go).
-		abortRelayed(w)
+		// the call is incomplete (parts.go: abortRelayed).
+		s.parts.Relay.GRPCAborted(w, h, r.Context().Err() == nil && !call.expired())
+		return
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv
@@ -195,10 +184,7 @@ func (s *Server) relayGRPC(pr *proxyRequest, resp *http.Response, call *grpcCall
 // expire ends a call whose budget ran out: a trailers-only response when no
 // response headers were sent, else trailers after what was relayed.
 func (s *Server) expire(w http.ResponseWriter, call *grpcCall, headersSent bool) {
-	code := grpcDeadlineExceeded
-	if s.grpcFaults.UnavailableOnExpiry {
-		code = grpcUnavailable
-	}
+	code := s.parts.Calls.ExpiryCode() // parts.go
 	msg := fmt.Sprintf("gateway: the call exceeded its %v budget, set by %s", call.budget, call.source)
 	s.log.V(1).Info("gRPC call budget expired", "budget", call.budget, "source", call.source.String(), "headersSent", headersSent)
 	if !headersSent {

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/internal/grpctimeout"
 )
@@ -35,23 +35,13 @@ func (a *action) compileGRPCTimeouts(r *ir.GRPCRule) error {
 }
 
 // budgetSource says which value bounds a call.
-type budgetSource int
+type budgetSource = part.BudgetSource
 
 const (
-	budgetNone   budgetSource = iota // no limit at all
-	budgetRoute                      // the rule's maxStreamDuration
-	budgetClient                     // the client's grpc-timeout
+	budgetNone   = part.BudgetNone   // no limit at all
+	budgetRoute  = part.BudgetRoute  // the rule's maxStreamDuration
+	budgetClient = part.BudgetClient // the client's grpc-timeout
 )
-
-func (s budgetSource) String() string {
-	switch s {
-	case budgetRoute:
-		return "the route's maxStreamDuration"
-	case budgetClient:
-		return "the client's grpc-timeout"
-	}
-	return "no limit"
-}
 
 // callBudget returns how long a call may last from the moment the gateway
 // got its request headers, and where the value comes from:
@@ -61,10 +51,7 @@ func (s budgetSource) String() string {
 //   - Deny: the client's grpc-timeout when present, else the rule's limit;
 //   - Allow (the default): the shorter of the two when both are present,
 //     else whichever is.
-func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f breakage.GRPCTimeouts) (time.Duration, budgetSource) {
-	if f.IgnoreClientTimeout {
-		hasClient = false
-	}
+func callBudget(lim grpcLimits, client time.Duration, hasClient bool) (time.Duration, budgetSource) {
 	switch {
 	case hasClient && (lim.maxStream == 0 || lim.strictDeny):
 		return client, budgetClient
@@ -73,11 +60,7 @@ func callBudget(lim grpcLimits, client time.Duration, hasClient bool, f breakage
 	case !hasClient:
 		return lim.maxStream, budgetRoute
 	}
-	shorterIsClient := client < lim.maxStream
-	if f.LooserWins {
-		shorterIsClient = !shorterIsClient
-	}
-	if shorterIsClient {
+	if client < lim.maxStream {
 		return client, budgetClient
 	}
 	return lim.maxStream, budgetRoute

@@ -53,7 +53,9 @@ func TestCallBudget(t *testing.T) {
 		{"fault: looser wins, client longer", allow, long, true, breakage.GRPCTimeouts{LooserWins: true}, long, budgetClient},
 	}
 	for _, tc := range tests {
-		got, src := callBudget(tc.lim, tc.client, tc.hasClient, tc.f)
+		// The data plane's own Calls part, broken as tc.f says.
+		calls := breakage.Build(breakage.Set{GRPC: tc.f}, ownParts(nil, nil)).Calls
+		got, src := calls.Budget(tc.lim.maxStream, tc.lim.strictDeny, tc.client, tc.hasClient)
 		if got != tc.want || src != tc.src {
 			t.Errorf("%s: callBudget = %v from %v, want %v from %v", tc.name, got, src, tc.want, tc.src)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -169,11 +170,7 @@ func (s *Server) runRule(w http.ResponseWriter, r *http.Request, l *listenerTabl
 	ctx := r.Context()
 	if act.requestTimeout > 0 {
 		var cancel context.CancelFunc
-		if s.breakages.InactivityTimeouts { // breakages.go
-			ctx, cancel = withInactivity(ctx, act.requestTimeout, context.DeadlineExceeded)
-		} else {
-			ctx, cancel = context.WithTimeout(ctx, act.requestTimeout)
-		}
+		ctx, cancel = s.parts.Timer.Bound(ctx, time.Now(), act.requestTimeout, context.DeadlineExceeded) // parts.go
 		defer cancel()
 	}
 	out := upstreamRequest(ctx, r)

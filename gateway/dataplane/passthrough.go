@@ -173,6 +173,6 @@ func (p *passthroughServer) handle(client net.Conn) {
 		log.V(1).Info("TLS passthrough: replaying the ClientHello to the backend failed; closing", "endpoint", endpoint, "error", err.Error())
 		return
 	}
-	why := tunnel(client, client, backend, backend, p.t, false, nil)
+	why := tunnel(client, client, backend, backend, p.t, relay{}, noReload{}) // parts.go: a TLS tunnel is always relayed so
 	log.V(1).Info("TLS passthrough: tunnel ended", "sni", serverName, "route", e.route, "endpoint", endpoint, "reason", cmp.Or(why, "both directions ended"))
 }

@@ -121,25 +121,20 @@ func upstreamRequest(ctx context.Context, r *http.Request) *http.Request {
 // forward performs one attempt: out goes to one endpoint of b under ctx
 // (which must stay alive while the response body is read), and the response
 // (or the transport error) comes back unread. It is the unit that a retry
-// loop repeats and a per-try timeout bounds.
-func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, endpoint string) (*http.Response, error) {
+// loop repeats and a per-try timeout bounds; such an attempt (retryAttempt)
+// is one the transport must not send again by itself.
+func (s *Server) forward(ctx context.Context, out *http.Request, b *backend, endpoint string, retryAttempt bool) (*http.Response, error) {
 	req := out.WithContext(ctx)
 	u := *out.URL
 	u.Scheme, u.Host = "http", endpoint
 	req.URL = &u
+	if retryAttempt {
+		s.parts.Transport.ForbidResend(req, b.h2c && out.Header.Get("Upgrade") == "") // parts.go
+	}
 	if out.Header.Get("Upgrade") != "" {
 		return s.forwardUpgrade(ctx, req, endpoint) // tunnel.go
 	}
-	t := s.h1
-	if b.h2c {
-		t = s.h2c
-	}
-	if s.breakages.Relay.BuffersRequests {
-		if err := bufferRequest(req); err != nil { // breakages.go
-			return nil, err
-		}
-	}
-	return t.RoundTrip(req)
+	return s.parts.Transport.RoundTrip(req, b.h2c) // parts.go
 }
 
 // writeResponse relays an upstream response to pr's client: headers (with
@@ -157,15 +152,9 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	if route.cors != nil {
 		route.cors.addResponseHeaders(h, pr.origin)
 	}
-	stream := resp.ContentLength < 0
-	relay := s.breakages.Relay // breakages.go
-	if relay.CompletesTruncated {
-		h.Del("Content-Length")
-		stream = true
-	}
-	if relay.BuffersResponses {
-		resp.Body = bufferWhole(resp.Body)
-	}
+	relay := s.parts.Relay // parts.go
+	stream := relay.Framing(h, resp.ContentLength < 0)
+	resp.Body = relay.Body(resp.Body)
 	w.WriteHeader(resp.StatusCode)
 	if stream {
 		// The client learns the status before the first chunk arrives,
@@ -176,16 +165,11 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 		if r.Context().Err() == nil {
 			s.log.V(1).Info("relaying the response body failed", "error", err.Error())
 		}
-		// The relay breakages act where the backend failed, not where the
-		// gateway's own timeouts or the client ended the exchange.
+		// The backend failed, rather than the gateway's own timeouts or
+		// the client ending the exchange.
 		backendFailed := resp.Request != nil && resp.Request.Context().Err() == nil && r.Context().Err() == nil
-		switch {
-		case relay.CompletesTruncated && backendFailed:
-			return // ended as if complete
-		case relay.DropsOnAbort && backendFailed:
-			panic(http.ErrAbortHandler) // what net/http still buffers is lost
-		}
-		abortRelayed(w)
+		relay.Aborted(w, backendFailed)
+		return
 	}
 	for k, vv := range resp.Trailer {
 		h[http.TrailerPrefix+k] = vv
@@ -260,7 +244,7 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	if err := brw.Flush(); err != nil {
 		return
 	}
-	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.breakages.CloseTunnelOnBackendFIN, s.tunnelRestarts()); why != "" {
+	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.parts.Relay, s.parts.Reload); why != "" {
 		s.log.V(1).Info("tunnel closed", "reason", why, "host", r.Host, "path", r.URL.Path)
 	}
 }
@@ -335,7 +319,7 @@ func (s *Server) mirror(out *http.Request, body []byte, bodyOK bool, m mirror) {
 	}
 	go func() {
 		defer func() { cancel(); <-s.mirrorSlots }()
-		resp, err := s.forward(ctx, mr, m.backend, endpoint)
+		resp, err := s.forward(ctx, mr, m.backend, endpoint, false)
 		if err != nil {
 			s.log.V(1).Info("mirrored request failed", "backend", m.backend.name, "error", err.Error())
 			return

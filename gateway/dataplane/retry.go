@@ -15,6 +15,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/internal/ctxsleep"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -203,17 +204,13 @@ func (s *Server) exchange(pr *proxyRequest) {
 	}
 	defer b.release(s.limits.MaxBackendRequests)
 	p := act.retry
-	limit := p.attempts()
-	if s.breakages.NoNonIdempotentRetries && !idempotent(pr.r.Method) {
-		limit = 1 // breakages.go
-	}
+	retries := s.parts.Retries // parts.go
+	limit := retries.Attempts(pr.r.Method, p.attempts())
 	var body []byte
-	var arriving *arrivingBody // breakages.go
-	if limit > 1 && s.breakages.BodyNotHeld && replayable(pr.out, maxReplayBody) {
-		arriving = streamArriving(pr.out)
-	} else if limit > 1 {
+	var held part.Held
+	if limit > 1 {
 		var ok bool
-		if body, ok = bufferBody(pr.out, maxReplayBody); !ok {
+		if body, held, ok = retries.Hold(pr.out, maxReplayBody); !ok {
 			s.log.V(1).Info("not retrying: the request body is larger than the replay limit or of unknown length",
 				"backend", b.name, "limit", maxReplayBody)
 			limit = 1
@@ -233,10 +230,7 @@ func (s *Server) exchange(pr *proxyRequest) {
 	}
 	first := b.next.Add(1) - 1
 	for n := 1; ; n++ {
-		endpoint := b.endpoints[(first+uint64(n-1))%uint64(len(b.endpoints))]
-		if s.breakages.RetrySameEndpoint { // breakages.go
-			endpoint = b.endpoints[first%uint64(len(b.endpoints))]
-		}
+		endpoint := b.endpoints[retries.Endpoint(first, n)%uint64(len(b.endpoints))]
 		at := s.try(pr, body, endpoint)
 		if _, _, ok := pr.clientFault(at.err); ok {
 			// The client's body failed (handler.go): answered as such,
@@ -249,18 +243,18 @@ func (s *Server) exchange(pr *proxyRequest) {
 			s.answerEnd(pr)
 			return
 		}
-		if arriving != nil { // breakages.go
-			var held bool
-			if body, held = arriving.heldBeforeSend(); !held {
-				limit = 1
-			}
-			arriving = nil
-		}
 		reason := p.retryReason(at)
-		if at.err != nil && !at.timedOut && s.breakages.RetriesAttemptError != nil && !s.breakages.RetriesAttemptError(at.err) {
-			reason = "" // breakages.go
+		if at.err != nil && !at.timedOut && !retries.RetriesError(at.err) {
+			reason = ""
 		}
 		if reason == "" || n == limit {
+			s.finish(pr, at)
+			return
+		}
+		var kept bool
+		if body, kept = held.Replay(body); !kept {
+			// The body was not kept to be sent again: this attempt's
+			// answer is the request's.
 			s.finish(pr, at)
 			return
 		}
@@ -272,15 +266,16 @@ func (s *Server) exchange(pr *proxyRequest) {
 			return
 		}
 		if budget != nil && !budget.allowRetry(time.Now(), b.budget) {
-			if s.breakages.RetryBudgetRelaysBackendStatus {
-				s.finish(pr, at) // breakages.go
-				return
+			switch retries.BudgetRefused() {
+			case part.RefuseWithAttempt:
+				s.finish(pr, at)
+			default: // part.RefuseUnavailable
+				// GEP-3388: "After the retry budget has been exceeded,
+				// additional retries to the backend MUST return a 503
+				// response to the client."
+				at.discard()
+				s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
 			}
-			// GEP-3388: "After the retry budget has been exceeded,
-			// additional retries to the backend MUST return a 503
-			// response to the client."
-			at.discard()
-			s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "retry budget of "+b.budget.Key+" exceeded")
 			return
 		}
 		at.discard()
@@ -297,13 +292,7 @@ func (s *Server) exchange(pr *proxyRequest) {
 // context bounded by timeouts.backendRequest.
 func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
 	ctx, out, act, b := pr.out.Context(), pr.out, pr.act, pr.b
-	var actx context.Context
-	var cancel context.CancelFunc
-	if s.breakages.InactivityTimeouts && act.backendTimeout > 0 {
-		actx, cancel = withInactivity(ctx, act.backendTimeout, errBackendTimeout) // breakages.go
-	} else {
-		actx, cancel = act.attemptContext(ctx)
-	}
+	actx, cancel := s.attemptContext(ctx, act)                         // timeouts.go
 	actx, idle, stopIdle := serverIdleContext(actx, act.serverTimeout) // conntimeouts.go
 	cancel = joinCancel(stopIdle, cancel)
 	req := out.WithContext(actx)
@@ -311,18 +300,15 @@ func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		req.ContentLength = int64(len(body))
 	}
-	if !s.breakages.TransportResends { // breakages.go
-		forbidTransportResend(req, b.h2c && out.Header.Get("Upgrade") == "")
-	}
 	at := &attempt{endpoint: endpoint, cancel: cancel}
-	at.resp, at.err = s.forward(actx, req, b, endpoint)
+	at.resp, at.err = s.forward(actx, req, b, endpoint, true)
 	switch {
 	case at.err != nil:
 		at.timedOut = backendTimedOut(actx) || serverTimedOut(actx)
 	case at.resp.StatusCode == http.StatusSwitchingProtocols:
 		idle.stop() // the tunnel's own timeouts take over
 	default:
-		at.resp.Body = watchInactivity(actx, idle.watch(at.resp.Body))
+		at.resp.Body = s.parts.Timer.Watch(actx, idle.watch(at.resp.Body))
 	}
 	return at
 }

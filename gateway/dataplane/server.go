@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
@@ -49,10 +49,9 @@ type Server struct {
 	bindHost   string
 	listenAddr func(namespace, name string, port int32) (string, error)
 	log        logr.Logger
-	// breakages and grpcFaults break the data plane on purpose; they are
-	// zero unless package dataplanetest built the Server (NewBroken).
-	breakages  breakage.Set
-	grpcFaults breakage.GRPCTimeouts
+	// parts are how the data plane retries, relays, times, sends upstream,
+	// bounds gRPC calls and reloads (parts.go); set once by NewBroken.
+	parts part.Parts
 
 	snap atomic.Pointer[snapshot]
 
@@ -63,9 +62,6 @@ type Server struct {
 	h1, h2c *http.Transport // shared upstream transports
 
 	budgets budgets // retry budgets by Service, kept across snapshots (retrybudget.go)
-	// reloads restarts connection timers at each Apply
-	// (breakage.Set.ReloadRestartsTimers; breakages.go).
-	reloads reloadHooks
 
 	limits Limits      // defaults applied (limits.go)
 	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
@@ -82,12 +78,13 @@ type Server struct {
 const maxMirrorsInFlight = 256
 
 // New returns a Server serving nothing until Apply.
-func New(opts Options) *Server { return NewBroken(opts, breakage.Set{}) }
+func New(opts Options) *Server { return NewBroken(opts, nil) }
 
-// NewBroken is New with the hook points of b: a data plane broken on
-// purpose. Its Set type is internal, so only package dataplanetest (whose
-// Hooks it is, and whose NewServer calls this) can hand one over.
-func NewBroken(opts Options, b breakage.Set) *Server {
+// NewBroken is New with the parts build returns when handed the data
+// plane's own (nil: its own): a data plane broken on purpose. The parts'
+// types are internal, so only package dataplanetest (whose NewServer calls
+// this) can hand a build over.
+func NewBroken(opts Options, build func(own part.Parts) part.Parts) *Server {
 	if opts.BindHost == "" {
 		opts.BindHost = "127.0.0.1"
 	}
@@ -97,14 +94,16 @@ func NewBroken(opts Options, b breakage.Set) *Server {
 		listenAddr:  opts.ListenAddr,
 		log:         opts.Logger,
 		limits:      opts.Limits.withDefaults(),
-		breakages:   b,
-		grpcFaults:  b.GRPC,
 		ports:       make(map[portKey]*portServer),
 		h1:          newTransport(false),
 		h2c:         newTransport(true),
 		ctx:         ctx,
 		cancel:      cancel,
 		mirrorSlots: make(chan struct{}, maxMirrorsInFlight),
+	}
+	s.parts = ownParts(s.h1, s.h2c) // parts.go
+	if build != nil {
+		s.parts = build(s.parts)
 	}
 	s.snap.Store(&snapshot{ports: map[portKey]*portTable{}})
 	return s
@@ -174,9 +173,7 @@ func (s *Server) Apply(cfg *ir.Config) error {
 	s.load.attach(snap) // before anyone can serve with snap
 	s.snap.Store(snap)
 	s.budgets.prune(budgetKeys(cfg))
-	if s.breakages.ReloadRestartsTimers {
-		s.reloads.fire() // breakages.go
-	}
+	s.parts.Reload.Applied()
 	for key, ps := range s.ports {
 		if _, ok := snap.ports[key]; !ok {
 			stale = append(stale, ps)
@@ -275,9 +272,7 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
 	}
-	if s.breakages.ReloadRestartsTimers && t.Client > 0 {
-		ps.srv.ConnState = s.reloads.restartWaits(t.Client) // breakages.go
-	}
+	ps.srv.ConnState = s.parts.Reload.ConnState(t.Client)
 	applyClientTimeout(ps.srv, t.Client) // conntimeouts.go
 	if https {
 		ps.srv.TLSConfig = &tls.Config{

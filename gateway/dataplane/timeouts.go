@@ -7,6 +7,7 @@ package dataplane
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // errBackendTimeout is the cause of an attempt context that
@@ -18,11 +19,11 @@ var errBackendTimeout = errors.New("timeouts.backendRequest expired")
 // the rule sets one. The attempt lasts from the first byte of the request
 // sent to the last byte of the response received, so the context must stay
 // alive until the response body is relayed or discarded.
-func (a *action) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+func (s *Server) attemptContext(ctx context.Context, a *action) (context.Context, context.CancelFunc) {
 	if a.backendTimeout <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, a.backendTimeout, errBackendTimeout)
+	return s.parts.Timer.Bound(ctx, time.Now(), a.backendTimeout, errBackendTimeout) // parts.go
 }
 
 // backendTimedOut reports whether timeouts.backendRequest, rather than the

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
@@ -50,13 +51,11 @@ type tunnelSide struct {
 // whose limit becomes ClientFin (the client side) or ServerFin (the
 // backend side). When a limit expires both connections are closed. tunnel
 // closes both connections before it returns and reports which limit ended
-// it ("" when both directions ended normally). closeOnBackendFIN is the
-// test-only breakage.Set.CloseTunnelOnBackendFIN: the backend's half-close
-// closes both connections at once. onRestart, when not nil, is the
-// test-only breakage.Set.ReloadRestartsTimers: it registers a function
-// that restarts both sides' limits and returns its unregistration.
-func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ir.ConnectionTimeouts, closeOnBackendFIN bool,
-	onRestart func(func()) func()) string {
+// it ("" when both directions ended normally). relay passes a half-close
+// on (part.Relay.HalfClose), and reload is told of the tunnel's limits so
+// that it can restart them (part.Reload.Tunnel).
+func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Reader, t ir.ConnectionTimeouts,
+	relay part.Relay, reload part.Reload) string {
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
 	cs := &tunnelSide{conn: client, r: clientR, idle: cmpOr(t.Tunnel, t.Client), fin: cmpOr(t.ClientFin, cmpOr(t.Tunnel, t.Client))}
@@ -65,12 +64,10 @@ func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Re
 	// end the tunnel early; its limits are kept by the watchdog below.
 	_ = client.SetDeadline(time.Time{})
 	_ = backend.SetDeadline(time.Time{})
-	if onRestart != nil {
-		defer onRestart(func() {
-			cs.last.Store(now())
-			bs.last.Store(now())
-		})()
-	}
+	defer reload.Tunnel(func() {
+		cs.last.Store(now())
+		bs.last.Store(now())
+	})()
 
 	changed := make(chan struct{}, 1) // a side was shut: its limit changed
 	var wg sync.WaitGroup
@@ -98,14 +95,9 @@ func tunnel(client net.Conn, clientR io.Reader, backend net.Conn, backendR io.Re
 					backend.Close()
 					return
 				}
-				if closeOnBackendFIN && from == bs {
-					client.Close()
-					backend.Close()
-					return
-				}
 				// A half-close: pass it on, and give the receiving side
 				// its -fin limit.
-				if hc, ok := to.conn.(halfCloser); ok && hc.CloseWrite() == nil {
+				if relay.HalfClose(to.conn, from == bs) {
 					to.last.Store(now())
 					to.shut.Store(true)
 					select {

@@ -23,7 +23,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -41,6 +43,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/controller"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
+	"github.com/gatewitness/gatewitness/gateway/sharedport"
 	"github.com/gatewitness/gatewitness/internal/closeerr"
 )
 
@@ -82,6 +85,17 @@ type Options struct {
 	// Gateways cannot then listen on one port. The zero Prefix means
 	// DefaultAddresses.
 	Addresses netip.Prefix
+
+	// SharedAddress serves as implementations with one entry point per
+	// port do: every Gateway gets the single address of Addresses (which
+	// must be one address), each listener port is one socket bound to
+	// the wildcard (BindHost) whatever the Gateways' addresses, and the
+	// listeners of all Gateways on a port are merged onto it (package
+	// sharedport).
+	SharedAddress bool
+	// BindHost is where a SharedAddress gateway's sockets listen. Empty
+	// means the wildcard of the address's family ("0.0.0.0" or "::").
+	BindHost string
 
 	// SupportedFeatures is published in the status of the GatewayClasses
 	// the gateway accepts.
@@ -134,8 +148,9 @@ func NewClient(cfg *rest.Config) (client.WithWatch, error) {
 // Gateway is a running reference gateway. Its methods are safe for
 // concurrent use.
 type Gateway struct {
-	dp    *dataplane.Server
-	addrs *gatewayaddr.Pool
+	dp     *dataplane.Server
+	addrs  *gatewayaddr.Pool
+	shared bool // Options.SharedAddress
 
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -164,6 +179,9 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("standalone: Options.Addresses: %w", err)
 	}
+	if opts.SharedAddress && !opts.Addresses.IsSingleIP() {
+		return nil, fmt.Errorf("standalone: Options.SharedAddress with Options.Addresses %s; want the one address every Gateway shares, such as 127.0.0.1/32", opts.Addresses)
+	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
@@ -180,13 +198,20 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 		opts.DataPlane(&dpOpts)
 	}
 	dpOpts.ListenAddr = addrs.ListenAddr
+	if opts.SharedAddress {
+		dpOpts.ListenAddr = wildcardListenAddr(opts.BindHost, opts.Addresses.Addr())
+	}
 	dp := dataplane.New(dpOpts)
-	g := &Gateway{dp: dp, addrs: addrs}
+	g := &Gateway{dp: dp, addrs: addrs, shared: opts.SharedAddress}
+	apply := dp.Apply
+	if opts.SharedAddress {
+		apply = sharedport.Apply(dp.Apply)
+	}
 
 	ctl, err := controller.New(controller.Options{
 		Client:            opts.Client,
 		ControllerName:    opts.ControllerName,
-		Apply:             dp.Apply,
+		Apply:             apply,
 		Addresses:         addrs.ForGateway,
 		SupportedFeatures: opts.SupportedFeatures,
 		Logger:            log.WithName("controller"),
@@ -205,13 +230,33 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 			return nil, fmt.Errorf("standalone: GatewayClass %q: %w", opts.GatewayClassName, err)
 		}
 	}
-	log.Info("reference gateway running", "controllerName", opts.ControllerName, "addresses", opts.Addresses.String())
+	log.Info("reference gateway running", "controllerName", opts.ControllerName, "addresses", opts.Addresses.String(), "sharedAddress", opts.SharedAddress)
 	return g, nil
 }
 
+// wildcardListenAddr is the data plane's ListenAddr of a SharedAddress
+// gateway: every (merged) Gateway's port on bindHost, by default the
+// wildcard of shared's family.
+func wildcardListenAddr(bindHost string, shared netip.Addr) func(namespace, name string, port int32) (string, error) {
+	if bindHost == "" {
+		bindHost = "0.0.0.0"
+		if shared.Is6() && !shared.Is4In6() {
+			bindHost = "::"
+		}
+	}
+	return func(_, _ string, port int32) (string, error) {
+		return net.JoinHostPort(bindHost, strconv.Itoa(int(port))), nil
+	}
+}
+
 // Addr returns the socket ("ip:port") serving the listener port of the
-// Gateway namespace/name: its published address and the listener's port.
+// Gateway namespace/name: its published address and the listener's port
+// (with SharedAddress, the socket of that port, which every Gateway
+// shares).
 func (g *Gateway) Addr(namespace, name string, port int32) (string, bool) {
+	if g.shared {
+		return g.dp.Addr(sharedport.Namespace, sharedport.Name(port), port)
+	}
 	return g.dp.Addr(namespace, name, port)
 }
 

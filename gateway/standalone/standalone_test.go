@@ -340,6 +340,8 @@ func TestStartBadOptions(t *testing.T) {
 		{"no client", standalone.Options{}, "Options.Client is nil"},
 		{"two addresses", standalone.Options{Client: s, Addresses: netip.MustParsePrefix("127.73.3.0/31")},
 			"127.73.3.0/31 has no address for a Gateway"},
+		{"shared address of a prefix", standalone.Options{Client: s, SharedAddress: true, Addresses: netip.MustParsePrefix("127.73.4.0/24")},
+			"Options.SharedAddress with Options.Addresses 127.73.4.0/24; want the one address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, err := standalone.Start(context.Background(), tc.opts)
@@ -351,5 +353,61 @@ func TestStartBadOptions(t *testing.T) {
 				t.Fatalf("error %q; want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStartSharedAddressMergesListeners checks Options.SharedAddress:
+// every Gateway publishes the one address, the port's socket is bound to
+// the wildcard, and it serves the routes of both Gateways' listeners on
+// that port (each route's hostname), as implementations with one entry
+// point per port do; a hostname neither route has gets 404.
+func TestStartSharedAddressMergesListeners(t *testing.T) {
+	s := newStore(t)
+	g := start(t, standalone.Options{
+		Client:           s,
+		GatewayClassName: "standalone-merged",
+		Addresses:        netip.MustParsePrefix("127.73.3.7/32"),
+		SharedAddress:    true,
+	})
+	backend(t, s, "b3")
+	port := freePort(t, "0.0.0.0")
+	for _, name := range []string{"gw-a", "gw-b"} {
+		gatewayWithRoute(t, s, "standalone-merged", name, port)
+		route := &gwv1.HTTPRoute{}
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		if err := s.Get(context.Background(), key, route); err != nil {
+			t.Fatal(err)
+		}
+		route.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(name + ".example")}
+		if err := s.Update(context.Background(), route); err != nil {
+			t.Fatal(err)
+		}
+		if got := programmedAddress(t, s, name); got != "127.73.3.7" {
+			t.Errorf("Gateway %s has the address %s; want the shared 127.73.3.7", name, got)
+		}
+	}
+	sock, ok := g.Addr(ns, "gw-b", port)
+	if ap, err := netip.ParseAddrPort(sock); !ok || err != nil || !ap.Addr().IsUnspecified() || ap.Port() != uint16(port) {
+		t.Fatalf("Addr(gw-b, %d) = %q, %v; want the wildcard socket of the port", port, sock, ok)
+	}
+	if a, _ := g.Addr(ns, "gw-a", port); a != sock {
+		t.Errorf("Addr(gw-a) = %q, Addr(gw-b) = %q; want one socket", a, sock)
+	}
+	shared := net.JoinHostPort("127.73.3.7", strconv.Itoa(int(port)))
+	// Until both routes have their hostnames, a route without any
+	// answers every host: a 404 for a hostname of neither says both
+	// updates are served.
+	wait(t).Eventually(func() error {
+		_, err := getBody(shared, "neither.example")
+		if err == nil || !strings.Contains(err.Error(), "status 404") {
+			return fmt.Errorf("a hostname of no route: %v; want a 404", err)
+		}
+		return nil
+	}).Should(gomega.Succeed(), "the routes' hostnames served")
+	for _, host := range []string{"gw-a.example", "gw-b.example"} {
+		body, err := getBody(shared, host)
+		if want := "backend b3 saw host " + host; err != nil || body != want {
+			t.Errorf("%s through the shared socket: %q, %v; want %q", host, body, err, want)
+		}
 	}
 }

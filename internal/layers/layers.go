@@ -97,6 +97,15 @@ var Parts = []Part{
 		TestsMayImport: []string{"echo-backend", "the backend's gRPC API"},
 	},
 
+	{
+		// Real data planes (HAProxy, nginx) behind the reference controller,
+		// and the expected verdicts of the suite's tests on them: it builds
+		// the in-process target with a real proxy in place of the reference
+		// data plane, from the controller's snapshots (gateway/ir).
+		Name: "calibration", Prefixes: []string{"calibration"},
+		MayImport: []string{"internal", "contract", "embedded files", "features", "the suite's tests", "the runner", "reports", "cluster", "gateway"},
+	},
+
 	// The top floor: mains and tools may import anything.
 	{Name: "commands", Prefixes: []string{"cmd", "hack"}, MayImport: []string{"*"}},
 }

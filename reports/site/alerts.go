@@ -25,7 +25,10 @@ type Breakage struct {
 	Test string `json:"test"`
 	// Kind is "broken" when the test passed in the series' run before,
 	// "failing" when it failed there too (or was skipped since it last
-	// failed), "new" when the series has no result of it before.
+	// failed), "new" when the series has no result of it before; or
+	// HistoryProblem for a run of the history that cannot be read (Run
+	// and Test name its folder, Target is "the history", Message says
+	// why; no series).
 	Kind string `json:"kind"`
 	// Since is the night of the first failure of the failures that end
 	// at this run; LastPassed the night it last passed, "" if never.
@@ -38,15 +41,25 @@ type Breakage struct {
 	Page string `json:"page"`
 }
 
+// HistoryProblem is the Kind of a Breakage that is no test's failure but
+// a run of the history that cannot be read (History.Problems).
+const HistoryProblem = "history-problem"
+
 // Breakages returns the failed tests of the runs ids of history h (all
 // series' newest runs when ids is empty), in series order and then by
-// test name.
+// test name, then the history's problems. Runs that are not complete
+// (interrupted, incomplete) raise none.
 func Breakages(h *History, ids []string) ([]Breakage, error) {
 	all := groupSeries(h)
 	var out []Breakage
 	for _, s := range all {
 		for i, e := range s.Entries {
 			if !(len(ids) == 0 && i == len(s.Entries)-1 || slices.Contains(ids, e.ID)) {
+				continue
+			}
+			if e.Run.Status != reports.RunComplete {
+				// An interrupted or incomplete run says nothing of the
+				// tests it cut short, and is no night to alert on.
 				continue
 			}
 			for _, t := range e.Run.Tests {
@@ -72,6 +85,11 @@ func Breakages(h *History, ids []string) ([]Breakage, error) {
 				out = append(out, b)
 			}
 		}
+	}
+	for _, p := range h.Problems {
+		// Test and Target read as "<folder> on the history" where a
+		// nightly names a failure "<test> on <target>".
+		out = append(out, Breakage{Key: "history/" + p.ID, Kind: HistoryProblem, Test: p.ID, Target: "the history", Run: p.ID, Message: p.Err})
 	}
 	for _, id := range ids {
 		if !slices.ContainsFunc(h.Entries, func(e *Entry) bool { return e.ID == id }) {

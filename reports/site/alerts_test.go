@@ -3,9 +3,12 @@ package site
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatewitness/gatewitness/reports"
 )
@@ -120,4 +123,55 @@ func TestSeriesPerReleaseAndChannel(t *testing.T) {
 	if !slices.Equal(labels, want) {
 		t.Errorf("series %q, want %q", labels, want)
 	}
+}
+
+// TestNoBreakagesOfAnInterruptedRun: the failed test of an interrupted
+// (or incomplete) run raises no alert, and a run of the history that
+// cannot be read is an alert of its own kind; the site shows both.
+func TestNoBreakagesOfAnInterruptedRun(t *testing.T) {
+	first := nightRun(0, map[string]reports.Result{"A": P, "B": P})
+	stopped := nightRun(1, map[string]reports.Result{"A": F, "B": P})
+	stopped.Status = reports.RunInterrupted
+	stopped.Interruption = &reports.Interruption{At: stopped.Started.Add(time.Minute), Signal: "SIGTERM"}
+	stopped.Tests[1].Result = reports.Interrupted
+	h, err := NewHistory(first, stopped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Problems = []Problem{{ID: "20261103T020000Z-x", Err: "run.json: no such file or directory"}}
+	got, err := Breakages(h, []string{h.Entries[1].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != HistoryProblem || got[0].Run != "20261103T020000Z-x" {
+		t.Fatalf("breakages %+v; want only the history problem", got)
+	}
+	out, index := buildIndex(t, h)
+	for _, want := range []string{"History problems (1)", "20261103T020000Z-x", `class="run-status">interrupted<`} {
+		if !strings.Contains(index, want) {
+			t.Errorf("index.html does not show %q", want)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(out, "runs", h.Entries[1].ID, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte("INTERRUPTED: the run was stopped by SIGTERM 1m0s after it started")) {
+		t.Error("the interrupted run's page does not say it was interrupted, by what and when")
+	}
+}
+
+// buildIndex builds h's site in a temporary folder and returns the folder
+// and its index page.
+func buildIndex(t *testing.T, h *History) (string, string) {
+	t.Helper()
+	out := t.TempDir()
+	if _, err := Build(out, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, string(index)
 }

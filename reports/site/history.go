@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gatewitness/gatewitness/reports"
@@ -45,7 +46,21 @@ type Entry struct {
 // History is the runs of a history folder, oldest first.
 type History struct {
 	Entries []*Entry
+	// Problems are the folders of the history whose run could not be
+	// read (no run.json, a truncated one): left out of the site, which
+	// lists them, and of nothing else.
+	Problems []Problem
 }
+
+// Problem is a run of a history that could not be read.
+type Problem struct {
+	// ID is the run's folder in the history.
+	ID string `json:"id"`
+	// Err says what is wrong with it.
+	Err string `json:"error"`
+}
+
+func (p Problem) String() string { return p.ID + ": " + p.Err }
 
 // TargetLabel names what a run ran against, in a few words that stay the
 // same from night to night: "in-process" for the embedded reference
@@ -129,7 +144,11 @@ var validID = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}Z-[a-z0-9-]+$`)
 // AddRun copies the run record at path into the history folder dir (made
 // if needed) as <ID>/run.json and returns the ID. A run already in the
 // history with the same record is left as it is; one with the same ID and
-// a different record is an error, so nothing recorded is lost.
+// a different record is an error, so nothing recorded is lost. The run's
+// folder appears whole or not at all: it is written as a temporary folder
+// beside it and renamed into place, so a full disk or a kill leaves the
+// history as it was (and a folder of the ID left without its run.json by
+// an older gatewitness is replaced).
 func AddRun(dir, path string) (string, error) {
 	data, err := readLimited(path)
 	if err != nil {
@@ -143,20 +162,53 @@ func AddRun(dir, path string) (string, error) {
 		return "", fmt.Errorf("%s: the run record has no start time (started); the history orders runs by it", path)
 	}
 	id := RunID(run)
-	dest := filepath.Join(dir, id, reports.RunFileName)
-	if old, err := os.ReadFile(dest); err == nil {
+	dest := filepath.Join(dir, id)
+	if old, err := os.ReadFile(filepath.Join(dest, reports.RunFileName)); err == nil {
 		if bytes.Equal(old, data) {
 			return id, nil
 		}
-		return "", fmt.Errorf("%s: the history already holds a different run %s (%s)", path, id, dest)
+		return "", fmt.Errorf("%s: the history already holds a different run %s (%s)", path, id, filepath.Join(dest, reports.RunFileName))
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", fmt.Errorf("adding %s to the history: %w", path, err)
-	}
-	if err := reports.WriteFile(dest, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := addFolder(dir, dest, data); err != nil {
 		return "", fmt.Errorf("adding %s to the history: %w", path, err)
 	}
 	return id, nil
+}
+
+// addFolder writes data as run.json of a temporary folder in dir, synced,
+// and renames the folder to dest (replacing an empty folder there).
+func addFolder(dir, dest string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(dir, ".add-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	f, err := os.OpenFile(filepath.Join(tmp, reports.RunFileName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// An empty folder of the ID (an older gatewitness made the folder
+	// before the record) goes; os.Remove removes none that holds a file.
+	if err := os.Remove(dest); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s is there and not empty, without a readable run.json: move it away: %w", dest, err)
+	}
+	return os.Rename(tmp, dest)
 }
 
 func readLimited(path string) ([]byte, error) {
@@ -176,15 +228,16 @@ func readLimited(path string) ([]byte, error) {
 }
 
 // ReadHistory reads every run of the history folder dir. Folders whose
-// names are not run IDs are ignored; a run record that cannot be read is
-// an error naming it. The runs come back oldest first.
+// names are not run IDs are ignored; a run whose record cannot be read (a
+// folder without run.json, a truncated record) is left out and listed in
+// Problems, so that one bad folder never stops the site. The runs come
+// back oldest first.
 func ReadHistory(dir string) (*History, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the history: %w", err)
 	}
 	h := &History{}
-	var errs []error
 	for _, e := range ents {
 		if !e.IsDir() || !validID.MatchString(e.Name()) {
 			continue
@@ -195,22 +248,45 @@ func ReadHistory(dir string) (*History, error) {
 		path := filepath.Join(dir, e.Name(), reports.RunFileName)
 		data, err := readLimited(path)
 		if err != nil {
-			errs = append(errs, err)
+			h.Problems = append(h.Problems, Problem{ID: e.Name(), Err: err.Error()})
 			continue
 		}
 		run, err := reports.ReadRunJSON(bytes.NewReader(data))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			h.Problems = append(h.Problems, Problem{ID: e.Name(), Err: fmt.Sprintf("%s: %v", path, err)})
 			continue
 		}
 		h.Entries = append(h.Entries, &Entry{ID: e.Name(), Series: SeriesOf(run), Run: run})
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	h.sort()
 	return h, nil
 }
+
+// LockHistory takes the lock of the history folder dir (an exclusive
+// flock of dir/.lock, made if needed), waiting for a publish that holds
+// it, so that two publishes never interleave their adds, prunes and
+// builds. The returned function releases it.
+func LockHistory(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("locking the history: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking the history: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking the history %s: %w", dir, err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// lockFileName is the history's lock file; not a run ID, so never read as
+// a run.
+const lockFileName = ".lock"
 
 // NewHistory returns a history of runs held in memory, as ReadHistory
 // would return it had they been added to a folder.

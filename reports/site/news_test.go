@@ -1,8 +1,6 @@
 package site
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -53,15 +51,7 @@ func TestClaimChangesShownAsSuch(t *testing.T) {
 	if kinds["Retry"] != "newly claimed" || kinds["Timeout"] != "broken" {
 		t.Errorf("kinds %v; want Retry newly claimed (its feature is), Timeout broken (its features were claimed before)", kinds)
 	}
-	out := t.TempDir()
-	if _, err := Build(out, h, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	index, err := os.ReadFile(filepath.Join(out, "index.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(index)
+	_, page := buildIndex(t, h)
 	for _, want := range []string{
 		`The claims changed: newly claimed <code>HTTPRouteRetry</code>; no longer claimed <code>Legacy</code>.`,
 		`<span class="test">Retry</span>: `, `(newly claimed: HTTPRouteRetry)`,

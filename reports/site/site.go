@@ -65,6 +65,9 @@ type Options struct {
 	// browsed (docs/semantics/... is appended); DefaultSourceURL when
 	// empty.
 	SourceURL string
+	// Calibration, when set, is the calibration matrix the site shows as
+	// calibration.html, linked from the index (calibration.go).
+	Calibration *Calibration
 }
 
 // Complete fills in the defaults of o's empty fields and checks the rest,
@@ -152,7 +155,7 @@ func firstLine(s string) string {
 
 // The files and folders Build writes at the top of the output folder; it
 // replaces these and leaves everything else (a history folder, .git).
-var siteEntries = []string{"index.html", "style.css", ".nojekyll", "runs", "series", "badges"}
+var siteEntries = []string{"index.html", "style.css", ".nojekyll", "runs", "series", "badges", "calibration.html"}
 
 // Build writes the site of history h into the folder out (made if
 // needed): index.html, style.css, runs/<ID>/index.html and run.json,
@@ -175,13 +178,16 @@ func Build(out string, h *History, opts Options) (int, error) {
 		return 0, fmt.Errorf("site folder: %w", err)
 	}
 	defer os.RemoveAll(stage)
-	b := &builder{dir: stage, opts: opts, series: groupSeries(h), docs: semanticsDocs(), rendered: map[*Entry]bool{}}
+	b := &builder{dir: stage, opts: opts, series: groupSeries(h), problems: h.Problems, docs: semanticsDocs(), rendered: map[*Entry]bool{}}
 	if err := b.build(); err != nil {
 		return 0, err
 	}
 	for _, name := range siteEntries {
 		if err := os.RemoveAll(filepath.Join(out, name)); err != nil {
 			return 0, fmt.Errorf("replacing the site's %s: %w", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(stage, name)); errors.Is(err, fs.ErrNotExist) {
+			continue // calibration.html, when the site has no matrix
 		}
 		if err := os.Rename(filepath.Join(stage, name), filepath.Join(out, name)); err != nil {
 			return 0, fmt.Errorf("replacing the site's %s: %w", name, err)
@@ -210,6 +216,7 @@ type builder struct {
 	dir      string
 	opts     Options
 	series   []*series
+	problems []Problem // runs of the history that could not be read
 	docs     []semanticsDoc
 	rendered map[*Entry]bool // runs that get pages
 	pages    int
@@ -234,6 +241,11 @@ func (b *builder) build() error {
 	}
 	if err := b.page("index.html", "index.html", b.indexPage()); err != nil {
 		return err
+	}
+	if c := b.opts.Calibration; c != nil {
+		if err := b.page("calibration.html", "calibration.html", b.calibrationPage(c)); err != nil {
+			return err
+		}
 	}
 	for _, s := range b.series {
 		if err := b.page(filepath.Join("series", s.Slug+".html"), "series.html", b.seriesPage(s)); err != nil {
@@ -335,10 +347,13 @@ type linkedCell struct {
 
 type indexPage struct {
 	frame
-	AsOf     string
-	Nights   int
-	Series   []seriesSummary
-	Profiles []profileTable
+	Calibrated bool // the site has calibration.html
+	AsOf       string
+	Nights     int
+	Series     []seriesSummary
+	Profiles   []profileTable
+	// Problems are the history's runs that could not be read.
+	Problems []Problem
 }
 
 type seriesSummary struct {
@@ -361,7 +376,8 @@ type recentRun struct {
 }
 
 func (b *builder) indexPage() indexPage {
-	p := indexPage{frame: frame{SiteTitle: b.opts.Title, Title: b.opts.Title}, Nights: b.opts.Nights, Profiles: matrix(b.series)}
+	p := indexPage{frame: frame{SiteTitle: b.opts.Title, Title: b.opts.Title}, Nights: b.opts.Nights, Profiles: matrix(b.series),
+		Problems: b.problems, Calibrated: b.opts.Calibration != nil}
 	var newest time.Time
 	for _, s := range b.series {
 		i := len(s.Entries) - 1

@@ -386,12 +386,83 @@ func TestHistoryFolder(t *testing.T) {
 		t.Error("Prune(0) did not refuse")
 	}
 
-	// A broken record is named.
+	// A broken record, and a folder without one, are left out and named
+	// as the history's problems; the rest of the history reads.
 	bad := filepath.Join(hist, "20261105T020000Z-gatewitness-reference-gateway-default-in-process", "run.json")
 	os.MkdirAll(filepath.Dir(bad), 0o755)
 	os.WriteFile(bad, []byte(`{"schema": "someone-else/v9"}`), 0o644)
-	if _, err := ReadHistory(hist); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "schema") {
-		t.Errorf("reading a history with a broken record: %v, want an error naming %s and its schema", err, bad)
+	empty := "20261106T020000Z-gatewitness-reference-gateway-default-in-process"
+	os.MkdirAll(filepath.Join(hist, empty), 0o755)
+	h, err = ReadHistory(hist)
+	if err != nil {
+		t.Fatalf("reading a history with a broken record: %v, want the problem listed, not an error", err)
+	}
+	if len(h.Entries) != 3 || len(h.Problems) != 2 {
+		t.Fatalf("history with two bad folders: %d runs and problems %v; want 3 runs and 2 problems", len(h.Entries), h.Problems)
+	}
+	if p := h.Problems[0]; !strings.Contains(p.Err, bad) || !strings.Contains(p.Err, "schema") {
+		t.Errorf("the broken record's problem %q does not name %s and its schema", p, bad)
+	}
+	if p := h.Problems[1]; p.ID != empty || !strings.Contains(p.Err, "no such file") {
+		t.Errorf("the empty folder's problem is %q, want %s without its run.json", p, empty)
+	}
+	// Adding the run of the empty folder's ID fills it.
+	late := nightRun(5, map[string]reports.Result{"A": P})
+	lp := filepath.Join(dir, "late.json")
+	writeRecord(t, lp, late)
+	if id, err := AddRun(hist, lp); err != nil || id != empty {
+		t.Errorf("adding the run of an empty folder: %q, %v; want %s", id, err, empty)
+	}
+}
+
+// TestAddRunLeavesNoFolderOnFailure: a run that cannot be written (here
+// a history whose folder is read-only, as a full disk refuses a write)
+// leaves no folder of its ID behind.
+func TestAddRunLeavesNoFolderOnFailure(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into a read-only folder; cmd/gatewitness's publish test fills a tmpfs instead")
+	}
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history")
+	os.MkdirAll(hist, 0o555)
+	p := filepath.Join(dir, "run.json")
+	writeRecord(t, p, nightRun(0, map[string]reports.Result{"A": P}))
+	if _, err := AddRun(hist, p); err == nil {
+		t.Fatal("adding a run to a read-only history did not fail")
+	}
+	if ents, _ := os.ReadDir(hist); len(ents) > 0 {
+		t.Errorf("a failed add left %v in the history", ents)
+	}
+}
+
+// TestLockHistoryExcludes: a second lock of a history waits for the first
+// to be released.
+func TestLockHistoryExcludes(t *testing.T) {
+	hist := t.TempDir()
+	unlock, err := LockHistory(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	go func() {
+		unlock2, err := LockHistory(hist)
+		if err != nil {
+			t.Error(err)
+		} else {
+			unlock2()
+		}
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("a second lock of the history was taken while the first was held")
+	case <-time.After(200 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second lock was not taken within 10s of the first's release")
 	}
 }
 

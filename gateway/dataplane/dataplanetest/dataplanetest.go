@@ -9,8 +9,10 @@
 // retry policy's codes, a retry budget, a timeout) needs nothing here: it
 // is a change to the snapshot the data plane's Apply is handed. What a
 // snapshot cannot say (how the data plane's own code behaves) is set at
-// its hook points, Hooks, passed to NewServer; a data plane that serves snapshots late is
-// LateApply, a wrapper around Apply.
+// its hook points, Hooks, passed to NewServer, which builds the data plane
+// with the parts they name replaced or wrapped (internal/breakage.Build);
+// a data plane that serves snapshots late is LateApply, a wrapper around
+// Apply.
 package dataplanetest
 
 import (
@@ -21,6 +23,7 @@ import (
 
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/breakage"
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/part"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/internal/hookset"
 )
@@ -40,10 +43,12 @@ type GRPCTimeouts = breakage.GRPCTimeouts
 // relayed (Hooks.Relay).
 type Relay = breakage.Relay
 
-// NewServer returns dataplane.New(opts) broken at each hook point h sets;
-// with the zero Hooks, it is dataplane.New(opts).
+// NewServer returns dataplane.New(opts) broken at each hook point h sets:
+// the parts they name are replaced or wrapped when the Server is built,
+// and its request path is the production one. With the zero Hooks, it is
+// dataplane.New(opts).
 func NewServer(opts dataplane.Options, h Hooks) *dataplane.Server {
-	return dataplane.NewBroken(opts, h)
+	return dataplane.NewBroken(opts, func(own part.Parts) part.Parts { return breakage.Build(h, own) })
 }
 
 // Merge returns a with every hook point of b added (a bool on in either is

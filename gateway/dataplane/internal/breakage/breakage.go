@@ -1,20 +1,23 @@
-// Package breakage holds the hook points where the reference data plane's
-// own code can be broken on purpose, the way real data planes go wrong, for
-// gatewitness's negative checks. It is internal so that production code
-// cannot name them: the only way in is package dataplanetest, which
-// re-exports Set as dataplanetest.Hooks and builds broken data planes with
-// dataplane.NewBroken, as net/http/httptest builds test servers. The zero
-// Set breaks nothing.
+// Package breakage holds the ways the reference data plane's own code can be
+// broken on purpose, the way real data planes go wrong, for gatewitness's
+// negative checks. A broken data plane is the same code with some of its
+// parts (internal/part) replaced or wrapped at construction: Set is the
+// declarative bag of what to break, and Build turns it into parts. It is
+// internal so that production code cannot name it: the only way in is
+// package dataplanetest, which re-exports Set as dataplanetest.Hooks and
+// builds broken data planes with dataplane.NewBroken, as net/http/httptest
+// builds test servers. The zero Set breaks nothing.
 //
-// A hook point is a field of Set: a bool that turns on an alternative path
-// the data plane implements (breakages.go and the branch that reads it), or
-// a func the data plane calls. A named breakage that uses it is declared
-// once, in conformance/tests/breakages_test.go.
+// A field of Set is a bool (the part is replaced by the alternative this
+// package implements, in the file named after the part: retries.go,
+// relay.go, timer.go, transport.go, calls.go, reload.go), or a func the
+// alternative part calls. A named breakage that uses it is declared once,
+// in conformance/tests/breakages_test.go.
 //
 // Breakages that are "the controller's snapshot with a field dropped" are
 // not here: they are mutations of the snapshot the data plane is handed
 // (conformance/tests/breakages_test.go). Only what a snapshot cannot say
-// (how the data plane's own code behaves) is a switch.
+// (how the data plane's own code behaves) is a part.
 package breakage
 
 // Set is the hook points of one broken data plane. Every field is a bool,

@@ -1,0 +1,79 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewitness/gatewitness/gateway/ir"
+)
+
+func pathMatch(t gwv1.PathMatchType, v string) gwv1.HTTPRouteMatch {
+	return gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &t, Value: &v}}
+}
+
+// TestFlattenOrdersByPrecedence: a port's entries come in HTTPRoute
+// precedence order, whatever the routes' order: the exact hostname before
+// the wildcard and any host; then Exact, the longer prefix, a method, more
+// headers. One socket per (Gateway, port), kept across snapshots.
+func TestFlattenOrdersByPrecedence(t *testing.T) {
+	get := gwv1.HTTPMethodGet
+	rules := []ir.HTTPRule{
+		{Name: "prefix-short", Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/a")}},
+		{Name: "exact", Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchExact, "/a/b")}},
+		{Name: "prefix-long", Matches: []gwv1.HTTPRouteMatch{pathMatch(gwv1.PathMatchPathPrefix, "/a/b")}},
+		{Name: "method", Matches: []gwv1.HTTPRouteMatch{{Path: pathMatch(gwv1.PathMatchPathPrefix, "/a").Path, Method: &get}}},
+	}
+	cfg := &ir.Config{Gateways: []ir.Gateway{{Namespace: "ns", Name: "gw", Listeners: []ir.Listener{
+		{Name: "any", Port: 80, Protocol: gwv1.HTTPProtocolType, HTTPRoutes: []ir.HTTPRoute{{RouteMeta: ir.RouteMeta{Name: "r"}, Rules: rules}}},
+		{Name: "wild", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "*.example.com",
+			HTTPRoutes: []ir.HTTPRoute{{RouteMeta: ir.RouteMeta{Name: "w", Hostnames: []string{"*.example.com"}}, Rules: rules[:1]}}},
+		{Name: "exact-host", Port: 80, Protocol: gwv1.HTTPProtocolType, Hostname: "a.example.com",
+			HTTPRoutes: []ir.HTTPRoute{{RouteMeta: ir.RouteMeta{Name: "e"}, Rules: rules[:1]}}},
+	}}}}
+	sockets := NewSockets()
+	s, err := Flatten(cfg, sockets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Ports) != 1 {
+		t.Fatalf("%d ports, want 1 (three listeners on port 80)", len(s.Ports))
+	}
+	var got []string
+	for _, e := range s.Ports[0].Entries {
+		got = append(got, e.Host+":"+s.Rules[e.Rule].Name)
+	}
+	want := "a.example.com:prefix-short *.example.com:prefix-short :exact :prefix-long :method :prefix-short"
+	if strings.Join(got, " ") != want {
+		t.Errorf("entries %q, want %q", strings.Join(got, " "), want)
+	}
+	again, _ := Flatten(cfg, sockets)
+	if again.Ports[0].Addr != s.Ports[0].Addr {
+		t.Errorf("the socket moved from %s to %s between snapshots", s.Ports[0].Addr, again.Ports[0].Addr)
+	}
+}
+
+// TestFlattenRefusesWhatItCannotServe: a TLS passthrough listener fails
+// the snapshot (its Gateway must not be Programmed); a rule with filters
+// and a GRPCRoute are left out and named.
+func TestFlattenRefusesWhatItCannotServe(t *testing.T) {
+	cfg := &ir.Config{Gateways: []ir.Gateway{{Namespace: "ns", Name: "gw", Listeners: []ir.Listener{
+		{Name: "tls", Port: 443, Protocol: gwv1.TLSProtocolType},
+		{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType, GRPCRoutes: []ir.GRPCRoute{{}},
+			HTTPRoutes: []ir.HTTPRoute{{RouteMeta: ir.RouteMeta{Namespace: "ns", Name: "f"}, Rules: []ir.HTTPRule{{Filters: []ir.HTTPFilter{{}}}}}}},
+	}}}}
+	s, err := Flatten(cfg, NewSockets())
+	if err == nil || !strings.Contains(err.Error(), `listener "tls": protocol TLS`) {
+		t.Errorf("error %v, want one naming the TLS listener", err)
+	}
+	omitted := strings.Join(s.Omitted, "; ")
+	for _, want := range []string{"GRPCRoutes", "HTTPRoute ns/f rule 0: filters"} {
+		if !strings.Contains(omitted, want) {
+			t.Errorf("omitted %q lacks %q", omitted, want)
+		}
+	}
+	if len(s.Ports) != 1 || len(s.Ports[0].Entries) != 0 {
+		t.Errorf("ports %+v, want port 80 alone, with no entries", s.Ports)
+	}
+}
