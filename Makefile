@@ -20,9 +20,9 @@ include Makefile.localcp
 run:
 	$(GO) run $(BUILDVCS) ./cmd/gatewitness run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: vet, gofmt and every Go test with the race detector, each package under an explicit
-## time limit (TEST_TIMEOUT, default 8m; see hack/test.sh)
-test: vet
+## test: gofmt, vet and every Go test with the race detector, each package under an explicit
+## time limit (TEST_TIMEOUT, default 8m); vet runs beside the tests (see hack/test.sh)
+test: fmt-check
 	GO=$(GO) hack/test.sh
 
 ## calibrate: run gatewitness's tests on real HAProxy and nginx behind the reference controller

@@ -323,6 +323,7 @@ func (b *Backend) serveHTTP(cfg Config, name, port string, tlsCfg *tls.Config) e
 	if err != nil || ln == nil {
 		return err
 	}
+	ln = b.controls.Refusing(ln) // admin/refuse
 	_, boundPort, _ := net.SplitHostPort(ln.Addr().String())
 	srv := httpecho.NewServer(httpecho.Options{
 		Pod:        cfg.Pod,

@@ -33,8 +33,18 @@
 #   (-ldflags=-s -w), which cuts each race link by about a third; stack
 #   traces and race reports keep their files and lines (they come from the
 #   pcln table, not DWARF). Debug a test binary with go test -c.
-# - go test's own vet pass is off: make test runs go vet ./... first, whose
-#   checks include the ones go test runs.
+# - go test's own vet pass is off: go vet ./..., whose checks include the
+#   ones go test runs, runs here beside the tests (in the background, from
+#   the start), not before them: the test phase spends much of its time
+#   waiting on the suite's timers, and vet's CPU fits there. A vet finding
+#   fails make test at the end, with vet's output.
+# - Each phase's wall time is printed at the end ("make test: phases"), so
+#   that where the time goes can be read off any run (docs/performance.md).
+# - TEST_CACHE=1 lets go test reuse the results of packages whose code,
+#   files and environment did not change since a passing run (go test's
+#   test cache; without it every package runs again, -count=1). A first run
+#   on a new machine gains nothing; a second one, after a change to a few
+#   packages, runs and links only what the change reaches.
 # - conformance/tests, the slowest package (its time is mostly the suite's
 #   timers), is named first so go test builds and starts it first, and -p
 #   lets TEST_P test binaries run at once (default 4 on any machine: they
@@ -49,19 +59,42 @@ TEST_P=${TEST_P:-4}
 export GATEWITNESS_NEGATIVE_PARALLEL=${GATEWITNESS_NEGATIVE_PARALLEL:-8}
 
 log=$(mktemp)
+vetlog=$(mktemp)
 bindir=$(mktemp -d)
-trap 'rm -rf "$log" "$bindir"' EXIT
+trap 'rm -rf "$log" "$vetlog" "$bindir"' EXIT
 start=$(date +%s)
+phases=()
+phase() { phases+=("$1 $(( $(date +%s) - $2 ))s"); }
+
 # Packages (and go test flags) may be given as arguments; by default the
 # slowest package first, then ./...
 args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(./conformance/tests ./...)
+
+# go vet, beside everything else (see above), when the whole module is
+# tested; VET=0 leaves it out, VET=1 runs it with packages given too.
+vet_pid=
+vet_default=0
+[ $# -eq 0 ] && vet_default=1
+if [ "${VET:-$vet_default}" = 1 ]; then
+	(
+		t0=$(date +%s)
+		"$GO" vet ./... && "$GO" vet -tags kind ./kind/...
+		rc=$?
+		echo "vet-took $(( $(date +%s) - t0 ))"
+		exit $rc
+	) >"$vetlog" 2>&1 &
+	vet_pid=$!
+fi
+count=(-count=1)
+[ "${TEST_CACHE:-0}" = 1 ] && count=()
 
 # The packages with negative checks: those whose tests import
 # conformance/negative. Their breakage children run from binaries built
 # here without -race (see above and negative.EnvChildBinaries).
 negative_pkgs=$("$GO" list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... |
 	awk '{for (i = 2; i <= NF; i++) if ($i ~ /\/conformance\/negative$/) { print $1; break }}')
+t0=$(date +%s)
 if [ -n "$negative_pkgs" ]; then
 	# shellcheck disable=SC2086 # one package a word
 	if ! "$GO" test -c -ldflags='-s -w' -o "$bindir/" $negative_pkgs; then
@@ -70,10 +103,23 @@ if [ -n "$negative_pkgs" ]; then
 	fi
 	export GATEWITNESS_NEGATIVE_BINARIES=$bindir
 fi
+phase "negative-binaries(go-test-c,no-race)" "$t0"
 
-"$GO" test -race -count=1 -vet=off -ldflags='-s -w' -p "$TEST_P" -parallel "$TEST_PARALLEL" -timeout "$TEST_TIMEOUT" "${args[@]}" 2>&1 | tee "$log"
+t0=$(date +%s)
+"$GO" test -race "${count[@]}" -vet=off -ldflags='-s -w' -p "$TEST_P" -parallel "$TEST_PARALLEL" -timeout "$TEST_TIMEOUT" "${args[@]}" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+phase "race-tests(build,link,run)" "$t0"
+if [ -n "$vet_pid" ]; then
+	t0=$(date +%s)
+	if ! wait "$vet_pid"; then
+		echo "make test: go vet found problems:" >&2
+		grep -v '^vet-took ' "$vetlog" >&2
+		rc=1
+	fi
+	phase "vet(beside-the-tests:$(sed -n 's/^vet-took //p' "$vetlog")s;waited-after)" "$t0"
+fi
 took=$(( $(date +%s) - start ))
+echo "make test: phases: ${phases[*]}; ${took}s in all"
 if [ "$rc" -ne 0 ] && grep -q '^panic: test timed out after' "$log"; then
 	echo
 	echo "make test: a package ran past its time limit of $TEST_TIMEOUT (-timeout, per package) after ${took}s in all:"

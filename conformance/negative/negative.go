@@ -4,9 +4,11 @@
 // fails against a data plane that does what the text allows is wrong.
 //
 // A Breakage is one broken reference gateway, modelled on how a real data
-// plane goes wrong, with the tests it must fail. Check runs the tests of a
-// breakage's profiles against it and wants exactly those to fail, the ones
-// it names in Skips to skip, and every other one to pass. Pack groups
+// plane goes wrong. It declares its scope once: the features it breaks
+// (every test of its profiles that needs one must fail), the further tests
+// it must fail or skip, by name, and one reason why every other test of its
+// profiles passes. Check runs the tests of a breakage's profiles against it
+// and wants exactly that (Expected). Pack groups
 // breakages of disjoint profiles so that they share a child process.
 //
 // A failing conformance test fails the Go test that runs the suite, so the
@@ -17,7 +19,8 @@
 // helper test:
 //
 //	var breakages = []negative.Breakage{
-//		{Name: "hostnames-ignored", Gateway: runnertest.ReferenceGateway{MutateConfig: ignoreHostnames}, ...},
+//		{Name: "hostnames-ignored", Gateway: runnertest.ReferenceGateway{MutateConfig: ignoreHostnames},
+//			Profiles: ..., Breaks: []features.FeatureName{...}, Passes: "its routes have no hostname"},
 //	}
 //
 //	func TestNegativeHelper(t *testing.T) { negative.Helper(t, breakages) }
@@ -32,6 +35,7 @@
 package negative
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -74,39 +78,95 @@ type Breakage struct {
 	// Check). They must hold every test the break can reach: a data plane
 	// that serves every snapshot late reaches every profile's tests.
 	Profiles []string
-	// Fails lists the ShortNames of the tests that must fail.
+	// Breaks lists the features the breakage breaks: every test of its
+	// scope that lists one of them must fail. A new test of such a
+	// feature is in its reach without a word in the breakage.
+	Breaks []features.FeatureName
+	// Fails lists the ShortNames of further tests that must fail: those
+	// the breakage fails though it breaks none of their features whole.
 	Fails []string
 	// Skips lists the ShortNames of tests that must skip themselves (not
 	// pass) against the breakage, such as a probe test without a mesh.
 	Skips []string
-	// Unaffected maps the ShortName of every other test of the breakage's
-	// scope to why it passes against it. Every test of the scope is in
-	// exactly one of Fails, Skips and Unaffected (Unaccounted checks it
-	// without a run), so a new test in a profile must be placed in each
-	// breakage of that profile, as a reviewer reads it.
+	// Passes says why every other test of the breakage's scope passes
+	// against it: one reason, the default, so that a new test the
+	// breakage leaves alone costs it nothing.
+	Passes string
+	// Unaffected gives a test of the scope that passes a reason of its
+	// own, where Passes does not say enough (optional).
 	Unaffected map[string]string
 }
 
-// Unaccounted returns, for b and the tests all, a message for each test of
-// b's scope that is in none of Fails, Skips and Unaffected, or in more
-// than one, and for each name in them outside the scope; where says where
-// b is declared. It needs no run: it is the fast half of Check.
+// Expected returns, in the order of all, the tests of b's scope that must
+// fail against b (Breaks and Fails), those that must skip (Skips, and the
+// tests that need a feature b does not claim), and those that must pass.
+func Expected(b Breakage, all []Test) (fails, skips, passes []string) {
+	for _, name := range Scope(b, all) {
+		switch {
+		case slices.Contains(b.Fails, name) || breaks(b, all, name) != "":
+			fails = append(fails, name)
+		case slices.Contains(b.Skips, name) || !claims(b, all, name):
+			skips = append(skips, name)
+		default:
+			passes = append(passes, name)
+		}
+	}
+	return fails, skips, passes
+}
+
+// breaks returns the first feature of b.Breaks that the test named name
+// lists, or "".
+func breaks(b Breakage, all []Test, name string) features.FeatureName {
+	for _, ct := range all {
+		if ct.ShortName != name {
+			continue
+		}
+		for _, f := range b.Breaks {
+			if slices.Contains(ct.Features, f) {
+				return f
+			}
+		}
+	}
+	return ""
+}
+
+// Unlisted returns, for breakages bs and the tests all, one message for
+// each test name the breakages use that is not a test of all: a test
+// declared but not listed (in ConformanceTests), which every other check
+// would misreport. where says where the tests are listed.
+func Unlisted(bs []Breakage, all []Test, where string) []string {
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.Fails...)
+		names = append(names, b.Skips...)
+		for name := range b.Unaffected {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var out []string
+	for _, name := range slices.Compact(names) {
+		if !slices.ContainsFunc(all, func(ct Test) bool { return ct.ShortName == name }) {
+			out = append(out, fmt.Sprintf("test %s is named by the breakages but is not a listed test: add it to ConformanceTests in %s", name, where))
+		}
+	}
+	return out
+}
+
+// Unaccounted returns, for b and the tests all, a message for each way b's
+// declaration does not say what it does to the tests of its scope: a name
+// outside the scope, a test in more than one of Fails and Skips (Breaks
+// counted), a broken feature no test of the scope lists, or a test that
+// passes by default where b gives no Passes. where says where b is
+// declared. It needs no run: it is the fast half of Check.
 func Unaccounted(b Breakage, all []Test, where string) []string {
 	scope := Scope(b, all)
 	var out []string
-	for _, name := range scope {
-		n := 0
-		for _, in := range []bool{slices.Contains(b.Fails, name), slices.Contains(b.Skips, name), b.Unaffected[name] != ""} {
-			if in {
-				n++
-			}
-		}
-		switch {
-		case n == 0:
-			out = append(out, fmt.Sprintf("breakage %s: %s counts in its profiles %v but is in none of its Fails, Skips and Unaffected: add it to Fails if the breakage must fail it, else to Unaffected with why it passes, in %s",
-				b.Name, name, b.Profiles, where))
-		case n > 1:
-			out = append(out, fmt.Sprintf("breakage %s: %s is in more than one of its Fails, Skips and Unaffected; keep it in one, in %s", b.Name, name, where))
+	for _, f := range b.Breaks {
+		if !slices.ContainsFunc(scope, func(name string) bool {
+			return slices.ContainsFunc(all, func(ct Test) bool { return ct.ShortName == name && slices.Contains(ct.Features, f) })
+		}) {
+			out = append(out, fmt.Sprintf("breakage %s breaks %s, which no test of its profiles %v lists; remove it from Breaks, or add the profile whose tests need it to Profiles, in %s", b.Name, f, b.Profiles, where))
 		}
 	}
 	named := slices.Concat(b.Fails, b.Skips)
@@ -118,6 +178,23 @@ func Unaccounted(b Breakage, all []Test, where string) []string {
 		if !slices.Contains(scope, name) {
 			out = append(out, fmt.Sprintf("breakage %s names %s, which is not a test of its profiles %v; remove it, or add the profile it counts in to the breakage's Profiles, in %s", b.Name, name, b.Profiles, where))
 		}
+	}
+	var byDefault []string
+	for _, name := range scope {
+		f := breaks(b, all, name)
+		inFails, inSkips, reason := slices.Contains(b.Fails, name), slices.Contains(b.Skips, name), b.Unaffected[name] != ""
+		switch {
+		case f != "" && inFails:
+			out = append(out, fmt.Sprintf("breakage %s fails %s through Breaks (%s) already; remove it from Fails, in %s", b.Name, name, f, where))
+		case (f != "" || inFails) && (inSkips || reason), inSkips && reason:
+			out = append(out, fmt.Sprintf("breakage %s: %s is in more than one of what it fails (Breaks, Fails), Skips and Unaffected; keep it in one, in %s", b.Name, name, where))
+		case f == "" && !inFails && !inSkips && !reason && b.Passes == "":
+			byDefault = append(byDefault, name)
+		}
+	}
+	if len(byDefault) > 0 {
+		out = append(out, fmt.Sprintf("breakage %s: %v count in its profiles %v and pass against it by default, but the breakage has no Passes: say why the tests it leaves alone pass (or add to Fails those it must fail), in %s",
+			b.Name, byDefault, b.Profiles, where))
 	}
 	return out
 }
@@ -261,16 +338,23 @@ func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...
 	}
 	limit, why := childLimit(t)
 	done := make(chan struct{})
-	var out []byte
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
 	start := time.Now()
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	// Started here, not in the goroutine, so that cmd.Process is set
+	// before the timeout below may read it.
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("negative run %q: starting %s: %v", breakage, bin, err)
+	}
+	go func() { err = cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(limit):
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("negative run %q did not finish in %v%s; output:\n%s", breakage, limit.Round(time.Second), why, tail(out))
+		t.Fatalf("negative run %q did not finish in %v%s; output:\n%s", breakage, limit.Round(time.Second), why, tail(output.Bytes()))
 	}
+	out := output.Bytes()
 	data, readErr := os.ReadFile(results)
 	if readErr != nil {
 		t.Fatalf("negative run %q wrote no results (exit: %v): %v; output:\n%s", breakage, err, readErr, tail(out))
@@ -313,12 +397,13 @@ func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol tim
 	got := Run(t, helperTest, strings.Join(names, packSeparator), tol, scope...)
 	for _, b := range pack {
 		var failed, skipped []string
+		fails, skips, _ := Expected(b, all)
 		for _, name := range Scope(b, all) {
 			want := reports.Pass
 			switch {
-			case slices.Contains(b.Fails, name):
+			case slices.Contains(fails, name):
 				want = reports.Fail
-			case slices.Contains(b.Skips, name) || !claims(b, all, name):
+			case slices.Contains(skips, name):
 				want = reports.Skip
 			}
 			o := got[name]

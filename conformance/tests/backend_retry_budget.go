@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -46,13 +47,13 @@ const (
 // budgetRequest sends one request whose first attempt fails, and says
 // whether it was retried or refused; anything else is an error that says
 // what happened.
-func budgetRequest(c *routeClient, path string) (budgetOutcome, string, error) {
-	c.t.Helper()
-	x := c.do(httpRequest{Path: path, Fault: budgetFault})
+func budgetRequest(t *testing.T, c *testclient.Route, path string) (budgetOutcome, string, error) {
+	t.Helper()
+	x := c.Do(t, testclient.Request{Path: path, Fault: budgetFault})
 	if x.Err != nil {
 		return 0, "", fmt.Errorf("%s: %v", path, x)
 	}
-	e := c.settledLedger(x.ID)
+	e := c.SettledLedger(t, x.ID, settleWithin())
 	var got []string
 	for _, a := range e.Attempts {
 		got = append(got, fmt.Sprint(a.Status))
@@ -66,7 +67,7 @@ func budgetRequest(c *routeClient, path string) (budgetOutcome, string, error) {
 	}
 	return 0, ledger, fmt.Errorf("%s: %v, and the backend answered [%s] (%s); want 200 after one retry (the backend answering 500, 200) "+
 		"or, when the retry budget refuses the retry, 503 after the one attempt (the backend answering 500)",
-		path, x, ledger, attemptSummary(e))
+		path, x, ledger, testclient.Summary(e))
 }
 
 // BackendRetryBudgetMinRetryRate checks minRetryRate: with budget.percent
@@ -101,7 +102,7 @@ func testBackendRetryBudgetMinRetryRate(t *testing.T, s *suite.ConformanceTestSu
 	var outcomes []string
 	retried := 0
 	for i := range requests {
-		o, _, err := budgetRequest(c, "/fail")
+		o, _, err := budgetRequest(t, c, "/fail")
 		if err != nil {
 			t.Fatalf("request %d of %d: %v", i+1, requests, err)
 		}
@@ -163,7 +164,7 @@ func testBackendRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuit
 	// on until the budget refuses one.
 	retried := 0
 	for {
-		o, _, err := budgetRequest(sharedClient, "/route-1")
+		o, _, err := budgetRequest(t, sharedClient, "/route-1")
 		if err != nil {
 			t.Fatalf("route 1, request %d: %v", retried+1, err)
 		}
@@ -182,7 +183,7 @@ func testBackendRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuit
 	}
 	// Route 2 sends to the same Service: its budget is spent.
 	for i := range 2 {
-		o, ledger, err := budgetRequest(sharedClient, "/route-2")
+		o, ledger, err := budgetRequest(t, sharedClient, "/route-2")
 		if err != nil {
 			t.Fatalf("route 2, request %d: %v", i+1, err)
 		}
@@ -194,7 +195,7 @@ func testBackendRetryBudgetPerBackend(t *testing.T, s *suite.ConformanceTestSuit
 	}
 	// Route 3 sends to another Service, with a budget of its own.
 	for i := range budgetMinRetries {
-		o, ledger, err := budgetRequest(otherClient, "/route-3")
+		o, ledger, err := budgetRequest(t, otherClient, "/route-3")
 		if err != nil {
 			t.Fatalf("route 3, request %d: %v", i+1, err)
 		}

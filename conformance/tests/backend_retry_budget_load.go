@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -88,7 +89,7 @@ type loadRequest struct {
 // whose every Run sends the next request, with an id of the run's own
 // sequence, so that each can be found in the backend's ledger.
 type loadRunner struct {
-	c      *routeClient
+	c      *testclient.Route
 	path   string
 	prefix string
 	// fault returns the fault spec of the nth request (from 1); "" for
@@ -105,18 +106,18 @@ func (r *loadRunner) Run(ctx context.Context, _ periodic.ThreadID) (bool, string
 	lr := loadRequest{id: fmt.Sprintf("%s.%d", r.prefix, n), fault: r.fault(n)}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	u := url.URL{Scheme: "http", Host: r.c.gwAddr, Path: r.path}
+	u := url.URL{Scheme: "http", Host: r.c.Addr(), Path: r.path}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err == nil {
-		req.Host = r.c.host
+		req.Host = r.c.Host()
 		req.Header.Set(echowire.IDHeader, lr.id)
 		if lr.fault != "" {
 			req.Header.Set(echowire.FaultHeader, lr.fault)
 		}
 		var resp *http.Response
-		if resp, err = r.c.client.Do(req); err == nil {
+		if resp, err = r.c.Client().Do(req); err == nil {
 			lr.status = resp.StatusCode
-			_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
+			_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, testclient.MaxResponseBody))
 			resp.Body.Close()
 		}
 	}
@@ -173,7 +174,7 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend string, fault func(n int64) string) *loadRunner {
 	gw := types.NamespacedName{Namespace: infraNamespace, Name: backend}
 	gwAddr := attachRoutesTo(t, s, gw, host, "/ready", backend, backend)
-	return &loadRunner{c: newRouteClient(t, s, gwAddr, host), path: "/fail", prefix: newHTTPRequestID(t),
+	return &loadRunner{c: newRouteClient(t, s, gwAddr, host), path: "/fail", prefix: testclient.NewID(t),
 		seq: new(atomic.Int64), mu: new(sync.Mutex), sent: new([]loadRequest), fault: fault}
 }
 
@@ -201,7 +202,7 @@ func testBackendRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite
 			wrong = append(wrong, fmt.Sprintf("%s: %v", lr.id, lr.err))
 			continue
 		}
-		e := c.settledLedger(lr.id)
+		e := c.SettledLedger(t, lr.id, settleWithin())
 		var got []string
 		for _, a := range e.Attempts {
 			got = append(got, fmt.Sprint(a.Status))
@@ -327,7 +328,7 @@ func testBackendRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.Conformanc
 			wrong = append(wrong, fmt.Sprintf("%s: %v", lr.id, lr.err))
 			continue
 		}
-		e := c.settledLedger(lr.id)
+		e := c.SettledLedger(t, lr.id, settleWithin())
 		var got []string
 		for _, a := range e.Attempts {
 			got = append(got, fmt.Sprint(a.Status))

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -54,7 +55,7 @@ func testConnectionClientFinTimeout(t *testing.T, s *suite.ConformanceTestSuite)
 	g := newConnGateway(t, s, "gatewitness-conn-client-fin")
 	measure(t)
 	tol := TimingTolerance()
-	id := newHTTPRequestID(t)
+	id := testclient.NewID(t)
 	_, conn, start := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
 	// The backend half-closes at once: its FIN, or the gateway's
 	// close, must reach the client within the window's end.
@@ -108,7 +109,7 @@ func testConnectionClientFinHalfOpen(t *testing.T, s *suite.ConformanceTestSuite
 	g := newConnGateway(t, s, "gatewitness-conn-client-fin-held")
 	measure(t)
 	tol := TimingTolerance()
-	id := newHTTPRequestID(t)
+	id := testclient.NewID(t)
 	_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHalfClose+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
 	// The backend's FIN must come through as a FIN, not a close; then
 	// the client stays idle and open.
@@ -154,7 +155,7 @@ func testConnectionServerFinTimeout(t *testing.T, s *suite.ConformanceTestSuite)
 	d := expectTimeout(t, "serverFinTimeout", ExpectedConnectionTimeouts().ServerFin)
 	g := newConnGateway(t, s, "gatewitness-conn-server-fin")
 	measure(t)
-	id := newHTTPRequestID(t)
+	id := testclient.NewID(t)
 	_, conn, _ := g.openWebSocket(t, "/ws?"+echowire.WSModeQuery+"="+echowire.WSHold+"&"+echowire.IDQuery+"="+url.QueryEscape(id))
 	hc, ok := conn.(interface{ CloseWrite() error })
 	if !ok {
@@ -183,25 +184,25 @@ func testConnectionServerFinTimeout(t *testing.T, s *suite.ConformanceTestSuite)
 // of id has ended, and returns its attempt; it fails t after giveUp.
 func endedWSAttempt(t *testing.T, g *connTarget, id string, giveUp time.Duration) echowire.Attempt {
 	t.Helper()
-	deadline := time.Now().Add(giveUp)
+	var a echowire.Attempt
+	var found bool
 	var last error
-	for {
-		e, ok, err := g.c.ledgerEntry(id)
-		last = err
-		if ok && len(e.Attempts) == 1 {
-			a := e.Attempts[0]
-			if a.Ended != nil && a.HeadersSent != nil {
-				if a.Outcome != echowire.Answered {
-					t.Fatalf("the backend's WebSocket %s ended %s, want answered: %+v", id, a.Outcome, a)
-				}
-				return a
-			}
+	ended := testclient.Poll(giveUp, 20*time.Millisecond, func() bool {
+		var e echowire.Entry
+		e, found, last = g.c.Ledger(id)
+		if !found || len(e.Attempts) != 1 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the backend's WebSocket %s had not ended after %v (ledger found: %v, last error: %v)", id, giveUp, ok, last)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+		a = e.Attempts[0]
+		return a.Ended != nil && a.HeadersSent != nil
+	})
+	switch {
+	case !ended:
+		t.Fatalf("the backend's WebSocket %s had not ended after %v (ledger found: %v, last error: %v)", id, giveUp, found, last)
+	case a.Outcome != echowire.Answered:
+		t.Fatalf("the backend's WebSocket %s ended %s, want answered: %+v", id, a.Outcome, a)
 	}
+	return a
 }
 
 // readUntilEnd reads conn until it ends (EOF or a reset) and returns when
@@ -231,12 +232,10 @@ func stillOpenAt(conn net.Conn, at time.Time) (open bool, detail string) {
 	time.Sleep(time.Until(at)) // the moment the verdict is about, not synchronisation
 	_ = conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
 	probe := []byte{0}
-	start := time.Now()
-	for time.Since(start) < time.Second {
-		if _, err := conn.Write(probe); err != nil {
-			return false, "closed: " + err.Error()
-		}
-		time.Sleep(20 * time.Millisecond) // waiting for the reset to arrive, polled
+	var werr error
+	// Waiting for the reset to arrive, polled.
+	if testclient.Poll(time.Second, 20*time.Millisecond, func() bool { _, werr = conn.Write(probe); return werr != nil }) {
+		return false, "closed: " + werr.Error()
 	}
 	return true, "open: writes accepted for 1s"
 }

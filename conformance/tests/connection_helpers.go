@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/conntimeouts"
 )
 
@@ -175,7 +176,7 @@ type connTarget struct {
 	name string // the Gateway's name (and its route's, and its backend's)
 	host string // the route's hostname (connHostFor)
 	addr string // the HTTP listener, host:port
-	c    *routeClient
+	c    *testclient.Route
 	dial DialFunc
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -36,7 +37,7 @@ func testConnectionServerTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 	tol := TimingTolerance()
 	silence := d + 2*tol + 5*time.Second
 	start := time.Now()
-	x := g.c.do(httpRequest{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})
+	x := g.c.Do(t, testclient.Request{Path: "/silent", Fault: fmt.Sprintf("delay=%dms", silence.Milliseconds()), Limit: connGiveUp(d)})
 	observe.Record(t, "exchange", x.String())
 	if x.Err != nil || x.Status != http.StatusGatewayTimeout {
 		t.Fatalf("a backend silent for %v: %v; want 504 after the server timeout %v", silence, x, d)
@@ -46,9 +47,9 @@ func testConnectionServerTimeout(t *testing.T, s *suite.ConformanceTestSuite) {
 	// the wait.
 	lo, hi := timerWindow(d)
 	checkWindow(t, start, x.Headers, lo, hi, fmt.Sprintf("504 (server timeout %v)", d))
-	e := g.c.settledLedger(x.ID)
-	observe.Record(t, "backend", attemptSummary(e))
+	e := g.c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "backend", testclient.Summary(e))
 	if len(e.Attempts) != 1 {
-		t.Errorf("the backend saw %d attempts (%s), want 1: the server timeout is not a retry", len(e.Attempts), attemptSummary(e))
+		t.Errorf("the backend saw %d attempts (%s), want 1: the server timeout is not a retry", len(e.Attempts), testclient.Summary(e))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -87,7 +88,7 @@ func testConnectionTLSInspectDelay(t *testing.T, s *suite.ConformanceTestSuite) 
 
 	// A client with a ClientHello reaches the backend: the route may
 	// take a while to be served, so try until it does.
-	before, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
+	before, err := g.acceptedThroughPassthrough(addr, pool, s.TimeoutConfig.MaxTimeToConsistency)
 	if err != nil {
 		t.Fatalf("a TLS client with SNI %s through the passthrough listener %s: %v", connTLSHost, addr, err)
 	}
@@ -124,7 +125,7 @@ func testConnectionTLSInspectDelay(t *testing.T, s *suite.ConformanceTestSuite) 
 		}
 	}
 
-	after, err := g.acceptedThroughPassthrough(addr, pool, time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency))
+	after, err := g.acceptedThroughPassthrough(addr, pool, s.TimeoutConfig.MaxTimeToConsistency)
 	if err != nil {
 		t.Fatalf("a TLS client after the silent ones: %v", err)
 	}
@@ -138,23 +139,16 @@ func testConnectionTLSInspectDelay(t *testing.T, s *suite.ConformanceTestSuite) 
 // acceptedThroughPassthrough opens a TLS connection with SNI connTLSHost
 // through the passthrough listener at addr, trusting pool, and asks the
 // echo-backend behind it how many connections it has accepted (ACCEPTED,
-// counting this one). It tries until one attempt succeeds or until the
-// deadline, and returns the last error.
-func (g *connTarget) acceptedThroughPassthrough(addr string, pool *x509.CertPool, deadline time.Time) (uint64, error) {
-	var lastErr error
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		n, err := g.askAccepted(addr, pool)
-		if err == nil {
-			return n, nil
-		}
-		lastErr = err
-		if time.Now().After(deadline) {
-			return 0, lastErr
-		}
-		<-tick.C
-	}
+// counting this one). It tries until one attempt succeeds, for at most
+// within, and returns the last error.
+func (g *connTarget) acceptedThroughPassthrough(addr string, pool *x509.CertPool, within time.Duration) (uint64, error) {
+	var n uint64
+	var err error
+	testclient.Poll(within, 200*time.Millisecond, func() bool {
+		n, err = g.askAccepted(addr, pool)
+		return err == nil
+	})
+	return n, err
 }
 
 func (g *connTarget) askAccepted(addr string, pool *x509.CertPool) (uint64, error) {

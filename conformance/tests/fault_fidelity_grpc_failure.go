@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
@@ -56,7 +57,7 @@ func testFaultFidelityGRPCFailure(t *testing.T, s *suite.ConformanceTestSuite) {
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			id := grpcRequestID(t)
+			id := testclient.NewID(t)
 			r := c.call(t, client, id, c.spec)
 			r.record(t)
 			switch {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/features"
@@ -64,7 +65,7 @@ func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite)
 		t.Parallel()
 		d := ffStreamInterval()
 		spec := fmt.Sprintf("messages=%d;interval=%v", ffStreamChunks, d)
-		ctx := grpcCallContext(t, ffStreamChunks*d+ffGiveUp(), ffCallMetadata(grpcRequestID(t), spec)...)
+		ctx := grpcCallContext(t, ffStreamChunks*d+ffGiveUp(), ffCallMetadata(testclient.NewID(t), spec)...)
 		start := time.Now()
 		stream, err := client.ServerStream(ctx, &echopb.EchoRequest{})
 		if err != nil {
@@ -95,7 +96,7 @@ func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite)
 
 	t.Run("client-stream", func(t *testing.T) {
 		t.Parallel()
-		id := grpcRequestID(t)
+		id := testclient.NewID(t)
 		ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(id, "")...)
 		stream, err := client.ClientStream(ctx)
 		if err != nil {
@@ -118,7 +119,7 @@ func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite)
 
 	t.Run("bidi-stream", func(t *testing.T) {
 		t.Parallel()
-		ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(grpcRequestID(t), "")...)
+		ctx := grpcCallContext(t, tol+ffGiveUp(), ffCallMetadata(testclient.NewID(t), "")...)
 		stream, err := client.BidiStream(ctx)
 		if err != nil {
 			t.Fatalf("BidiStream: %v", err)
@@ -163,15 +164,14 @@ func testFaultFidelityGRPCStreaming(t *testing.T, s *suite.ConformanceTestSuite)
 // them.
 func ffAwaitBackendBytes(t *testing.T, cc *grpc.ClientConn, id string, n int64, sent time.Time, within time.Duration) (time.Duration, bool) {
 	t.Helper()
-	for {
-		asked := time.Since(sent)
+	var asked time.Duration
+	seen := testclient.Poll(within-time.Since(sent), 20*time.Millisecond, func() bool {
+		asked = time.Since(sent)
 		if asked > within {
-			return asked, false
+			return false
 		}
-		e, ok := grpcLedgerEntry(t, cc, id)
-		if ok && len(e.GetAttempts()) > 0 && e.GetAttempts()[0].GetBodyBytes() >= n {
-			return asked, true
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
+		e, ok := testclient.GRPCLedger(t, cc, id)
+		return ok && len(e.GetAttempts()) > 0 && e.GetAttempts()[0].GetBodyBytes() >= n
+	})
+	return asked, seen
 }

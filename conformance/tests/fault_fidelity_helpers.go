@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 )
@@ -49,7 +50,7 @@ type ffTarget struct {
 	httpAddr  string
 	httpsAddr string
 	dial      DialFunc
-	ledger    *routeClient // reads the backend's ledger over the HTTP listener
+	ledger    *testclient.Route // reads the backend's ledger over the HTTP listener
 	// h2c: the HTTP listener answered HTTP/2 with prior knowledge, which
 	// Gateway API does not require for HTTPRoutes.
 	h2c bool
@@ -84,23 +85,18 @@ func newFFTarget(t *testing.T, s *suite.ConformanceTestSuite, name string) *ffTa
 func (g *ffTarget) awaitOK(t *testing.T, via string, must bool) bool {
 	t.Helper()
 	c := g.client(t, via, false)
-	deadline := time.Now().Add(g.s.TimeoutConfig.MaxTimeToConsistency)
-	for tries := 1; ; tries++ {
-		x := g.get(t, c, via, "/ready", "", nil, 5*time.Second)
-		if x.Err == nil && x.BodyErr == nil && x.Status == http.StatusOK {
-			return true
-		}
-		if !must && tries >= 5 {
-			return false
-		}
-		if time.Now().After(deadline) {
-			if must {
-				t.Fatalf("/ready on %s through the Gateway (%s): no 200 within %v; last: %v", g.host, via, g.s.TimeoutConfig.MaxTimeToConsistency, x.describe())
-			}
-			return false
-		}
-		time.Sleep(100 * time.Millisecond) // polling interval, not synchronisation
+	var x ffExchange
+	ok, tries := false, 0
+	testclient.Poll(g.s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
+		tries++
+		x = g.get(t, c, via, "/ready", "", nil, 5*time.Second)
+		ok = x.Err == nil && x.BodyErr == nil && x.Status == http.StatusOK
+		return ok || !must && tries >= 5
+	})
+	if !ok && must {
+		t.Fatalf("/ready on %s through the Gateway (%s): no 200 within %v; last: %v", g.host, via, g.s.TimeoutConfig.MaxTimeToConsistency, x.describe())
 	}
+	return ok
 }
 
 // skipUnless skips the running subtest when via or the backend path
@@ -156,7 +152,7 @@ type arrival struct {
 
 // ffExchange is one request through the Gateway and what came back.
 type ffExchange struct {
-	httpExchange
+	testclient.Exchange
 	Proto    string      // the response's protocol, "HTTP/2.0" ...
 	Header   http.Header // the response headers
 	CL       int64       // the response's Content-Length, -1 if none
@@ -170,7 +166,7 @@ type ffExchange struct {
 // comes, for at most limit.
 func (g *ffTarget) get(t *testing.T, c *http.Client, via, path, fault string, header http.Header, limit time.Duration) ffExchange {
 	t.Helper()
-	x := ffExchange{httpExchange: httpExchange{ID: newHTTPRequestID(t)}, CL: -1}
+	x := ffExchange{Exchange: testclient.Exchange{ID: testclient.NewID(t)}, CL: -1}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	u := url.URL{Scheme: "http", Host: g.httpAddr, Path: path}
@@ -207,7 +203,7 @@ func (g *ffTarget) get(t *testing.T, c *http.Client, via, path, fault string, he
 		sent = time.Unix(0, ns)
 	}
 	buf := make([]byte, 32<<10)
-	for len(x.Body) < maxResponseBody {
+	for len(x.Body) < testclient.MaxResponseBody {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			x.Body = append(x.Body, buf[:n]...)
@@ -240,7 +236,7 @@ func (x ffExchange) arrivedAt(n int) (time.Duration, bool) {
 // the body and how it ended.
 func (x ffExchange) describe() string {
 	if x.Err != nil {
-		return x.httpExchange.String()
+		return x.Exchange.String()
 	}
 	framing := "close-delimited"
 	switch {
@@ -269,12 +265,11 @@ func (x ffExchange) record(t *testing.T) {
 // attempt (the routes have no retries), and records the ledger.
 func (g *ffTarget) singleAttempt(t *testing.T, x ffExchange) {
 	t.Helper()
-	c := *g.ledger
-	c.t = t
-	e := c.settledLedger(x.ID)
-	observe.Record(t, "ledger", attemptSummary(e))
+	c := g.ledger
+	e := c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "ledger", testclient.Summary(e))
 	if len(e.Attempts) != 1 {
-		t.Errorf("the backend saw %s (%d attempts) of %s; want exactly 1: the route has no retries", attemptSummary(e), len(e.Attempts), x.ID)
+		t.Errorf("the backend saw %s (%d attempts) of %s; want exactly 1: the route has no retries", testclient.Summary(e), len(e.Attempts), x.ID)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -53,7 +54,7 @@ func testFaultFidelitySingleAttempt(t *testing.T, s *suite.ConformanceTestSuite)
 					if warm := g.get(t, c, via, backend+"warm", "", nil, ffGiveUp()); warm.Err != nil || warm.Status != http.StatusOK {
 						t.Fatalf("the request before the failing one: %s; want 200", warm.describe())
 					}
-					x := g.get(t, c, via, backend+"once", f.spec, http.Header{echoSetHeaderName: {ffMarkerHeader + ":relayed"}}, ffGiveUp())
+					x := g.get(t, c, via, backend+"once", f.spec, http.Header{echowire.EchoSetHeader: {ffMarkerHeader + ":relayed"}}, ffGiveUp())
 					x.record(t)
 					observe.Record(t, "marker", x.Header.Get(ffMarkerHeader))
 					switch {

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -52,7 +53,7 @@ func testGRPCRouteMaxStreamDurationCancelsBackend(t *testing.T, s *suite.Conform
 	for _, kind := range grpcCallKinds {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			id := grpcRequestID(t)
+			id := testclient.NewID(t)
 			r := grpcRunKind(t, cc, kind, id, grpcOutlastFault[kind], grpcGiveUpAfter(limit))
 			grpcWantCut(t, r, limit)
 			// The backend learns of the end after the client does; it has

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/features"
@@ -59,7 +60,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	t.Run("before-headers/unary", func(t *testing.T) {
 		t.Parallel()
 		r := g.rawCall(t, grpcGiveUpAfter(limit), host, "Unary", "",
-			echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, grpcOutlastFault["unary"])
+			echowire.IDMetadata, testclient.NewID(t), echowire.FaultMetadata, grpcOutlastFault["unary"])
 		r.record(t)
 		r.wantCut(t, limit)
 		if r.gaveUp {
@@ -87,7 +88,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	t.Run("after-headers/server-stream", func(t *testing.T) {
 		t.Parallel()
 		r := g.rawCall(t, grpcGiveUpAfter(limit), host, "ServerStream", "",
-			echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, grpcOutlastFault["server-stream"])
+			echowire.IDMetadata, testclient.NewID(t), echowire.FaultMetadata, grpcOutlastFault["server-stream"])
 		r.record(t)
 		r.wantCut(t, limit)
 		if r.gaveUp {
@@ -121,7 +122,7 @@ func testGRPCRouteMaxStreamDurationDeadlineExceeded(t *testing.T, s *suite.Confo
 	for _, kind := range []string{"client-stream", "bidi-stream"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			r := grpcRunKind(t, cc, kind, grpcRequestID(t), grpcOutlastFault[kind], grpcGiveUpAfter(limit))
+			r := grpcRunKind(t, cc, kind, testclient.NewID(t), grpcOutlastFault[kind], grpcGiveUpAfter(limit))
 			grpcWantCut(t, r, limit)
 			if r.err != nil && !r.gaveUp && r.code() != codes.DeadlineExceeded {
 				t.Errorf("status %v, want DeadlineExceeded", r.code())

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -53,7 +54,7 @@ func testGRPCRouteMaxStreamDuration(t *testing.T, s *suite.ConformanceTestSuite)
 	for _, kind := range grpcCallKinds {
 		t.Run("outlasts-limit/"+kind, func(t *testing.T) {
 			t.Parallel()
-			r := grpcRunKind(t, limitedConn, kind, grpcRequestID(t), grpcOutlastFault[kind], grpcGiveUpAfter(limit))
+			r := grpcRunKind(t, limitedConn, kind, testclient.NewID(t), grpcOutlastFault[kind], grpcGiveUpAfter(limit))
 			grpcWantCut(t, r, limit)
 			if kind == "server-stream" && r.messages == 0 && !r.gaveUp {
 				t.Errorf("no message of the server stream reached the client before the cut; the backend sends one every 50ms, so the cut did not end a stream that was sending")
@@ -69,7 +70,7 @@ func testGRPCRouteMaxStreamDuration(t *testing.T, s *suite.ConformanceTestSuite)
 	for _, c := range inside {
 		t.Run("inside-limit/"+c.kind, func(t *testing.T) {
 			t.Parallel()
-			r := grpcRunKind(t, limitedConn, c.kind, grpcRequestID(t), c.fault, grpcGiveUpAfter(limit))
+			r := grpcRunKind(t, limitedConn, c.kind, testclient.NewID(t), c.fault, grpcGiveUpAfter(limit))
 			r.record(t)
 			if r.err != nil {
 				t.Errorf("a call that needs far less than the %v limit ended with %v after %v; want OK", limit, r.err, r.elapsed.Round(time.Millisecond))
@@ -92,7 +93,7 @@ func testGRPCRouteMaxStreamDuration(t *testing.T, s *suite.ConformanceTestSuite)
 	for _, c := range zero {
 		t.Run("zero-no-limit/"+c.kind, func(t *testing.T) {
 			t.Parallel()
-			r := grpcRunKind(t, unlimitedConn, c.kind, grpcRequestID(t), c.fault, grpcGiveUpAfter(long))
+			r := grpcRunKind(t, unlimitedConn, c.kind, testclient.NewID(t), c.fault, grpcGiveUpAfter(long))
 			r.record(t)
 			if r.err != nil {
 				t.Errorf("maxStreamDuration 0s: a call of about %v ended with %v after %v; want OK: 0s sets no limit", long, r.err, r.elapsed.Round(time.Millisecond))

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -98,7 +99,7 @@ func testGRPCRouteStrictEnforcement(t *testing.T, s *suite.ConformanceTestSuite)
 				end = between
 			}
 			r := g.rawCall(t, grpcGiveUpAfter(max(end, long)), tc.authority, tc.method, header,
-				echowire.IDMetadata, grpcRequestID(t), echowire.FaultMetadata, tc.fault)
+				echowire.IDMetadata, testclient.NewID(t), echowire.FaultMetadata, tc.fault)
 			r.record(t)
 			if tc.bound != 0 {
 				r.wantCut(t, tc.bound)

@@ -7,25 +7,19 @@ package tests
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"net"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 )
 
@@ -94,59 +88,23 @@ func (g *grpcTarget) waitReady(t *testing.T, cc *grpc.ClientConn) {
 	t.Helper()
 	client := echopb.NewEchoClient(cc)
 	need := max(g.s.TimeoutConfig.RequiredConsecutiveSuccesses, 1)
-	deadline := time.Now().Add(g.s.TimeoutConfig.MaxTimeToConsistency)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	ok := 0
 	var last error
-	for ok < need {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, last = client.Unary(ctx, &echopb.EchoRequest{})
-		cancel()
-		if last == nil {
-			ok++
-			continue
+	// need calls in a row: a failure starts the count again.
+	inARow := testclient.Poll(g.s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
+		for range need {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, last = client.Unary(ctx, &echopb.EchoRequest{})
+			cancel()
+			if last != nil {
+				return false
+			}
 		}
-		ok = 0
-		if time.Now().After(deadline) {
-			t.Fatalf("%s through the Gateway %s: no %d successful calls in a row within %v; last: %v",
-				cc.CanonicalTarget(), g.addr, need, g.s.TimeoutConfig.MaxTimeToConsistency, last)
-		}
-		<-tick.C // polling interval, not synchronisation
+		return true
+	})
+	if !inARow {
+		t.Fatalf("%s through the Gateway %s: no %d successful calls in a row within %v; last: %v",
+			cc.CanonicalTarget(), g.addr, need, g.s.TimeoutConfig.MaxTimeToConsistency, last)
 	}
-}
-
-var grpcRequestSeq atomic.Int64
-
-// grpcRequestID returns a request id for the backend's ledger that no other
-// call of any run shares: the test's name, a counter and random bits.
-func grpcRequestID(t *testing.T) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, t.Name())
-	return fmt.Sprintf("%s-%d-%s", name, grpcRequestSeq.Add(1), hex.EncodeToString(b[:]))
-}
-
-// grpcLedgerEntry reads the backend's ledger of request id through the
-// Gateway (the echo-backend's Admin.GetLedger, routed to the same single
-// replica as the calls). ok is false when the backend has no entry for id.
-func grpcLedgerEntry(t *testing.T, cc *grpc.ClientConn, id string) (e *echopb.LedgerEntry, ok bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	e, err := echopb.NewAdminClient(cc).GetLedger(ctx, &echopb.GetLedgerRequest{Id: id})
-	if status.Code(err) == codes.NotFound {
-		return nil, false
-	}
-	if err != nil {
-		t.Fatalf("reading the backend's ledger of %s through the Gateway: %v", id, err)
-	}
-	return e, true
 }
 
 // grpcWaitAttemptEnded polls the backend's ledger until the only attempt of id
@@ -154,23 +112,20 @@ func grpcLedgerEntry(t *testing.T, cc *grpc.ClientConn, id string) (e *echopb.Le
 // saw no attempt, more than one, or one that did not end in time.
 func grpcWaitAttemptEnded(t *testing.T, cc *grpc.ClientConn, id string, within time.Duration) *echopb.Attempt {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		e, ok := grpcLedgerEntry(t, cc, id)
+	var e *echopb.LedgerEntry
+	var ok bool
+	ended := testclient.Poll(within, 20*time.Millisecond, func() bool {
+		e, ok = testclient.GRPCLedger(t, cc, id)
 		if ok && len(e.GetAttempts()) > 1 {
 			t.Fatalf("the backend saw %d attempts of %s, want 1: %v", len(e.GetAttempts()), id, e)
 		}
-		if ok && len(e.GetAttempts()) == 1 && e.GetAttempts()[0].GetEnded() != nil {
-			return e.GetAttempts()[0]
-		}
-		if time.Now().After(deadline) {
-			if !ok {
-				t.Fatalf("the backend has no record of %s", id)
-			}
-			t.Fatalf("the backend's attempt of %s had not ended %v after the call: %v", id, within, e)
-		}
-		<-tick.C // polling interval, not synchronisation
+		return ok && len(e.GetAttempts()) == 1 && e.GetAttempts()[0].GetEnded() != nil
+	})
+	switch {
+	case !ok:
+		t.Fatalf("the backend has no record of %s", id)
+	case !ended:
+		t.Fatalf("the backend's attempt of %s had not ended %v after the call: %v", id, within, e)
 	}
+	return e.GetAttempts()[0]
 }

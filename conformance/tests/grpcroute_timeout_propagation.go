@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -71,7 +72,7 @@ func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			id := grpcRequestID(t)
+			id := testclient.NewID(t)
 			observe.Record(t, "client-grpc-timeout", tc.client)
 			r := g.rawCall(t, grpcGiveUpAfter(0), tc.authority, "Unary", tc.client, echowire.IDMetadata, id)
 			r.record(t)
@@ -79,7 +80,7 @@ func testGRPCRouteTimeoutPropagation(t *testing.T, s *suite.ConformanceTestSuite
 				t.Fatalf("HTTP %d, grpc-status %s %q (body: %v); want OK from a call the backend answers at once",
 					r.status, grpcCodeName(r.grpcStatus()), r.grpcMessage(), r.bodyErr)
 			}
-			e, ok := grpcLedgerEntry(t, ledger, id)
+			e, ok := testclient.GRPCLedger(t, ledger, id)
 			if !ok || len(e.GetAttempts()) != 1 {
 				t.Fatalf("the backend's ledger of %s: %v; want one attempt", id, e)
 			}

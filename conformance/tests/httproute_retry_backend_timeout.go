@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -64,16 +65,16 @@ func testHTTPRouteRetryBackendTimeoutCancels(t *testing.T, s *suite.ConformanceT
 	// accepts, by more than the tolerance again: a gateway that ignores
 	// backendRequest lets it answer, and the test sees one attempt.
 	stall := retryTimeoutBackendRequest + 2*tol + time.Second
-	x := c.do(httpRequest{Path: "/try", Fault: fmt.Sprintf("script=delay:%v|ok", stall), Limit: stall + 10*time.Second})
+	x := c.Do(t, testclient.Request{Path: "/try", Fault: fmt.Sprintf("script=delay:%v|ok", stall), Limit: stall + 10*time.Second})
 	observe.Record(t, "status", x.Status)
 	observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
 	if x.Err != nil || x.Status != http.StatusOK {
 		t.Errorf("%v; want 200 from the retry of the timed-out attempt", x)
 	}
-	e := c.settledLedger(x.ID)
-	observe.Record(t, "ledger", attemptSummary(e))
+	e := c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "ledger", testclient.Summary(e))
 	if len(e.Attempts) != 2 {
-		t.Fatalf("the backend saw %s; want 2 attempts: the stalled one, cancelled, and its retry", attemptSummary(e))
+		t.Fatalf("the backend saw %s; want 2 attempts: the stalled one, cancelled, and its retry", testclient.Summary(e))
 	}
 	first, retry := e.Attempts[0], e.Attempts[1]
 	if first.Outcome != echowire.Cancelled || first.CancelledAt == nil {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -49,9 +50,9 @@ func testHTTPRouteRetryBackoffGaps(t *testing.T, s *suite.ConformanceTestSuite) 
 	c := newRouteClient(t, s, gwAddr, host)
 
 	var wg sync.WaitGroup
-	xs := make([]httpExchange, backoffRequests)
+	xs := make([]testclient.Exchange, backoffRequests)
 	for i := range xs {
-		wg.Go(func() { xs[i] = c.do(httpRequest{Path: "/try", Fault: "fail=2;status=503"}) })
+		wg.Go(func() { xs[i] = c.Do(t, testclient.Request{Path: "/try", Fault: "fail=2;status=503"}) })
 	}
 	wg.Wait()
 
@@ -61,12 +62,12 @@ func testHTTPRouteRetryBackoffGaps(t *testing.T, s *suite.ConformanceTestSuite) 
 			t.Errorf("request %d: %v; want 200 after two retried 503s", i, x)
 			continue
 		}
-		e := c.settledLedger(x.ID)
+		e := c.SettledLedger(t, x.ID, settleWithin())
 		if len(e.Attempts) != 3 {
-			t.Errorf("request %d (%s): the backend saw %s, want 3 attempts", i, x.ID, attemptSummary(e))
+			t.Errorf("request %d (%s): the backend saw %s, want 3 attempts", i, x.ID, testclient.Summary(e))
 			continue
 		}
-		gs, err := attemptGaps(e)
+		gs, err := testclient.Gaps(e)
 		if err != nil {
 			t.Errorf("request %d (%s): %v", i, x.ID, err)
 			continue

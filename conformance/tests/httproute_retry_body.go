@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -63,7 +64,7 @@ func testHTTPRouteRetryBodyReplay(t *testing.T, s *suite.ConformanceTestSuite) {
 	sum := sha256.Sum256(body)
 	want := hex.EncodeToString(sum[:])
 
-	x := c.do(httpRequest{Method: http.MethodPost, Path: "/try", Fault: "fail=2;status=503", Body: body,
+	x := c.Do(t, testclient.Request{Method: http.MethodPost, Path: "/try", Fault: "fail=2;status=503", Body: body,
 		BodyParts: replayBodyParts, BodyGap: replayBodyGap})
 	observe.Record(t, "status", x.Status)
 	observe.Record(t, "body", fmt.Sprintf("%d bytes in %d parts, %v apart, after the headers", replayBodySize, replayBodyParts, replayBodyGap))
@@ -71,10 +72,10 @@ func testHTTPRouteRetryBodyReplay(t *testing.T, s *suite.ConformanceTestSuite) {
 		t.Fatalf("%v; want 200 after two retried 503s (the body arrived in %d parts %v apart after the headers: "+
 			"a gateway that does not hold a body still arriving for a retry relays the first 503)", x, replayBodyParts, replayBodyGap)
 	}
-	e := c.settledLedger(x.ID)
-	observe.Record(t, "ledger", attemptSummary(e))
+	e := c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "ledger", testclient.Summary(e))
 	if len(e.Attempts) != 3 {
-		t.Fatalf("the backend saw %s, want 3 attempts", attemptSummary(e))
+		t.Fatalf("the backend saw %s, want 3 attempts", testclient.Summary(e))
 	}
 	for _, a := range e.Attempts {
 		if a.BodyBytes != replayBodySize || a.BodySHA256 != want {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -70,16 +71,14 @@ func testHTTPRouteRetryCodesAndAttempts(t *testing.T, s *suite.ConformanceTestSu
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := *c
-			c.t = t
-			x := c.do(httpRequest{Path: tc.path, Fault: tc.fault})
+			x := c.Do(t, testclient.Request{Path: tc.path, Fault: tc.fault})
 			if x.Err != nil {
 				t.Fatalf("%s with fault %q: %v", tc.path, tc.fault, x)
 			}
-			e := c.settledLedger(x.ID)
+			e := c.SettledLedger(t, x.ID, settleWithin())
 			observe.Record(t, "status", x.Status)
 			observe.Record(t, "attempts", len(e.Attempts))
-			observe.Record(t, "ledger", attemptSummary(e))
+			observe.Record(t, "ledger", testclient.Summary(e))
 
 			var got []int
 			for _, a := range e.Attempts {
@@ -87,7 +86,7 @@ func testHTTPRouteRetryCodesAndAttempts(t *testing.T, s *suite.ConformanceTestSu
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.attempts) || e.Dropped != 0 {
 				t.Errorf("%s with fault %q: the backend answered %v (%s), want exactly %v",
-					tc.path, tc.fault, got, attemptSummary(e), tc.attempts)
+					tc.path, tc.fault, got, testclient.Summary(e), tc.attempts)
 			}
 			last := tc.attempts[len(tc.attempts)-1]
 			switch {
@@ -105,7 +104,7 @@ func testHTTPRouteRetryCodesAndAttempts(t *testing.T, s *suite.ConformanceTestSu
 // checkLastResponse checks, for HTTPRouteRetryLastStatus, that the client
 // got the backend's own answer to the last attempt: its status, and the
 // echo body naming that attempt.
-func checkLastResponse(t *testing.T, x httpExchange, status, attempt int) {
+func checkLastResponse(t *testing.T, x testclient.Exchange, status, attempt int) {
 	t.Helper()
 	if x.Status != status {
 		t.Errorf("%v; want the backend's last status %d (%s)", x, status, features.SupportHTTPRouteRetryLastStatus)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -69,7 +70,7 @@ func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSu
 	const host = "retry-connection.gatewitness.test"
 	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-connection", "gatewitness-retry-connection")
 	c := newRouteClient(t, s, gwAddr, host)
-	c.echoSetHeader = closeEveryConnection
+	c.EchoSetHeader = closeEveryConnection
 
 	// The connection errors, one after the other, and only then the
 	// ledgers: a ledger read is answered without "Connection: close", and
@@ -81,15 +82,13 @@ func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSu
 		{"reset_before_headers", "script=reset|ok", echowire.Reset},
 		{"closed_before_headers", "script=close|ok", echowire.Closed},
 	}
-	xs := make([]httpExchange, len(cases))
+	xs := make([]testclient.Exchange, len(cases))
 	for i, tc := range cases {
-		xs[i] = c.do(httpRequest{Path: "/try", Fault: tc.fault})
+		xs[i] = c.Do(t, testclient.Request{Path: "/try", Fault: tc.fault})
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := *c
-			c.t = t
-			expectRetriedOnFreshConnection(&c, xs[i], tc.outcome)
+			expectRetriedOnFreshConnection(t, c, xs[i], tc.outcome)
 		})
 	}
 
@@ -98,21 +97,19 @@ func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSu
 		return
 	}
 	t.Run("refused_endpoint", func(t *testing.T) {
-		c := *c
-		c.t = t
-		waitRefusingEndpoint(t, s, &c)
+		waitRefusingEndpoint(t, s, c)
 		failed := 0
 		for i := range refusedRequests {
-			x := c.do(httpRequest{Path: "/refused"})
+			x := c.Do(t, testclient.Request{Path: "/refused"})
 			if x.Err != nil || x.Status != http.StatusOK {
 				failed++
 				t.Errorf("request %d: %v; want 200, from the working endpoint after a refused connection (%s)", i, x,
 					features.SupportHTTPRouteRetryRefusedToOtherEndpoint)
 				continue
 			}
-			e := c.settledLedger(x.ID)
+			e := c.SettledLedger(t, x.ID, settleWithin())
 			if len(e.Attempts) != 1 {
-				t.Errorf("request %d (%s): the working backend saw %s; want exactly 1 attempt", i, x.ID, attemptSummary(e))
+				t.Errorf("request %d (%s): the working backend saw %s; want exactly 1 attempt", i, x.ID, testclient.Summary(e))
 			}
 		}
 		observe.Record(t, "requests", refusedRequests)
@@ -120,22 +117,21 @@ func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSu
 	})
 }
 
-// expectRetriedOnFreshConnection checks, with c's test, that the exchange
+// expectRetriedOnFreshConnection checks that the exchange
 // x, whose first attempt the backend ended with outcome before the response
 // headers (a fault such as "script=reset|ok"), was retried: 200 to the
 // client, and the ledger shows the failing attempt on a fresh connection
 // (which no transport resends by itself, so a second attempt is the
 // gateway's retry) and a second attempt answered 200. It records the
 // status, the ledger and the failing attempt's place on its connection.
-func expectRetriedOnFreshConnection(c *routeClient, x httpExchange, outcome echowire.Outcome) {
-	t := c.t
+func expectRetriedOnFreshConnection(t *testing.T, c *testclient.Route, x testclient.Exchange, outcome echowire.Outcome) {
 	t.Helper()
 	observe.Record(t, "status", x.Status)
 	if x.Err != nil || x.Status != http.StatusOK {
 		t.Errorf("%v; want 200 from the retry", x)
 	}
-	e := c.settledLedger(x.ID)
-	observe.Record(t, "ledger", attemptSummary(e))
+	e := c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "ledger", testclient.Summary(e))
 	if len(e.Attempts) == 0 {
 		t.Fatalf("the backend saw no attempt of %s", x.ID)
 	}
@@ -148,7 +144,7 @@ func expectRetriedOnFreshConnection(c *routeClient, x httpExchange, outcome echo
 			first.ConnRequest, first.Conn)
 	}
 	if len(e.Attempts) != 2 || first.Outcome != outcome || e.Attempts[1].Status != http.StatusOK {
-		t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), outcome)
+		t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", testclient.Summary(e), outcome)
 	}
 }
 
@@ -160,27 +156,28 @@ func expectRetriedOnFreshConnection(c *routeClient, x httpExchange, outcome echo
 // 5xx too, and then the requests on /refused would fail for that reason, not
 // for a missing retry. A success first shows the route is served with the
 // working endpoint, so the failure after it is the refusing one.
-func waitRefusingEndpoint(t *testing.T, s *suite.ConformanceTestSuite, c *routeClient) {
+func waitRefusingEndpoint(t *testing.T, s *suite.ConformanceTestSuite, c *testclient.Route) {
 	t.Helper()
-	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
 	servedOK := false
-	for {
-		ready, err := readyEndpoints(s.Client, "gatewitness-retry-connection-mixed")
-		if err == nil && ready == 2 {
-			x := c.do(httpRequest{Path: "/no-retry", Limit: 5 * time.Second})
-			switch {
-			case x.Err == nil && x.Status == http.StatusOK:
-				servedOK = true
-			case servedOK && (x.Err != nil || x.Status >= 500):
-				observe.Record(t, "no-retry-status", fmt.Sprint(x.Status))
-				return
-			}
+	var ready int
+	var err error
+	found := testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, 50*time.Millisecond, func() bool {
+		if ready, err = readyEndpoints(s.Client, "gatewitness-retry-connection-mixed"); err != nil || ready != 2 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the refusing endpoint did not come into the gateway's rotation in %v (ready endpoints %d, %v; a request on the route without retries succeeded: %v): want a request on that route to fail after one succeeded",
-				s.TimeoutConfig.MaxTimeToConsistency, ready, err, servedOK)
+		x := c.Do(t, testclient.Request{Path: "/no-retry", Limit: 5 * time.Second})
+		switch {
+		case x.Err == nil && x.Status == http.StatusOK:
+			servedOK = true
+		case servedOK && (x.Err != nil || x.Status >= 500):
+			observe.Record(t, "no-retry-status", fmt.Sprint(x.Status))
+			return true
 		}
-		time.Sleep(50 * time.Millisecond) // polling interval, not synchronisation
+		return false
+	})
+	if !found {
+		t.Fatalf("the refusing endpoint did not come into the gateway's rotation in %v (ready endpoints %d, %v; a request on the route without retries succeeded: %v): want a request on that route to fail after one succeeded",
+			s.TimeoutConfig.MaxTimeToConsistency, ready, err, servedOK)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -71,21 +72,19 @@ func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTe
 
 	t.Run("deadline_during_retry", func(t *testing.T) {
 		t.Parallel()
-		c := *c
-		c.t = t
 		// The first attempt ends after the tolerance (so a gateway that
 		// restarts the budget for the retry answers past the window) and
 		// well before the budget (so the retry is in flight at it).
 		first := (retryBudget + tol) / 2
 		stall := retryBudget + 2*tol + time.Second
-		x := c.do(httpRequest{Path: "/try", Fault: fmt.Sprintf("script=delay:%v+503|delay:%v", first, stall), Limit: limit})
+		x := c.Do(t, testclient.Request{Path: "/try", Fault: fmt.Sprintf("script=delay:%v+503|delay:%v", first, stall), Limit: limit})
 		observe.Record(t, "status", x.Status)
 		observe.Record(t, "elapsed", observe.Within(x.Elapsed, retryBudget, retryBudget, retryBudget+tol))
 		checkTimeoutAnswer(t, x, retryBudget, strict504)
-		e := c.settledLedger(x.ID)
-		observe.Record(t, "ledger", attemptSummary(e))
+		e := c.SettledLedger(t, x.ID, settleWithin())
+		observe.Record(t, "ledger", testclient.Summary(e))
 		if len(e.Attempts) != 2 {
-			t.Fatalf("the backend saw %s; want 2 attempts: the 503 and the stalled retry", attemptSummary(e))
+			t.Fatalf("the backend saw %s; want 2 attempts: the 503 and the stalled retry", testclient.Summary(e))
 		}
 		first0, retry := e.Attempts[0], e.Attempts[1]
 		if retry.Outcome != echowire.Cancelled || retry.CancelledAt == nil {
@@ -103,14 +102,12 @@ func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTe
 
 	t.Run("trickling_past_deadline", func(t *testing.T) {
 		t.Parallel()
-		c := *c
-		c.t = t
-		x := c.do(httpRequest{Path: "/try", Fault: trickleFault(retryBudget, tol), Limit: limit})
+		x := c.Do(t, testclient.Request{Path: "/try", Fault: trickleFault(retryBudget, tol), Limit: limit})
 		checkDeadlineCut(t, x, retryBudget)
-		e := c.settledLedger(x.ID)
-		observe.Record(t, "ledger", attemptSummary(e))
+		e := c.SettledLedger(t, x.ID, settleWithin())
+		observe.Record(t, "ledger", testclient.Summary(e))
 		if len(e.Attempts) != 1 {
-			t.Errorf("the backend saw %s; want exactly 1 attempt (its answer was 200)", attemptSummary(e))
+			t.Errorf("the backend saw %s; want exactly 1 attempt (its answer was 200)", testclient.Summary(e))
 		}
 	})
 
@@ -119,9 +116,7 @@ func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTe
 			t.Skipf("a backoff past the deadline is %s's business, which is not claimed", features.SupportHTTPRouteRetryBackoff)
 		}
 		t.Parallel()
-		c := *c
-		c.t = t
-		x := c.do(httpRequest{Path: "/long-backoff", Fault: "script=503|ok", Limit: limit})
+		x := c.Do(t, testclient.Request{Path: "/long-backoff", Fault: "script=503|ok", Limit: limit})
 		observe.Record(t, "status", x.Status)
 		observe.Record(t, "elapsed", observe.Within(x.Elapsed, retryBudget, 0, retryBudget+tol))
 		// Any error by the deadline: the 503 at once, or a timeout at the
@@ -134,10 +129,10 @@ func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTe
 			t.Errorf("%v; want an error status by timeouts.request %v (tolerance %v): a retry after the %v backoff is past the deadline",
 				x, retryBudget, tol, retryLongBackoff)
 		}
-		e := c.settledLedger(x.ID)
-		observe.Record(t, "ledger", attemptSummary(e))
+		e := c.SettledLedger(t, x.ID, settleWithin())
+		observe.Record(t, "ledger", testclient.Summary(e))
 		if len(e.Attempts) != 1 {
-			t.Errorf("the backend saw %s; want exactly 1 attempt", attemptSummary(e))
+			t.Errorf("the backend saw %s; want exactly 1 attempt", testclient.Summary(e))
 		}
 	})
 }
@@ -145,7 +140,7 @@ func testHTTPRouteRetryRequestTimeoutBudget(t *testing.T, s *suite.ConformanceTe
 // checkTimeoutAnswer checks that x ended with a timeout error no earlier
 // than limit and within the timing tolerance after it: 504 or 408, or
 // with strict504 (HTTPRouteTimeout504) 504 only.
-func checkTimeoutAnswer(t *testing.T, x httpExchange, limit time.Duration, strict504 bool) {
+func checkTimeoutAnswer(t *testing.T, x testclient.Exchange, limit time.Duration, strict504 bool) {
 	t.Helper()
 	switch {
 	case x.Err != nil:
@@ -178,7 +173,7 @@ func trickleFault(limit, tol time.Duration) string {
 // ending it that tells the client it failed is allowed: a timeout status,
 // the body cut off, or the connection closed before the headers (which the
 // gateway may have held back). It records which.
-func checkDeadlineCut(t *testing.T, x httpExchange, limit time.Duration) {
+func checkDeadlineCut(t *testing.T, x testclient.Exchange, limit time.Duration) {
 	t.Helper()
 	tol := TimingTolerance()
 	observe.Record(t, "status", x.Status)

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -44,14 +45,14 @@ func testHTTPRouteRetryStreamReset(t *testing.T, s *suite.ConformanceTestSuite) 
 	const host = "retry-stream-reset.gatewitness.test"
 	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-stream-reset", "gatewitness-retry-stream-reset")
 	c := newRouteClient(t, s, gwAddr, host)
-	x := c.do(httpRequest{Path: "/try", Fault: "script=reset|ok"})
+	x := c.Do(t, testclient.Request{Path: "/try", Fault: "script=reset|ok"})
 	observe.Record(t, "status", x.Status)
 	if x.Err != nil || x.Status != http.StatusOK {
 		t.Errorf("%v; want 200 from the retry of the reset stream", x)
 	}
-	e := c.settledLedger(x.ID)
-	observe.Record(t, "ledger", attemptSummary(e))
+	e := c.SettledLedger(t, x.ID, settleWithin())
+	observe.Record(t, "ledger", testclient.Summary(e))
 	if len(e.Attempts) != 2 || e.Attempts[0].Outcome != echowire.Reset || e.Attempts[1].Status != http.StatusOK {
-		t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", attemptSummary(e), echowire.Reset)
+		t.Errorf("the backend saw %s; want attempt 1 %s and attempt 2 answered 200", testclient.Summary(e), echowire.Reset)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
@@ -69,16 +70,14 @@ func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSui
 	for _, path := range []string{"/request", "/backend-request"} {
 		t.Run("slow_headers"+path, func(t *testing.T) {
 			t.Parallel()
-			c := *c
-			c.t = t
-			x := c.do(httpRequest{Path: path, Fault: fmt.Sprintf("delay=%v", slow), Limit: limit})
+			x := c.Do(t, testclient.Request{Path: path, Fault: fmt.Sprintf("delay=%v", slow), Limit: limit})
 			observe.Record(t, "status", x.Status)
 			observe.Record(t, "elapsed", observe.Within(x.Elapsed, routeTimeout, routeTimeout, routeTimeout+tol))
 			checkTimeoutAnswer(t, x, routeTimeout, strict504)
-			e := c.settledLedger(x.ID)
-			observe.Record(t, "ledger", attemptSummary(e))
+			e := c.SettledLedger(t, x.ID, settleWithin())
+			observe.Record(t, "ledger", testclient.Summary(e))
 			if len(e.Attempts) != 1 {
-				t.Fatalf("the backend saw %s; want exactly 1 attempt (no retry stanza)", attemptSummary(e))
+				t.Fatalf("the backend saw %s; want exactly 1 attempt (no retry stanza)", testclient.Summary(e))
 			}
 			a := e.Attempts[0]
 			if a.Outcome != echowire.Cancelled || a.CancelledAt == nil {
@@ -99,14 +98,12 @@ func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSui
 		} {
 			t.Run(body.name+path, func(t *testing.T) {
 				t.Parallel()
-				c := *c
-				c.t = t
-				x := c.do(httpRequest{Path: path, Fault: body.fault, Limit: limit})
+				x := c.Do(t, testclient.Request{Path: path, Fault: body.fault, Limit: limit})
 				checkDeadlineCut(t, x, routeTimeout)
-				e := c.settledLedger(x.ID)
-				observe.Record(t, "ledger", attemptSummary(e))
+				e := c.SettledLedger(t, x.ID, settleWithin())
+				observe.Record(t, "ledger", testclient.Summary(e))
 				if len(e.Attempts) != 1 {
-					t.Errorf("the backend saw %s; want exactly 1 attempt (no retry stanza)", attemptSummary(e))
+					t.Errorf("the backend saw %s; want exactly 1 attempt (no retry stanza)", testclient.Summary(e))
 				}
 				for _, a := range e.Attempts {
 					if a.HeadersSent != nil {
@@ -122,10 +119,8 @@ func testHTTPRouteTimeoutsWithoutRetry(t *testing.T, s *suite.ConformanceTestSui
 
 	t.Run("zero_disables", func(t *testing.T) {
 		t.Parallel()
-		c := *c
-		c.t = t
 		const slow = 1500 * time.Millisecond
-		x := c.do(httpRequest{Path: "/disabled", Fault: "delay=1500ms"})
+		x := c.Do(t, testclient.Request{Path: "/disabled", Fault: "delay=1500ms"})
 		observe.Record(t, "status", x.Status)
 		observe.Record(t, "elapsed", x.Elapsed.Round(time.Millisecond))
 		if x.Err != nil || x.BodyErr != nil || x.Status != http.StatusOK || x.Elapsed < slow {

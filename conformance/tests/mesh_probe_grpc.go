@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -60,14 +61,9 @@ func testMeshProbeGRPC(t *testing.T, s *suite.ConformanceTestSuite) {
 			}
 			// The pod is not ready until its service serves: set it, through
 			// the admin route, until the route is programmed.
-			deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
-			tick := time.NewTicker(200 * time.Millisecond)
-			defer tick.Stop()
-			for err := set(true); err != nil; err = set(true) {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: setting %q SERVING through the Admin service: %v", name, grpcProbeService, err)
-				}
-				<-tick.C // polling interval, not synchronisation
+			var err error
+			if !testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, 200*time.Millisecond, func() bool { err = set(true); return err == nil }) {
+				t.Fatalf("%s: setting %q SERVING through the Admin service: %v", name, grpcProbeService, err)
 			}
 			followHealth(t, s, probeTarget{
 				app:       name,

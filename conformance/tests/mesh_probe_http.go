@@ -1,12 +1,15 @@
 package tests
 
 import (
-	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
 	"testing"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/features"
 )
 
@@ -36,20 +39,20 @@ func testMeshProbeHTTP(t *testing.T, s *suite.ConformanceTestSuite) {
 	runHTTPProbeTest(t, s, "mesh-probe-http", httpHealthSwitch)
 }
 
-// httpHealthSwitch is the admin path that sets /health's status.
-func httpHealthSwitch(up bool) string {
-	code := 503
+// httpHealthSwitch sets /health's status: 200 up, 503 down.
+func httpHealthSwitch(up bool) (path string, query url.Values) {
+	code := http.StatusServiceUnavailable
 	if up {
-		code = 200
+		code = http.StatusOK
 	}
-	return fmt.Sprintf("/_gatewitness/admin/health?status=%d", code)
+	return echowire.AdminHealthPath, url.Values{echowire.AdminStatusQuery: {strconv.Itoa(code)}}
 }
 
 // runHTTPProbeTest runs followHealth, in parallel, on those of the
 // manifest's two Deployments (app and app-proxied) whose probes a mesh
 // intercepts, each behind an HTTPRoute of its own name and the hostname
 // <name>.gatewitness.example; it skips when a mesh intercepts neither.
-func runHTTPProbeTest(t *testing.T, s *suite.ConformanceTestSuite, app string, admin func(up bool) string) {
+func runHTTPProbeTest(t *testing.T, s *suite.ConformanceTestSuite, app string, admin adminSwitch) {
 	for _, name := range meshTargets(t, s, app, app+"-proxied") {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

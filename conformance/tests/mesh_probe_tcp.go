@@ -1,12 +1,14 @@
 package tests
 
 import (
-	"fmt"
+	"net/url"
+	"strconv"
 	"testing"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/features"
 )
 
@@ -32,7 +34,7 @@ var MeshProbeTCP = suite.ConformanceTest{
 }
 
 func testMeshProbeTCP(t *testing.T, s *suite.ConformanceTestSuite) {
-	runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) string {
-		return fmt.Sprintf("/_gatewitness/admin/tcp?open=%t", up)
+	runHTTPProbeTest(t, s, "mesh-probe-tcp", func(up bool) (string, url.Values) {
+		return echowire.AdminTCPPath, url.Values{echowire.AdminOpenQuery: {strconv.FormatBool(up)}}
 	})
 }

@@ -10,8 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 )
 
@@ -109,11 +110,8 @@ type probeState struct {
 func waitProbeState(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget, pod string, want bool, start time.Time, window time.Duration) (readyAt, servedAt time.Duration) {
 	t.Helper()
 	readyAt, servedAt = -1, -1
-	deadline := start.Add(window)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
 	var last probeState
-	for {
+	both := testclient.Poll(window-time.Since(start), 100*time.Millisecond, func() bool {
 		name, ready, err := probePod(s, pt.app)
 		if err != nil {
 			t.Fatalf("%s: %v", pt.app, err)
@@ -136,15 +134,13 @@ func waitProbeState(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget,
 		if served != want {
 			servedAt = -1
 		}
-		if readyAt >= 0 && servedAt >= 0 {
-			return readyAt, servedAt
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v after the health change, pod %s Ready=%v (want %v) and the Gateway's traffic served by it: %v (want %v; last: %s)",
-				pt.app, window, pod, last.ready, want, last.served, want, last.detail)
-		}
-		<-tick.C // polling interval, not synchronisation
+		return readyAt >= 0 && servedAt >= 0
+	})
+	if !both {
+		t.Fatalf("%s: %v after the health change, pod %s Ready=%v (want %v) and the Gateway's traffic served by it: %v (want %v; last: %s)",
+			pt.app, window, pod, last.ready, want, last.served, want, last.detail)
 	}
+	return readyAt, servedAt
 }
 
 // followHealth checks one probe target: the pod is Ready and served; once
@@ -153,24 +149,18 @@ func waitProbeState(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget,
 // within probeUpWindow. It records the times it measured.
 func followHealth(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget) {
 	t.Helper()
-	var pod string
-	deadline := time.Now().Add(s.TimeoutConfig.MaxTimeToConsistency)
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		name, ready, err := probePod(s, pt.app)
-		served, detail := false, ""
+	var pod, detail string
+	var ready, served bool
+	var err error
+	if !testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, 200*time.Millisecond, func() bool {
+		pod, ready, err = probePod(s, pt.app)
+		served, detail = false, ""
 		if err == nil && ready {
-			served, detail = pt.served(name)
+			served, detail = pt.served(pod)
 		}
-		if err == nil && ready && served {
-			pod = name
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not Ready and served within %v before the test: ready %v, err %v, %s", pt.app, s.TimeoutConfig.MaxTimeToConsistency, ready, err, detail)
-		}
-		<-tick.C // polling interval, not synchronisation
+		return err == nil && ready && served
+	}) {
+		t.Fatalf("%s: not Ready and served within %v before the test: ready %v, err %v, %s", pt.app, s.TimeoutConfig.MaxTimeToConsistency, ready, err, detail)
 	}
 	t.Cleanup(func() {
 		// Leave the backend healthy for whoever reads it next; the
@@ -195,15 +185,19 @@ func followHealth(t *testing.T, s *suite.ConformanceTestSuite, pt probeTarget) {
 	observe.Record(t, "traffic-restored-after", servedAt.Round(time.Millisecond))
 }
 
+// adminSwitch returns the backend's admin path and query that bring a
+// probe target's health up or down (echowire.AdminHealthPath, ...).
+type adminSwitch func(up bool) (path string, query url.Values)
+
 // httpProbeTarget is a probe target behind an HTTPRoute hostname: its
 // admin endpoint under /_gatewitness/ and its echo under /.
-func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, app string, admin func(up bool) string) probeTarget {
+func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, app string, admin adminSwitch) probeTarget {
 	c := newRouteClient(t, s, gwAddr, host)
 	return probeTarget{
 		app:       app,
-		setHealth: func(up bool) error { return c.admin(admin(up)) },
+		setHealth: func(up bool) error { _, err := c.Admin(admin(up)); return err },
 		served: func(pod string) (bool, string) {
-			x := c.do(httpRequest{Path: "/", Limit: 5 * time.Second})
+			x := c.Do(t, testclient.Request{Path: "/", Limit: 5 * time.Second})
 			if x.Err != nil || x.Status != http.StatusOK {
 				return false, x.String()
 			}
@@ -216,29 +210,6 @@ func httpProbeTarget(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, 
 			return e.Pod == pod, fmt.Sprintf("%s from pod %q", x, e.Pod)
 		},
 	}
-}
-
-// admin POSTs to an admin path with its query (such as
-// "/_gatewitness/admin/health?status=503") through the Gateway and wants
-// 200.
-func (c *routeClient) admin(pathAndQuery string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+c.gwAddr+pathAndQuery, nil)
-	if err != nil {
-		return fmt.Errorf("POST %s: %w", pathAndQuery, err)
-	}
-	req.Host = c.host
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("POST %s: %w", pathAndQuery, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: status %d: %s", pathAndQuery, resp.StatusCode, body)
-	}
-	return nil
 }
 
 // meshTargets returns those of apps (Deployments in the infrastructure
@@ -284,20 +255,19 @@ func meshTargets(t *testing.T, s *suite.ConformanceTestSuite, apps ...string) []
 // (probes exempted from capture, as in Istio's ambient mode) is not in the
 // probe's path, and gets no evidence.
 func waitMeshEvidence(s *suite.ConformanceTestSuite, app string) (string, error) {
-	deadline := time.Now().Add(max(s.TimeoutConfig.MaxTimeToConsistency, time.Minute))
-	for {
-		evidence, found, err := meshEvidence(s, app)
-		if err == nil && found {
-			return evidence, nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = fmt.Errorf("no Pod of %s appeared", app)
-			}
-			return "", err
-		}
-		time.Sleep(200 * time.Millisecond) // polling interval, not synchronisation
+	var evidence string
+	var found bool
+	var err error
+	if testclient.Poll(max(s.TimeoutConfig.MaxTimeToConsistency, time.Minute), 200*time.Millisecond, func() bool {
+		evidence, found, err = meshEvidence(s, app)
+		return err == nil && found
+	}) {
+		return evidence, nil
 	}
+	if err == nil {
+		err = fmt.Errorf("no Pod of %s appeared", app)
+	}
+	return "", err
 }
 
 func meshEvidence(s *suite.ConformanceTestSuite, app string) (evidence string, found bool, err error) {

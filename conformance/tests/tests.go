@@ -24,8 +24,11 @@
 //     text requires it: a stricter reading is a finer feature the test
 //     checks only when s.SupportedFeatures has it. Timing windows derive
 //     their durations from TimingTolerance, and say beside each bound why
-//     an earlier (or later) event fails. Helpers shared by tests (a route
-//     client, attachRoutesQuietly, expectRetriedOnFreshConnection) are in
+//     an earlier (or later) event fails. How a test talks to the
+//     echo-backend (a route client that takes t per call, request ids,
+//     ledger reads, admin switches, and Poll, the one way to wait) is
+//     package internal/testclient; helpers shared by tests
+//     (attachRoutesQuietly, expectRetriedOnFreshConnection) are in
 //     httproute_helpers.go and beside the tests that first needed them.
 //     (TestConformanceTestsAreWellFormed, TestTestFilesFollowTheRecipe)
 //  2. gatewitness/<stem>.yaml (or <stem>-<more>.yaml): the routes, backends
@@ -50,20 +53,31 @@
 //  5. Its breakage, in breakages_test.go: a reference gateway broken the
 //     way a real data plane goes wrong, which the test fails while every
 //     other test of the same profiles passes, at the smallest and the
-//     largest accepted timing tolerance. One declaration says it all: a
-//     Name, what real data plane it Models, the Gateway (a change to the
-//     snapshot the data plane is handed, runnertest.ReferenceGateway's
+//     largest accepted timing tolerance. A breakage declares its scope
+//     once: a Name, what real data plane it Models, the Gateway (a change
+//     to the snapshot the data plane is handed, runnertest.ReferenceGateway's
 //     MutateConfig, for a field the data plane ignores; else the hook
-//     points it sets, dataplanetest.Hooks or probeproxytest.Hooks, where a
-//     new hook point is a field of the internal breakage.Set beside the
-//     branch of the data plane that reads it), its Profiles, and its Fails.
-//     Each existing breakage whose Profiles the new test counts in names
-//     it too: in Fails, or in Unaffected with why it passes.
-//     (TestEveryBreakageAccountsForItsScope, fast; then
-//     TestEveryGatewitnessTestHasABreakage runs them.)
+//     points it sets, dataplanetest.Hooks or probeproxytest.Hooks), its
+//     Profiles, the features it Breaks (every test of its profiles that
+//     needs one must fail), the further tests it Fails or Skips by name,
+//     and Passes, one reason why the other tests of its profiles pass. A
+//     new test of existing features therefore costs the table nothing
+//     when a breakage already breaks one of its features or none must
+//     fail it, and one name in one breakage's Fails otherwise.
+//     (TestEveryBreakageAccountsForItsScope, fast, says which breakage
+//     and what to write; then TestEveryGatewitnessTestHasABreakage runs
+//     them.)
 //  6. Its semantics doc: the prose in docs/semantics/<area>.md; the tables
 //     of tests and breakages there are generated from the registries
 //     (go generate ./conformance/tests). (TestSemanticsDocTables)
+//
+// A test that needs the backend to behave in a new way at run time (a
+// mode, such as refusing its next connection) adds it to the echo-backend
+// first, as echo-backend/README.md §9 says: control, contract/echowire, the
+// admin route in echo-backend/httpecho/admin.go, and the README's table and
+// example, which TestREADMEAdminTableIsWhatTheBackendServes and
+// TestREADMEAdminExamplesAreWhatTheBackendAnswers check; the test then
+// switches it with testclient.Route.Admin.
 //
 // Tests record what they saw with observe.Record, so reports show
 // behaviour as well as verdicts.
@@ -101,6 +115,7 @@ var ConformanceTests = []suite.ConformanceTest{
 	HTTPRouteRetryBackoffGaps,
 	HTTPRouteRetryBackendTimeoutCancels,
 	HTTPRouteRetryConnectionErrors,
+	HTTPRouteRetryRefusedOnce,
 	HTTPRouteRetryStreamReset,
 	HTTPRouteRetryRequestTimeoutBudget,
 	HTTPRouteRetryBodyReplay,

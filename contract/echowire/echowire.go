@@ -33,6 +33,62 @@ const AttemptTrailer = "x-gatewitness-attempt"
 // forgets it. The gRPC Admin service reads the same ledger.
 const LedgerPath = "/_gatewitness/ledger/"
 
+// The HTTP admin endpoints, under the same prefix as the ledger. Each POST
+// sets one switch from its query parameters and answers the switches as
+// they are after it (the JSON of GET AdminStatePath).
+const (
+	// AdminHealthPath sets the status /health answers with:
+	// AdminStatusQuery=NNN (200 to 599).
+	AdminHealthPath = "/_gatewitness/admin/health"
+	// AdminGRPCHealthPath sets a gRPC service's serving status:
+	// AdminServiceQuery=name (empty: the server as a whole) and
+	// AdminStatusQuery=SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN.
+	AdminGRPCHealthPath = "/_gatewitness/admin/grpc-health"
+	// AdminTCPPath opens or closes the TCP echo listener:
+	// AdminOpenQuery=true or false.
+	AdminTCPPath = "/_gatewitness/admin/tcp"
+	// AdminRefusePath makes the HTTP listeners refuse (reset as they
+	// accept) the next AdminConnectionsQuery=N connections (0 stops). Its
+	// answer closes its connection, so a proxy's next request to the
+	// backend opens a new one.
+	AdminRefusePath = "/_gatewitness/admin/refuse"
+	// AdminStatePath answers the switches (GET).
+	AdminStatePath = "/_gatewitness/admin/state"
+
+	AdminStatusQuery      = "status"
+	AdminServiceQuery     = "service"
+	AdminOpenQuery        = "open"
+	AdminConnectionsQuery = "connections"
+)
+
+// AdminState is the JSON answer of GET AdminStatePath and of every admin
+// POST: the switches as they are after it.
+type AdminState struct {
+	HTTPHealth int `json:"httpHealth"`
+	// GRPCHealth maps service names to their serving status: the server as
+	// a whole (""), every service whose status was set, and each service
+	// named by a service= query parameter (SERVICE_UNKNOWN if never set).
+	GRPCHealth map[string]string `json:"grpcHealth"`
+	TCP        AdminTCPState     `json:"tcp"`
+	Refuse     AdminRefuseState  `json:"refuse"`
+}
+
+// AdminTCPState is the TCP echo listener's switch.
+type AdminTCPState struct {
+	Present bool `json:"present"` // a TCP listener runs in this process
+	Open    bool `json:"open"`
+}
+
+// AdminRefuseState is the refusal of the HTTP listeners' connections.
+type AdminRefuseState struct {
+	Pending int    `json:"pending"` // connections still to be refused
+	Refused uint64 `json:"refused"` // connections refused since the process started
+}
+
+// EchoSetHeader is echo-basic's request header that makes the backend add
+// the headers it lists ("Name:value,...") to its answer.
+const EchoSetHeader = "X-Echo-Set-Header"
+
 // WebSocket control modes. A WebSocket upgrade of /ws with the query
 // parameter WSModeQuery set to one of them is answered by the backend itself
 // (not echoed), so that it holds the TCP connection, and is recorded in the

@@ -1,5 +1,6 @@
 // Package control holds the run-time switches of one echo-backend process:
-// the HTTP health status, the gRPC health statuses and the TCP listener. The
+// the HTTP health status, the gRPC health statuses, the TCP listener and
+// the refusal of the HTTP listeners' next connections. The
 // HTTP admin endpoint and the gRPC Admin service both act on one Controls.
 package control
 
@@ -7,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,11 @@ type Controls struct {
 	// GRPCHealth serves grpc.health.v1 on every gRPC port. Set statuses
 	// through SetGRPCHealth, so that GRPCServices lists them.
 	GRPCHealth *health.Server
+
+	// refusePending is how many accepted connections Refusing still
+	// resets; refused how many it has.
+	refusePending atomic.Int64
+	refused       atomic.Uint64
 
 	mu       sync.Mutex
 	tcp      Switch
@@ -141,4 +148,66 @@ func (c *Controls) TCPOpen() (open, present bool) {
 		return false, false
 	}
 	return s.IsOpen(), true
+}
+
+// MaxRefusals bounds RefuseConnections, so that an admin request cannot
+// make a backend refuse for ever.
+const MaxRefusals = 1000
+
+// RefuseConnections makes the listeners wrapped by Refusing refuse the next
+// n connections they accept (0 stops refusing; at most MaxRefusals): each
+// is reset (a TCP RST) as soon as it is accepted, before a byte of it is
+// read, as a backend whose accept queue overflows resets a connection the
+// kernel had completed (tcp_abort_on_overflow). A request on it reaches no
+// handler and is not in the ledger; Refusals counts it.
+func (c *Controls) RefuseConnections(n int) error {
+	if n < 0 || n > MaxRefusals {
+		return fmt.Errorf("refuse %d connections: accepted: a count from 0 to %d", n, MaxRefusals)
+	}
+	c.refusePending.Store(int64(n))
+	return nil
+}
+
+// Refusals returns how many connections are still to be refused and how
+// many have been since the process started.
+func (c *Controls) Refusals() (pending int, refused uint64) {
+	return int(c.refusePending.Load()), c.refused.Load()
+}
+
+// takeRefusal reports whether the connection just accepted is to be
+// refused, and counts it.
+func (c *Controls) takeRefusal() bool {
+	for {
+		n := c.refusePending.Load()
+		if n <= 0 {
+			return false
+		}
+		if c.refusePending.CompareAndSwap(n, n-1) {
+			c.refused.Add(1)
+			return true
+		}
+	}
+}
+
+// Refusing returns ln, refusing the connections RefuseConnections asks
+// for: they are reset as they are accepted, and Accept goes on to the
+// next.
+func (c *Controls) Refusing(ln net.Listener) net.Listener { return refusingListener{ln, c} }
+
+type refusingListener struct {
+	net.Listener
+	c *Controls
+}
+
+func (l refusingListener) Accept() (net.Conn, error) {
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil || !l.c.takeRefusal() {
+			return conn, err
+		}
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // close with a reset, not a FIN
+		}
+		_ = conn.Close()
+	}
 }

@@ -1,11 +1,15 @@
 package control_test
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -129,5 +133,58 @@ func TestHTTPHealth(t *testing.T) {
 	}
 	if got := c.HTTPHealth(); got != 503 {
 		t.Errorf("after rejected settings: HTTPHealth() = %d, want 503", got)
+	}
+}
+
+// TestRefusingResetsTheNextConnections: with RefuseConnections(1), the
+// first connection is reset as it is accepted, the second is
+// accepted; out-of-bounds counts are refused with the accepted form.
+func TestRefusingResetsTheNextConnections(t *testing.T) {
+	c := control.New()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln = c.Refusing(ln)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err == nil {
+			accepted <- conn
+		}
+	}()
+	if err := c.RefuseConnections(1); err != nil {
+		t.Fatal(err)
+	}
+	// The reset may come before the dialer has seen the handshake end
+	// (the dial fails) or after (the first read fails).
+	first, err := net.Dial("tcp", ln.Addr().String())
+	if err == nil {
+		defer first.Close()
+		_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = first.Read(make([]byte, 1))
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("the refused connection: %v; want a reset", err)
+	}
+	second, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	select {
+	case conn := <-accepted:
+		conn.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second connection was not accepted")
+	}
+	if pending, refused := c.Refusals(); pending != 0 || refused != 1 {
+		t.Errorf("Refusals() = %d, %d; want 0 pending, 1 refused", pending, refused)
+	}
+	for _, n := range []int{-1, control.MaxRefusals + 1} {
+		if err := c.RefuseConnections(n); err == nil || !strings.Contains(err.Error(), "accepted: a count from 0 to") {
+			t.Errorf("RefuseConnections(%d) = %v; want an error with the accepted form", n, err)
+		}
 	}
 }

@@ -19,21 +19,11 @@ const (
 )
 
 // State is the answer of GET /_gatewitness/admin/state and of every admin
-// POST: the switches as they are after it.
-type State struct {
-	HTTPHealth int `json:"httpHealth"`
-	// GRPCHealth maps service names to their serving status: the server as
-	// a whole (""), every service whose status was set, and each service
-	// named by a service= query parameter (SERVICE_UNKNOWN if never set).
-	GRPCHealth map[string]string `json:"grpcHealth"`
-	TCP        TCPState          `json:"tcp"`
-}
+// POST: the switches as they are after it (the wire contract's type).
+type State = echowire.AdminState
 
 // TCPState is the TCP echo listener's switch.
-type TCPState struct {
-	Present bool `json:"present"` // a TCP listener runs in this process
-	Open    bool `json:"open"`
-}
+type TCPState = echowire.AdminTCPState
 
 // serveGatewitness routes /_gatewitness/.
 func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
@@ -41,25 +31,29 @@ func (h *handler) serveGatewitness(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, ledgerPrefix):
 		h.serveLedger(w, r, strings.TrimPrefix(p, ledgerPrefix))
-	case p == "/_gatewitness/admin/health":
+	case p == echowire.AdminHealthPath:
 		if allow(w, r, http.MethodPost) {
 			h.setHealth(w, r)
 		}
-	case p == "/_gatewitness/admin/grpc-health":
+	case p == echowire.AdminGRPCHealthPath:
 		if allow(w, r, http.MethodPost) {
 			h.setGRPCHealth(w, r)
 		}
-	case p == "/_gatewitness/admin/tcp":
+	case p == echowire.AdminTCPPath:
 		if allow(w, r, http.MethodPost) {
 			h.setTCP(w, r)
 		}
-	case p == "/_gatewitness/admin/state":
+	case p == echowire.AdminRefusePath:
+		if allow(w, r, http.MethodPost) {
+			h.setRefuse(w, r)
+		}
+	case p == echowire.AdminStatePath:
 		if allow(w, r, http.MethodGet, http.MethodHead) {
 			writeJSON(w, http.StatusOK, h.state(r))
 		}
 	default:
 		writeError(w, http.StatusNotFound, fmt.Sprintf("path %q: accepted: /_gatewitness/ledger/{id}, "+
-			"/_gatewitness/admin/health, /_gatewitness/admin/grpc-health, /_gatewitness/admin/tcp or /_gatewitness/admin/state", p))
+			"/_gatewitness/admin/health, /_gatewitness/admin/grpc-health, /_gatewitness/admin/tcp, /_gatewitness/admin/refuse or /_gatewitness/admin/state", p))
 	}
 }
 
@@ -98,7 +92,7 @@ func (h *handler) serveLedger(w http.ResponseWriter, r *http.Request, id string)
 }
 
 func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query().Get("status")
+	v := r.URL.Query().Get(echowire.AdminStatusQuery)
 	code, err := strconv.Atoi(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: an HTTP status code from 200 to 599", v))
@@ -113,13 +107,13 @@ func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	v := q.Get("status")
+	v := q.Get(echowire.AdminStatusQuery)
 	st, ok := healthpb.HealthCheckResponse_ServingStatus_value[strings.ToUpper(v)]
 	if !ok {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: SERVING, NOT_SERVING, UNKNOWN or SERVICE_UNKNOWN", v))
 		return
 	}
-	if err := h.opts.Controls.SetGRPCHealth(q.Get("service"), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
+	if err := h.opts.Controls.SetGRPCHealth(q.Get(echowire.AdminServiceQuery), healthpb.HealthCheckResponse_ServingStatus(st)); err != nil {
 		writeError(w, http.StatusBadRequest, "query parameters service and status: "+err.Error())
 		return
 	}
@@ -127,7 +121,7 @@ func (h *handler) setGRPCHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query().Get("open")
+	v := r.URL.Query().Get(echowire.AdminOpenQuery)
 	open, err := strconv.ParseBool(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter open=%q: accepted: true or false", v))
@@ -144,13 +138,31 @@ func (h *handler) setTCP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h.state(r))
 }
 
+func (h *handler) setRefuse(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query().Get(echowire.AdminConnectionsQuery)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter connections=%q: accepted: a count from 0 to %d", v, control.MaxRefusals))
+		return
+	}
+	if err := h.opts.Controls.RefuseConnections(n); err != nil {
+		writeError(w, http.StatusBadRequest, "query parameter connections: "+err.Error())
+		return
+	}
+	// A proxy must not send its next request on this connection: the
+	// refusal is of the next connection it opens.
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusOK, h.state(r))
+}
+
 // state reads the switches; the gRPC services reported are those the
 // controls know and those named by r's service= parameters.
 func (h *handler) state(r *http.Request) State {
 	c := h.opts.Controls
 	s := State{HTTPHealth: c.HTTPHealth(), GRPCHealth: c.GRPCServices()}
 	s.TCP.Open, s.TCP.Present = c.TCPOpen()
-	for _, name := range r.URL.Query()["service"] {
+	s.Refuse.Pending, s.Refuse.Refused = c.Refusals()
+	for _, name := range r.URL.Query()[echowire.AdminServiceQuery] {
 		if _, ok := s.GRPCHealth[name]; !ok {
 			s.GRPCHealth[name] = c.GRPCStatus(name)
 		}

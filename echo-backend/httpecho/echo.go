@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/echo-backend/podinfo"
 )
 
@@ -122,7 +123,7 @@ func isHelperHeader(k string) bool {
 // space after the colon, which HTTP/1.1 clients drop but HTTP/2 clients
 // show).
 func setEchoHeaders(w http.ResponseWriter, req http.Header) {
-	for _, list := range req.Values("X-Echo-Set-Header") {
+	for _, list := range req.Values(echowire.EchoSetHeader) {
 		for kv := range strings.SplitSeq(list, ",") {
 			name, value, _ := strings.Cut(strings.TrimSpace(kv), ":")
 			if name == "" {

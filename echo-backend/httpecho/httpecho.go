@@ -33,6 +33,7 @@
 //	POST   /_gatewitness/admin/health?status=503
 //	POST   /_gatewitness/admin/grpc-health?service=foo&status=NOT_SERVING
 //	POST   /_gatewitness/admin/tcp?open=false
+//	POST   /_gatewitness/admin/refuse?connections=1   reset the next connection (backend.go's listeners)
 //	GET    /_gatewitness/admin/state    the current switches as JSON
 //
 // "/ws?gatewitness-ws=halfclose" and "/ws?gatewitness-ws=hold" are WebSockets
