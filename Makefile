@@ -63,8 +63,9 @@ nightly:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/ ./cmd/...
 
-## release: a release's files in dist/$(VERSION): gatewitness for linux/darwin x amd64/arm64 and the echo-backend for linux, with VERSION stamped, SHA256SUMS, and the echo-backend image gatewitness/echo-backend:$(VERSION) (see hack/release.sh; make release VERSION=v0.1.0)
+## release: a release's files in dist/$(VERSION): gatewitness for linux/darwin x amd64/arm64 and the echo-backend for linux, with VERSION stamped, SHA256SUMS, and the echo-backend image gatewitness/echo-backend:$(VERSION) for this machine's architecture only (see hack/release.sh; make release VERSION=v0.1.0)
 release:
+	@$(if $(filter no,$(RELEASE_IMAGE)),true,$(NEED_DOCKER))
 	GO='$(GO)' VERSION='$(VERSION)' hack/release.sh
 
 ## proto: regenerate echo-backend/echopb and echo-backend/grpcechopb from proto/ with pinned tools (built into bin/)

@@ -10,7 +10,8 @@
 # The image is built from the Dockerfile's prebuilt stage on
 # $RELEASE_BASE_IMAGE (default scratch, which needs no registry: the
 # binary is static), from the linux binary of this machine's
-# architecture. Docker's classic builder builds every stage before the
+# architecture only: there is no linux/arm64 image unless this runs on an
+# arm64 machine (docs/publishing.md says so). Docker's classic builder builds every stage before the
 # target, so the prebuilt stage comes first in the Dockerfile.
 # RELEASE_IMAGE=no skips the image (a machine without Docker).
 set -euo pipefail

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -77,10 +78,24 @@ type ImplementationOptions struct {
 	// Progress receives a line every few seconds while the start waits;
 	// nil discards.
 	Progress io.Writer
+
+	// OwnNetwork runs the command in a network namespace of its own, as a
+	// Pod has (implnet.go): it may then bind any address and port, the
+	// wildcard 0.0.0.0:80 included, and the host reaches its Gateways at
+	// Addresses, which must then be a routable unicast range (not
+	// loopback); the zero Prefix picks a free /24 of 10.246.0.0/16. The
+	// command's KUBECONFIG names a relay to the API server.
+	OwnNetwork bool
 }
 
 // Implementation is a running implementation under test.
 type Implementation struct {
+	// Addresses is the range its Gateways get addresses from.
+	Addresses netip.Prefix
+	// NetNS is the network namespace it runs in; empty for the host's.
+	NetNS string
+
+	net  *implNetwork
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the command has exited
 	err  error         // its exit status, set before done is closed
@@ -91,6 +106,7 @@ type Implementation struct {
 	SupportedFeatures []gwv1.FeatureName
 
 	stopOnce sync.Once
+	closeNet sync.Once
 	stopErr  error
 }
 
@@ -106,7 +122,7 @@ func (cp *ControlPlane) StartImplementation(ctx context.Context, opts Implementa
 	if opts.GatewayClass == "" || opts.ControllerName == "" {
 		return nil, errors.New("localcp: ImplementationOptions.GatewayClass and ControllerName are required: the class the suite uses, and the spec.controllerName the implementation watches for")
 	}
-	if !opts.Addresses.IsValid() {
+	if !opts.Addresses.IsValid() && !opts.OwnNetwork {
 		opts.Addresses = netip.MustParsePrefix(DefaultImplementationAddresses)
 	}
 	if opts.AcceptTimeout == 0 {
@@ -130,8 +146,21 @@ func (cp *ControlPlane) StartImplementation(ctx context.Context, opts Implementa
 		out = io.MultiWriter(opts.Output, tail)
 	}
 	cmd := exec.Command("sh", "-c", opts.Command)
+	kubeconfig := cp.kubeconfig
+	var inet *implNetwork
+	if opts.OwnNetwork {
+		u, err := url.Parse(cp.cfg.Host)
+		if err != nil {
+			return nil, fmt.Errorf("localcp: the API server's address %q: %w", cp.cfg.Host, err)
+		}
+		if inet, err = createImplNetwork(opts.Addresses, cp.podNet, u.Host, cp.kubeconfig, cp.dir); err != nil {
+			return nil, err
+		}
+		opts.Addresses, kubeconfig, cmd = inet.addresses, inet.kubeconfig, inet.command(opts.Command)
+		fmt.Fprintf(progress, "localcp: the implementation runs in network namespace %s; its Gateway addresses %s are routed to it through %s\n", inet.netns, inet.addresses, inet.hostIf)
+	}
 	cmd.Env = append(os.Environ(),
-		"KUBECONFIG="+cp.kubeconfig,
+		"KUBECONFIG="+kubeconfig,
 		EnvGatewayClass+"="+opts.GatewayClass,
 		EnvControllerName+"="+opts.ControllerName,
 		EnvGatewayAddresses+"="+opts.Addresses.Masked().String(),
@@ -144,9 +173,15 @@ func (cp *ControlPlane) StartImplementation(ctx context.Context, opts Implementa
 	// keep Wait, and so Stop, from returning.
 	cmd.WaitDelay = stopGrace
 	if err := cmd.Start(); err != nil {
+		if inet != nil {
+			err = errors.Join(err, inet.close())
+		}
 		return nil, fmt.Errorf("localcp: starting the implementation (sh -c %q): %w", opts.Command, err)
 	}
-	impl := &Implementation{cmd: cmd, done: make(chan struct{}), tail: tail}
+	impl := &Implementation{Addresses: opts.Addresses.Masked(), net: inet, cmd: cmd, done: make(chan struct{}), tail: tail}
+	if inet != nil {
+		impl.NetNS = inet.netns
+	}
 	go func() { impl.err = cmd.Wait(); close(impl.done) }()
 	fmt.Fprintf(progress, "localcp: started the implementation (pid %d): %s\n", cmd.Process.Pid, opts.Command)
 
@@ -207,6 +242,11 @@ func (i *Implementation) Stop() error {
 			_ = syscall.Kill(pgid, syscall.SIGKILL)
 			<-i.done
 			i.stopErr = fmt.Errorf("localcp: the implementation did not exit within %v of SIGINT; killed%s", stopGrace, i.outputTail())
+		}
+	})
+	i.closeNet.Do(func() {
+		if i.net != nil {
+			i.stopErr = errors.Join(i.stopErr, i.net.close())
 		}
 	})
 	return i.stopErr

@@ -127,18 +127,22 @@ func linkExists(name string) bool {
 
 // removeStalePodNetworks removes the namespaces and veth pairs of
 // processes that no longer run (a control plane killed before its Close).
-func removeStalePodNetworks() {
+func removeStalePodNetworks() { removeStaleNetworks(podNetnsPrefix, podHostIfPrefix) }
+
+// removeStaleNetworks removes the namespaces named nsPrefix<pid>, and
+// the veth pairs named ifPrefix<pid>, of processes that no longer run.
+func removeStaleNetworks(nsPrefix, ifPrefix string) {
 	out, err := exec.Command("ip", "netns", "list").Output()
 	if err != nil {
 		return
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
-		pid, err := strconv.Atoi(strings.TrimPrefix(name, podNetnsPrefix))
-		if !strings.HasPrefix(name, podNetnsPrefix) || err != nil || processAlive(pid) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(name, nsPrefix))
+		if !strings.HasPrefix(name, nsPrefix) || err != nil || processAlive(pid) {
 			continue
 		}
-		stale := &podNetwork{netns: name, hostIf: podHostIfPrefix + strconv.Itoa(pid)}
+		stale := &podNetwork{netns: name, hostIf: ifPrefix + strconv.Itoa(pid)}
 		_ = stale.close()
 	}
 }

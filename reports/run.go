@@ -144,6 +144,12 @@ type Run struct {
 	// was installed and configured (--install-steps, or installSteps in
 	// the options file), for the README's Reproduce section.
 	InstallSteps string `json:"installSteps,omitempty"`
+	// ReportFolder names the implementation's folder under
+	// upstream/<major.minor>/ (--report-folder, or reportFolder in the
+	// options file), for an implementation whose folder in upstream's
+	// tree is not "<organization>-<project>"; empty means that name
+	// (ImplementationFolder).
+	ReportFolder string `json:"reportFolder,omitempty"`
 	// Phases are how long each phase of the run took, in order: for
 	// example starting the target, setting up the base resources, the
 	// serial tests, the parallel tests and cleaning up. A phase starts
@@ -357,6 +363,9 @@ func (r *Run) Validate() error {
 	}
 	if len(r.InstallSteps) > MaxInstallSteps {
 		return fmt.Errorf("reports: run InstallSteps has %d bytes; at most %d are accepted", len(r.InstallSteps), MaxInstallSteps)
+	}
+	if err := CheckReportFolder(r.ReportFolder); err != nil {
+		return fmt.Errorf("reports: run ReportFolder: %w", err)
 	}
 	if len(r.Phases) > MaxPhases {
 		return fmt.Errorf("reports: run has %d phases; at most %d are accepted", len(r.Phases), MaxPhases)

@@ -44,6 +44,40 @@ func SubmissionDir(report *confv1.ConformanceReport) (string, error) {
 	return path.Join(folder, impl), nil
 }
 
+// runSubmissionDir is SubmissionDir of run's upstream report, with the
+// implementation's folder run.ReportFolder when that is set.
+func runSubmissionDir(run *Run) (string, error) {
+	dir, err := SubmissionDir(run.Conformance)
+	if err != nil || run.ReportFolder == "" {
+		return dir, err
+	}
+	return path.Join(path.Dir(dir), run.ReportFolder), nil
+}
+
+// maxReportFolder bounds a report folder's name.
+const maxReportFolder = 100
+
+// CheckReportFolder returns an error unless folder is empty (the default,
+// ImplementationFolder) or a name upstream's tree uses for an
+// implementation's folder: lower-case letters, digits and single inner
+// "-" (such as "envoy-gateway" or "kgateway"), at most 100 bytes.
+func CheckReportFolder(folder string) error {
+	if folder == "" {
+		return nil
+	}
+	const form = `accepted: lower-case letters, digits and inner "-", at most 100 bytes, as upstream names an implementation's folder (e.g. envoy-gateway)`
+	ok := len(folder) <= maxReportFolder && folder[0] != '-' && folder[len(folder)-1] != '-' && !strings.Contains(folder, "--")
+	for _, r := range folder {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("%q: %s", folder, form)
+	}
+	return nil
+}
+
 // ImplementationFolder returns the folder name upstream's reports use for
 // an implementation: "<organization>-<project>" in lower case, with every
 // run of other characters than letters and digits turned into one "-".

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,6 +102,29 @@ func TestWriteAllLaysOutASubmission(t *testing.T) {
 	files, err = WriteAll(t.TempDir(), run)
 	if err != nil || len(files) != 5 {
 		t.Errorf("without an upstream report: %v, %v", files, err)
+	}
+}
+
+func TestWriteAllUsesTheReportFolder(t *testing.T) {
+	dir := t.TempDir()
+	run := goldenRun()
+	run.ReportFolder = "envoy-gateway"
+	files, err := WriteAll(dir, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "upstream", "v1.6", "envoy-gateway")
+	if !slices.Contains(files, filepath.Join(sub, "experimental-v0.1.0-default-report.yaml")) || !slices.Contains(files, filepath.Join(sub, "README.md")) {
+		t.Errorf("with ReportFolder envoy-gateway, WriteAll wrote %v; want the report and README under %s", files, sub)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "upstream", "v1.6", "gatewitness-reference-gateway")); !os.IsNotExist(err) {
+		t.Errorf("the default folder was written too (%v)", err)
+	}
+	for _, bad := range []string{"Envoy", "envoy_gateway", "-envoy", "envoy-", "a--b", "v1.6/x", strings.Repeat("a", 101)} {
+		run.ReportFolder = bad
+		if _, err := WriteAll(t.TempDir(), run); err == nil || !strings.Contains(err.Error(), "ReportFolder") {
+			t.Errorf("ReportFolder %q: WriteAll error %v; want one naming ReportFolder", bad, err)
+		}
 	}
 }
 

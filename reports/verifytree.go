@@ -63,6 +63,7 @@ func VerifyPaths(paths []string, opts VerifyOptions) ([]Checked, error) {
 			out = append(out, Checked{p, findings})
 		case versionNameRe.MatchString(filepath.Base(filepath.Clean(p))):
 			out = append(out, verifyVersionFolder(p, opts)...)
+			out = append(out, implementationTwins([]string{p})...)
 		case holdsVersionFolders(p):
 			c, err := verifyReportsTree(p, opts)
 			out = append(out, c...)
@@ -147,6 +148,7 @@ func verifyReportsTree(root string, opts VerifyOptions) ([]Checked, error) {
 		return nil, err
 	}
 	var out []Checked
+	var versions []string
 	for _, e := range entries {
 		p := filepath.Join(root, e.Name())
 		if strings.HasPrefix(e.Name(), ".") || !isDir(p) {
@@ -157,8 +159,9 @@ func verifyReportsTree(root string, opts VerifyOptions) ([]Checked, error) {
 			continue
 		}
 		out = append(out, verifyVersionFolder(p, opts)...)
+		versions = append(versions, p)
 	}
-	return out, nil
+	return append(out, implementationTwins(versions)...), nil
 }
 
 // verifyVersionFolder verifies each entry of a version folder as an

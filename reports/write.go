@@ -60,7 +60,7 @@ func WriteAll(dir string, run *Run) ([]string, error) {
 	}
 	var errs []error
 	if run.Conformance != nil && run.Status == RunComplete {
-		sub, err := SubmissionDir(run.Conformance)
+		sub, err := runSubmissionDir(run)
 		if err == nil {
 			var name string
 			if name, err = ConformanceFileName(run.Conformance); err == nil {

@@ -3,8 +3,18 @@
 // gatewitness's tests under its own runner: the tests, the manifests they
 // apply and gatewitness's conformance profiles.
 //
-// Implementers run upstream's suite in one of two ways, and each takes
-// two added lines. Most call conformance.RunConformanceWithOptions, which
+// One call adds the tests, the manifests and the profiles together (Add):
+//
+//	opts := conformance.DefaultOptions(t)
+//	all, err := plugin.Add(&opts, tests.ConformanceTests)
+//	if err != nil {
+//		t.Fatal(err)
+//	}
+//	tests.ConformanceTests = all
+//	conformance.RunConformanceWithOptions(t, opts)
+//
+// Without Add, implementers run upstream's suite in one of two ways, and
+// each takes two added lines. Most call conformance.RunConformanceWithOptions, which
 // runs upstream's tests.ConformanceTests; append to it before the call:
 //
 //	opts := conformance.DefaultOptions(t)
@@ -27,15 +37,19 @@
 //
 //	opts.ConformanceProfiles = append(opts.ConformanceProfiles, plugin.Profiles...)
 //
-// reports results for gatewitness's profiles too. Importing the package
+// is a third line, needed for gatewitness's profiles to reach the upstream
+// report: without it the tests run but the report lists upstream's
+// profiles only. Importing the package
 // registers gatewitness's profiles and features with the upstream suite, so
 // its ConformanceReport counts them like upstream's.
 //
 // The tests need the upstream base manifests (the suite's Setup applies
 // them), an implementation that claims the tests' features (with
 // --supported-features, or in its GatewayClass status), and the
-// echo-backend image gatewitness/echo-backend:dev in the cluster (built
-// from the repository's Dockerfile; see docs/certify.md).
+// echo-backend image in the cluster: the manifests name
+// gatewitness/echo-backend:dev (built from the repository's Dockerfile;
+// see docs/certify.md); ManifestsWithEchoImage gives them another, such
+// as a release's gatewitness/echo-backend:vX.Y.Z.
 //
 // # Gateway API releases
 //
@@ -51,7 +65,10 @@
 package plugin
 
 import (
+	"errors"
+	"io/fs"
 	"slices"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
@@ -116,4 +133,51 @@ func DefaultRetryBudgetLoad() RetryBudgetLoad { return gctests.DefaultRetryBudge
 // suite runs.
 func SetRetryBudgetLoad(load RetryBudgetLoad) error {
 	return gctests.SetRetryBudgetLoad(load)
+}
+
+// ManifestsWithEchoImage returns Manifests with every echo-backend image
+// reference (gatewitness/echo-backend:dev as written) replaced by image,
+// for a cluster that runs another build of the echo-backend, such as a
+// release's gatewitness/echo-backend:vX.Y.Z or one in your registry.
+func ManifestsWithEchoImage(image string) fs.FS { return gctests.ManifestsWithEchoImage(image) }
+
+// Add adds gatewitness to an upstream suite in one call: its manifests to
+// opts.ManifestFS, after upstream's (which DefaultOptions lists; the
+// plug-in cannot add them without linking upstream's echo servers, so an
+// empty list is an error), its profiles to opts.ConformanceProfiles, so
+// that the upstream report counts them, and its tests to the returned
+// list, tests with ConformanceTests appended. The manifests name the
+// echo-backend image of the gatewitness version linked
+// (gatewitness/echo-backend:vX.Y.Z for a release, the :dev image for a
+// development build); change it with ManifestsWithEchoImage. What is
+// there already (gatewitness's manifests, a profile, a test of the same
+// ShortName) is not added twice.
+//
+//	opts := conformance.DefaultOptions(t)
+//	all, err := plugin.Add(&opts, tests.ConformanceTests)
+func Add(opts *suite.ConformanceOptions, tests []suite.ConformanceTest) ([]suite.ConformanceTest, error) {
+	if len(opts.ManifestFS) == 0 {
+		return nil, errors.New("plugin.Add: opts.ManifestFS is empty; list upstream's manifests first (&conformance.Manifests, as conformance.DefaultOptions does)")
+	}
+	if !slices.ContainsFunc(opts.ManifestFS, holdsManifests) {
+		opts.ManifestFS = append(opts.ManifestFS, gctests.ManifestsWithEchoImage(gctests.DefaultEchoImage()))
+	}
+	for _, p := range Profiles {
+		if !slices.Contains(opts.ConformanceProfiles, p) {
+			opts.ConformanceProfiles = append(opts.ConformanceProfiles, p)
+		}
+	}
+	out := slices.Clone(tests)
+	for _, ct := range ConformanceTests {
+		if !slices.ContainsFunc(out, func(c suite.ConformanceTest) bool { return c.ShortName == ct.ShortName }) {
+			out = append(out, ct)
+		}
+	}
+	return out, nil
+}
+
+// holdsManifests reports whether fsys holds gatewitness's manifests.
+func holdsManifests(fsys fs.FS) bool {
+	st, err := fs.Stat(fsys, strings.TrimSuffix(ManifestPrefix, "/"))
+	return err == nil && st.IsDir()
 }

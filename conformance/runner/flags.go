@@ -71,6 +71,8 @@ var gatewitnessStringFlags = []struct{ name, def, usage string }{
 	{"kubeconfig", "", "kubeconfig of the cluster to test (without it, $KUBECONFIG; without both, or with --in-process, the in-process reference gateway)"},
 	{"context", "", "the kubeconfig context to use, instead of its current context"},
 	{"report-dir", "", "directory to write the reports to: the upstream submission (upstream/<major.minor>/<implementation>/), gatewitness-report.yaml, junit.xml, summary.md, summary-short.md and run.json"},
+	{"report-folder", "", "the implementation's folder under upstream/<major.minor>/ in --report-dir, when upstream's tree names it otherwise than <organization>-<project> (e.g. envoy-gateway); lower-case letters, digits and inner -"},
+	{"echo-image", tests.DefaultEchoImage(), "the echo-backend image the tests' manifests run (every " + tests.ManifestEchoImage + " of the manifests is rewritten to it); by default the release's image for a release build, :dev otherwise; the repository must end in /echo-backend"},
 	{"install-steps", "", "a Markdown file saying how the implementation under test was installed and configured, for the Reproduce section of the upstream report's README (the options file's key: installSteps, the Markdown itself)"},
 	{"timing-tolerance", tests.DefaultTimingTolerance.String(), "how late a timed behaviour may be and still pass, as a Go duration from 500ms to 2s (e.g. 1500ms on a loaded machine); no verdict changes within that range"},
 	{"connection-timeouts", "", connectionTimeoutsUsage},
@@ -122,9 +124,9 @@ func RegisterFlags(fs *flag.FlagSet) func() (Options, error) {
 		str[f.name] = fs.String(f.name, f.def, f.usage)
 	}
 	inProcess := fs.Bool("in-process", false, "run against the in-process reference gateway, even if $KUBECONFIG is set")
-	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatewitness's (kubeconfig, context, reportDir, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
+	optionsUsage := "path of a YAML or JSON options file: upstream's conformance options keys plus gatewitness's (kubeconfig, context, reportDir, reportFolder, echoImage, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad); flags override it"
 	if uf := upstreamFlag(upstreamOptionsFileFlag); uf != nil {
-		optionsUsage = joinUsage(uf.Usage, "gatewitness's keys too: kubeconfig, context, reportDir, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
+		optionsUsage = joinUsage(uf.Usage, "gatewitness's keys too: kubeconfig, context, reportDir, reportFolder, echoImage, installSteps, timingTolerance, connectionTimeouts, retryBudgetLoad; keys it does not know are ignored with a warning, as upstream ignores them")
 	}
 	optionsFile := fs.String(upstreamOptionsFileFlag, "", optionsUsage)
 	fs.StringVar(optionsFile, "options-file", "", "the same as --"+upstreamOptionsFileFlag)
@@ -304,6 +306,12 @@ func applyString(o *Options, name, v string) error {
 		o.Context = v
 	case "report-dir":
 		o.ReportDir = v
+	case "report-folder":
+		err = reports.CheckReportFolder(v)
+		o.ReportFolder = v
+	case "echo-image":
+		err = tests.CheckEchoImage(v)
+		o.EchoImage = v
 	case "install-steps":
 		o.InstallSteps, err = readInstallSteps(v)
 	case "timing-tolerance":

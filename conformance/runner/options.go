@@ -54,11 +54,21 @@ type Options struct {
 	// (named as the Gateway API project requires), the JUnit XML and the
 	// Markdown summary are written to. It is created if missing.
 	ReportDir string
+	// ReportFolder names the implementation's folder under
+	// upstream/<major.minor>/ in ReportDir (--report-folder, the options
+	// file's reportFolder), for an implementation whose folder in
+	// upstream's tree is not "<organization>-<project>"; empty means that.
+	ReportFolder string
 	// InstallSteps is Markdown saying how the implementation under test
 	// was installed and configured; the upstream report's README gives it
 	// in its Reproduce section (--install-steps FILE, or the options
 	// file's installSteps key). At most reports.MaxInstallSteps bytes.
 	InstallSteps string
+	// EchoImage is the echo-backend image the tests' manifests run
+	// (--echo-image, the options file's echoImage): by default
+	// tests.DefaultEchoImage, the release's image for a release build and
+	// gatewitness/echo-backend:dev otherwise.
+	EchoImage string
 	// TimingTolerance is how late a timed behaviour may be and still pass;
 	// gatewitness's tests read it with tests.TimingTolerance.
 	TimingTolerance time.Duration
@@ -134,6 +144,7 @@ func DefaultOptions() Options {
 			Mode:                 DefaultMode,
 			TimeoutConfig:        config.DefaultTimeoutConfig(),
 		},
+		EchoImage:          tests.DefaultEchoImage(),
 		TimingTolerance:    tests.DefaultTimingTolerance,
 		ConnectionTimeouts: tests.DefaultConnectionTimeouts(),
 		RetryBudgetLoad:    tests.DefaultRetryBudgetLoad(),

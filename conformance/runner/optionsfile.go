@@ -30,6 +30,10 @@ type fileOptions struct {
 	Kubeconfig string `json:"kubeconfig"`
 	Context    string `json:"context"`
 	ReportDir  string `json:"reportDir"`
+	// ReportFolder names the implementation's folder under upstream/.
+	ReportFolder string `json:"reportFolder"`
+	// EchoImage is the echo-backend image the manifests run.
+	EchoImage string `json:"echoImage"`
 	// InstallSteps is Markdown: how the implementation was installed.
 	InstallSteps    string `json:"installSteps"`
 	TimingTolerance string `json:"timingTolerance"`
@@ -45,7 +49,7 @@ type fileOptions struct {
 // upstream's suite reads its --conformance-options-file: its keys are
 // those of upstream's options (gatewayClassName, supportedFeatures,
 // timeoutConfig, implementation, ...) plus gatewitness's kubeconfig,
-// context, reportDir, installSteps, timingTolerance, connectionTimeouts and
+// context, reportDir, reportFolder, echoImage, installSteps, timingTolerance, connectionTimeouts and
 // retryBudgetLoad (qps, requests, shareSlack). Keys that
 // are absent leave o's values. Keys no one knows are ignored, as upstream
 // ignores them, and each gets a warning in o.Warnings naming it (with the
@@ -68,6 +72,8 @@ func LoadOptionsFile(path string, o *Options) error {
 		Kubeconfig:          o.Kubeconfig,
 		Context:             o.Context,
 		ReportDir:           o.ReportDir,
+		ReportFolder:        o.ReportFolder,
+		EchoImage:           o.EchoImage,
 		InstallSteps:        o.InstallSteps,
 		RetryBudgetLoad:     o.RetryBudgetLoad,
 	}
@@ -101,6 +107,8 @@ func LoadOptionsFile(path string, o *Options) error {
 	o.Kubeconfig = fo.Kubeconfig
 	o.Context = fo.Context
 	o.ReportDir = fo.ReportDir
+	o.ReportFolder = fo.ReportFolder
+	o.EchoImage = fo.EchoImage
 	o.InstallSteps = fo.InstallSteps
 	o.RetryBudgetLoad = fo.RetryBudgetLoad
 	if err := o.Validate(); err != nil {

@@ -34,6 +34,8 @@ timeoutConfig:
   createTimeout: 90s
 kubeconfig: /etc/kc
 reportDir: reports
+reportFolder: kgateway
+echoImage: gatewitness/echo-backend:v0.1.0
 timingTolerance: 1500ms
 retryBudgetLoad:
   qps: 30
@@ -46,7 +48,7 @@ retryBudgetLoad:
 		t.Fatal(err)
 	}
 	if o.GatewayClassName != "from-file" || o.Mode != "flag-mode" || o.Implementation.Organization != "acme" ||
-		o.Kubeconfig != "/etc/kc" || o.ReportDir != "reports" || o.TimingTolerance != 1500*time.Millisecond ||
+		o.Kubeconfig != "/etc/kc" || o.ReportDir != "reports" || o.ReportFolder != "kgateway" || o.EchoImage != "gatewitness/echo-backend:v0.1.0" || o.TimingTolerance != 1500*time.Millisecond ||
 		!slices.Equal(o.SupportedFeatures, []features.FeatureName{"Gateway", "HTTPRoute"}) {
 		t.Errorf("options from the file, --mode from the flag: got %+v", o)
 	}

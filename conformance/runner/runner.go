@@ -71,7 +71,7 @@ func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 	}
 	co := suite.ConformanceOptions{
 		ConfigurableOptions: opts.ConfigurableOptions,
-		ManifestFS:          []fs.FS{&conformance.Manifests, gctests.Manifests},
+		ManifestFS:          []fs.FS{&conformance.Manifests, gctests.ManifestsWithEchoImage(opts.EchoImage)},
 	}
 	// The runner writes the reports itself, once the run is over.
 	co.ReportOutputPath = ""

@@ -181,6 +181,7 @@ func runInfo(o *Options, tgt *target, sides []*side, explicitProfiles bool) repo
 		},
 		CommandLine:  o.CommandLine,
 		InstallSteps: o.InstallSteps,
+		ReportFolder: o.ReportFolder,
 		Environment: reports.Environment{
 			KubernetesVersion:  tgt.kubernetesVersion,
 			SuiteVersion:       consts.BundleVersion,

@@ -49,6 +49,10 @@ func (o *Options) Validate() error {
 	check("namespaceLabels", checkKeyValues(o.NamespaceLabels, true))
 	check("namespaceAnnotations", checkKeyValues(o.NamespaceAnnotations, false))
 	check("timingTolerance", tests.CheckTimingTolerance(o.TimingTolerance))
+	check("reportFolder", reports.CheckReportFolder(o.ReportFolder))
+	if o.EchoImage != "" {
+		check("echoImage", tests.CheckEchoImage(o.EchoImage))
+	}
 	check("retryBudgetLoad", o.RetryBudgetLoad.Check())
 	return errors.Join(errs...)
 }

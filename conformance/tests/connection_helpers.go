@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"slices"
 	"strings"
@@ -244,7 +243,7 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 // manifests.
 func connFixture(t *testing.T, s *suite.ConformanceTestSuite, name string) {
 	t.Helper()
-	raw, err := fs.ReadFile(Manifests, connManifest)
+	raw, err := readManifest(s.ManifestFS, connManifest)
 	if err != nil {
 		t.Fatalf("reading %s: %v", connManifest, err)
 	}

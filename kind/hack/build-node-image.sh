@@ -35,6 +35,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 : "${LOCALCP_BIN:=$HOME/.cache/gatewitness/localcp/bin}"
 : "${NODE_IMAGE:=gatewitness/kind-node:v1.36.3}"
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+if [[ "$DOCKER" == docker ]]; then "$root/hack/need.sh" docker:docker.io; fi
 
 KUBERNETES_VERSION=v1.36.3
 # kind's release is kind/build/kind/go.mod's (v0.33.0).
@@ -118,6 +119,7 @@ if ! have "$rootfs_tar"; then
 	t0=$(date +%s)
 	tmp="$KIND_CACHE/rootfs.tmp"
 	rm -rf "$tmp"
+	"$root/hack/need.sh" debootstrap
 	say "debootstrap $DEBIAN_SUITE into $tmp (packages: $packages)"
 	nice -n 10 debootstrap --variant=minbase --include="$packages" "$DEBIAN_SUITE" "$tmp" http://deb.debian.org/debian
 	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*

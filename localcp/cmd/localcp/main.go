@@ -55,14 +55,15 @@ func main() {
 	dir := fs.String("dir", "", "directory for data, certificates, the kubeconfig and logs (default: a temporary directory, removed at exit)")
 	class := fs.String("gateway-class", "gatewitness", "the GatewayClass the reference gateway (or, with -impl, the implementation) serves; created by localcp. Empty, without -impl: no gateway at all")
 	controllerName := fs.String("controller-name", "", "spec.controllerName of the GatewayClass: required with -impl; default for the reference gateway "+string(standalone.DefaultControllerName))
-	podCIDR := fs.String("pod-cidr", localcp.DefaultPodCIDR, "where Pod IPs come from (put in a network namespace localcp creates, routed from the host): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; two control planes on one host need different ones")
-	gatewayAddrs := fs.String("gateway-addresses", "", "the prefix Gateway addresses come from, one per Gateway (default "+standalone.DefaultAddresses+" for the reference gateway, "+localcp.DefaultImplementationAddresses+" for -impl, given to it as $"+localcp.EnvGatewayAddresses+"); two control planes on one host need different ones")
+	podCIDR := fs.String("pod-cidr", "auto", "where Pod IPs come from (put in a network namespace localcp creates, routed from the host): IPv4, /30 or wider, not loopback, link-local or multicast, clear of the Service CIDR and of the host's networks; auto picks the first /24 of 10.244.0.0/16 no address or route of the host uses ("+localcp.DefaultPodCIDR+" when free), so several control planes share a host")
+	gatewayAddrs := fs.String("gateway-addresses", "", "the prefix Gateway addresses come from, one per Gateway (default "+standalone.DefaultAddresses+" for the reference gateway; for -impl a free /24 of 10.246.0.0/16 picked at start, or "+localcp.DefaultImplementationAddresses+" with -impl-netns=false; given to it as $"+localcp.EnvGatewayAddresses+"); two control planes on one host need different ones")
+	implNetns := fs.Bool("impl-netns", true, "run -impl in a network namespace of its own, as a Pod has: it may bind the wildcard (0.0.0.0:80), its Gateway addresses are routed to it from the host, and its $KUBECONFIG names a relay to the API server; false runs it in the host's, where it must bind only its Gateways' addresses")
 	impl := fs.String("impl", "", "a shell command that starts the Gateway implementation under test on this host (its controller and data plane) instead of the reference gateway; it gets $KUBECONFIG, $"+localcp.EnvGatewayClass+", $"+localcp.EnvControllerName+" and $"+localcp.EnvGatewayAddresses+", and must run until SIGINT")
 	implLog := fs.String("impl-log", "", "file for the -impl command's output (default: stderr)")
 	implTimeout := fs.Duration("impl-timeout", 2*time.Minute, "how long -impl has to accept its GatewayClass")
 	verbose := fs.Bool("v", false, "copy the components' output to stderr")
 	_ = fs.Parse(os.Args[1:])
-	cfg, err := parseFlags(*podCIDR, *gatewayAddrs, *class, *controllerName, *impl)
+	cfg, err := parseFlags(*podCIDR, *gatewayAddrs, *class, *controllerName, *impl, *implNetns)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "localcp: %v\n", err)
 		os.Exit(2)
@@ -80,6 +81,7 @@ type config struct {
 	class          string
 	controllerName string
 	impl           string
+	implNetns      bool
 	implLog        string
 	implTimeout    time.Duration
 	verbose        bool
@@ -88,10 +90,14 @@ type config struct {
 // parseFlags checks the flags that need more than parsing, before anything
 // starts: an unusable Pod CIDR, Gateway addresses that overlap it, and
 // -impl without the class it serves.
-func parseFlags(podCIDR, gatewayAddrs, class, controllerName, impl string) (*config, error) {
-	c := &config{class: class, controllerName: controllerName, impl: impl}
+func parseFlags(podCIDR, gatewayAddrs, class, controllerName, impl string, implNetns bool) (*config, error) {
+	c := &config{class: class, controllerName: controllerName, impl: impl, implNetns: implNetns && impl != ""}
 	var err error
-	if c.podCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
+	if podCIDR == "auto" {
+		if c.podCIDR, err = localcp.FreePodCIDR(); err != nil {
+			return nil, fmt.Errorf("-pod-cidr auto: %w; give one with -pod-cidr", err)
+		}
+	} else if c.podCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
 		return nil, fmt.Errorf("-pod-cidr %q: %v; want a prefix such as %s", podCIDR, err, localcp.DefaultPodCIDR)
 	}
 	if err := localcp.CheckPodCIDR(c.podCIDR); err != nil {
@@ -100,13 +106,18 @@ func parseFlags(podCIDR, gatewayAddrs, class, controllerName, impl string) (*con
 	if err := localcp.CheckPodCIDROnHost(c.podCIDR); err != nil {
 		return nil, fmt.Errorf("-pod-cidr: %w", err)
 	}
-	if gatewayAddrs == "" {
+	if gatewayAddrs == "" && c.implNetns {
+		// Picked when the namespace is made (localcp.ImplementationOptions.OwnNetwork).
+		gatewayAddrs = "auto"
+	} else if gatewayAddrs == "" {
 		gatewayAddrs = standalone.DefaultAddresses
 		if impl != "" {
 			gatewayAddrs = localcp.DefaultImplementationAddresses
 		}
 	}
-	if c.addresses, err = netip.ParsePrefix(gatewayAddrs); err != nil {
+	if gatewayAddrs == "auto" {
+		c.addresses = netip.Prefix{}
+	} else if c.addresses, err = netip.ParsePrefix(gatewayAddrs); err != nil {
 		return nil, fmt.Errorf("-gateway-addresses %q: %v; want a prefix such as %s", gatewayAddrs, err, localcp.DefaultImplementationAddresses)
 	}
 	if c.addresses.Overlaps(c.podCIDR) {
@@ -248,12 +259,13 @@ func startImplementation(ctx context.Context, cp *localcp.ControlPlane, cfg *con
 		Output:         out,
 		AcceptTimeout:  cfg.implTimeout,
 		Progress:       os.Stderr,
+		OwnNetwork:     cfg.implNetns,
 	})
 	if err != nil {
 		return nil, closeOutput, err
 	}
 	fmt.Fprintf(os.Stderr, "localcp: %s; its Gateways get addresses from %s\n",
-		featuresMessage(cfg.class, len(impl.SupportedFeatures), featureFlag(command)), cfg.addresses)
+		featuresMessage(cfg.class, len(impl.SupportedFeatures), featureFlag(command)), impl.Addresses)
 	return impl, closeOutput, nil
 }
 

@@ -13,6 +13,7 @@ func TestParseFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name                                    string
 		podCIDR, addrs, class, controller, impl string
+		netns                                   bool
 		want                                    string // substring of the error; empty: accepted
 		wantAddrs, wantController               string
 	}{
@@ -20,6 +21,8 @@ func TestParseFlags(t *testing.T) {
 			wantAddrs: standalone.DefaultAddresses, wantController: string(standalone.DefaultControllerName)},
 		{name: "impl defaults", podCIDR: localcp.DefaultPodCIDR, class: "acme", controller: "example.com/acme", impl: "acme",
 			wantAddrs: localcp.DefaultImplementationAddresses, wantController: "example.com/acme"},
+		{name: "impl in its own namespace: addresses picked at start", podCIDR: localcp.DefaultPodCIDR, class: "acme", controller: "example.com/acme", impl: "acme", netns: true,
+			wantAddrs: "invalid Prefix", wantController: "example.com/acme"},
 		{name: "loopback pod CIDR", podCIDR: "127.3.0.0/16", class: "gatewitness",
 			want: "-pod-cidr: pod CIDR 127.3.0.0/16 overlaps 127.0.0.0/8, which is loopback: the API server refuses loopback addresses in EndpointSlices"},
 		{name: "not a prefix", podCIDR: "10.244.0.0", class: "gatewitness", want: `-pod-cidr "10.244.0.0"`},
@@ -29,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "impl without class", podCIDR: localcp.DefaultPodCIDR, controller: "example.com/acme", impl: "acme", want: "-impl needs -gateway-class"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := parseFlags(tc.podCIDR, tc.addrs, tc.class, tc.controller, tc.impl)
+			c, err := parseFlags(tc.podCIDR, tc.addrs, tc.class, tc.controller, tc.impl, tc.netns)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("err = %v; want one saying %q", err, tc.want)
