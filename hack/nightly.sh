@@ -104,6 +104,13 @@ for d in "$runs"/*/ "${extra_runs[@]}"; do
 		broken=1
 	fi
 done
+# The calibration matrix of the last make calibrate, when there is one, is
+# the site's calibration.html (docs/calibration.md).
+calibration=()
+NIGHTLY_CALIBRATION="${NIGHTLY_CALIBRATION:-out/calibration/matrix.json}"
+if [[ -f "$NIGHTLY_CALIBRATION" ]]; then
+	calibration=(--calibration "$NIGHTLY_CALIBRATION")
+fi
 "$bin/gatewitness" publish --history "$NIGHTLY_HISTORY" --out "$NIGHTLY_SITE" \
-	--keep "$NIGHTLY_KEEP" --nights "$NIGHTLY_NIGHTS" --alerts "$NIGHTLY_ALERTS" "${adds[@]}"
+	--keep "$NIGHTLY_KEEP" --nights "$NIGHTLY_NIGHTS" --alerts "$NIGHTLY_ALERTS" "${calibration[@]}" "${adds[@]}"
 exit "$broken"

@@ -146,7 +146,9 @@ func checkReadmeLinks(path string, src []byte, checkWeb bool, client *http.Clien
 			web = append(web, t)
 		default:
 			if rel, ok := localTarget(t); ok {
-				if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+				if p := filepath.Clean(filepath.FromSlash(rel)); filepath.IsAbs(p) || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
+					add(Error, ruleLinks, "the link %s leads out of the implementation folder: upstream's CI checks the README with markdown-link-check in a container that holds only this folder, where it leads to no file", t)
+				} else if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
 					add(Error, ruleLinks, "the link %s leads to no file beside the README (upstream checks its links with markdown-link-check)", t)
 				}
 			} else if u, err := url.Parse(t); err == nil && u.Scheme == "mailto" {

@@ -42,6 +42,7 @@ var parityCases = []struct {
 	{"19-old-release-folder", false, Warning, "passes over version folders of releases before v1.1.0"},
 	{"20-yml-and-subfolder", false, "", ""},
 	{"21-bad-mail-address", true, Error, "mailto:maintainers is not a valid mail address"},
+	{"22-link-out-of-the-folder", true, Error, "the link ../../README.md leads out of the implementation folder"},
 }
 
 // linkServer is the web the parity cases link to.
@@ -190,17 +191,22 @@ func upstreamScript(t *testing.T) string {
 }
 
 // dockerShim stands in for the script's `docker run -v DIR:/NAME:ro ...
-// IMAGE /NAME/README.md`, running markdown-link-check on DIR/README.md.
+// IMAGE /NAME/README.md`: it runs markdown-link-check on a copy of DIR
+// alone, as the container holds it (a link out of DIR leads nowhere).
 const dockerShim = `#!/bin/bash
 set -euo pipefail
-src=""
+src="" dst=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    -v) src="${2%%:*}"; shift 2 ;;
+    -v) src="${2%%:*}"; dst="${2#*:}"; dst="${dst%%:*}"; shift 2 ;;
     *) last="$1"; shift ;;
   esac
 done
-exec markdown-link-check "$src/$(basename "$last")"
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root$(dirname "$dst")"
+cp -r "$src" "$root$dst"
+markdown-link-check "$root$last"
 `
 
 // runUpstreamScript runs upstream's script on the reports tree root and

@@ -22,6 +22,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
+	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
 )
 
@@ -48,6 +49,10 @@ is not served; the port's connection timeouts are its first Gateway's).
 
 It runs until SIGINT or SIGTERM, then closes its sockets and exits 0;
 status written to the cluster stays.
+
+The -limit-* flags are the data plane's own bounds on what one client may
+take of it (docs/semantics/request-limits.md gives each default and its
+anchors in Envoy, nginx and HAProxy); a negative value turns a bound off.
 
 Flags:
 `
@@ -87,6 +92,8 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 	supported := fs.String("supported-features", strings.Join(featureNames, ","),
 		"comma-separated features published in the GatewayClass status (default: those the reference gateway implements)")
 	verbose := fs.Bool("v", false, "log per-request details and watch retries")
+	var limits dataplane.Limits
+	limits.AddFlags(fs) // -limit-*: the data plane's own bounds (docs/semantics/request-limits.md)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			stdout.Write(help.Bytes())
@@ -112,6 +119,7 @@ func parseGatewayFlags(args []string, stdout io.Writer) (*gatewayOptions, error)
 		return nil, fmt.Errorf("--shared-address with --listen-host %s: want the one address every Gateway shares, such as 127.0.0.1", *listenHost)
 	}
 	g.opts.Addresses = prefix
+	g.opts.Limits = limits
 	g.opts.SharedAddress = *shared
 	g.opts.ControllerName = gwv1.GatewayController(*controllerName)
 	g.opts.GatewayClassName = *class

@@ -51,7 +51,8 @@ func TestGatewayHelp(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("gatewitness gateway -help: exit %d, stderr %q; want 0 and the help on stdout", code, stderr)
 	}
-	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "-shared-address", "SIGINT"} {
+	for _, want := range []string{"Usage: gatewitness gateway --kubeconfig PATH", "-kubeconfig", "-listen-host", "-controller-name", "-gateway-class", "-supported-features", "-shared-address", "SIGINT",
+		"-limit-max-backend-requests", "-limit-response-write-timeout", "-limit-idle-frame-burst", "(default 1m0s)"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("gatewitness gateway -help does not mention %q:\n%s", want, errs)
 		}

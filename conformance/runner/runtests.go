@@ -183,13 +183,14 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 // schedule), the end when its function and its subtests are over, before
 // its clean-ups (the first of which may wait for other tests' timing
 // windows to close). A failed test's state is read with state when the
-// body returns, before its clean-ups delete what it applied.
+// test and its subtests are over (parallel subtests end after the body
+// returns), before its clean-ups delete what it applied.
 func runTimed(t *testing.T, ct suite.ConformanceTest, rec *recorder, body func(), state func() ([]reports.ObjectState, error)) {
 	rec.start(ct.ShortName)
-	// Registered last, from a defer (which runs on t.FailNow too), it is
-	// the first clean-up to run: after the subtests, before the others.
+	// Registered last, from defers (which run on t.FailNow too), they are
+	// the first clean-ups to run: after the subtests, before the others.
 	defer t.Cleanup(func() { rec.end(ct.ShortName) })
-	defer func() {
+	defer t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
@@ -198,7 +199,7 @@ func runTimed(t *testing.T, ct suite.ConformanceTest, rec *recorder, body func()
 			tlog.Logf(t, "%v", err)
 		}
 		rec.setState(ct.ShortName, objects)
-	}()
+	})
 	body()
 }
 

@@ -30,7 +30,13 @@ func TestSharedAddressMode(t *testing.T) {
 	}
 	o := runner.DefaultOptions()
 	o.ReportDir = t.TempDir()
-	o.TimingTolerance = gctests.CITimingTolerance
+	// What this test shows is that every test finds its routes and
+	// backends through one shared socket; how closely timers hold is the
+	// business of conformance/tests' own runs. It runs the whole suite
+	// beside make test's other packages, so its timing tests get twice CI's
+	// tolerance (a window still opens at the configured time: a timer that
+	// fires early, or never, still fails).
+	o.TimingTolerance = 2 * gctests.CITimingTolerance
 	for _, ct := range runner.AllTests() {
 		if !gctests.IsGatewitnessTest(ct.ShortName) {
 			o.SkipTests = append(o.SkipTests, ct.ShortName)

@@ -46,20 +46,28 @@ func (r objectRef) key() string {
 type appliedRecorder struct {
 	mu   sync.Mutex
 	refs []objectRef
-	seen map[string]bool
+	at   map[string]int // index in refs by key
 }
 
+// add keeps refs, each once: an object both applied and referred to is
+// kept as applied.
 func (a *appliedRecorder) add(refs ...objectRef) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.seen == nil {
-		a.seen = map[string]bool{}
+	if a.at == nil {
+		a.at = map[string]int{}
 	}
 	for _, r := range refs {
-		if r.name == "" || r.gvk.Kind == "" || a.seen[r.key()] {
+		if r.name == "" || r.gvk.Kind == "" {
 			continue
 		}
-		a.seen[r.key()] = true
+		if i, ok := a.at[r.key()]; ok {
+			if r.via == "" {
+				a.refs[i].via = ""
+			}
+			continue
+		}
+		a.at[r.key()] = len(a.refs)
 		a.refs = append(a.refs, r)
 	}
 }
@@ -240,8 +248,8 @@ func readState(ctx context.Context, c client.Client, r objectRef) ([]reports.Obj
 			out = append(out, endpointSliceState(&s, r.via))
 		}
 		if len(out) == 0 {
-			o.Kind, o.Service, o.Name = "EndpointSlice", r.name, ""
-			o.Error = "no EndpointSlice of the Service " + r.name
+			o.Service = r.name
+			o.Error = "no EndpointSlice: the Service has no endpoints"
 			return []reports.ObjectState{o}, nil
 		}
 		return out, nil

@@ -3,10 +3,12 @@ package runner
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -15,12 +17,16 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/cluster/store"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -217,6 +223,15 @@ func runFailingSuite(t *testing.T, dir string) {
 		{ShortName: "SerialPasses", Description: "passes", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			create(t, s, "passes.example.com")
 		}},
+		// It fails in a parallel subtest, which ends after the test
+		// function returns: the state is read when the subtests are over.
+		{ShortName: "SubtestFails", Description: "fails late", Features: core, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
+			create(t, s, "subtest.example.com")
+			t.Run("late", func(t *testing.T) {
+				t.Parallel()
+				t.Error("the subtest fails after its parent returned")
+			})
+		}},
 		{ShortName: "ParallelFails", Description: "fails", Features: core, Parallel: true, Test: func(t *testing.T, s *suite.ConformanceTestSuite) {
 			create(t, s, "parallel.example.com")
 			t.Error("the parallel test fails")
@@ -241,6 +256,10 @@ func checkOwnState(t *testing.T, run *reports.Run) {
 			if tr.Result != reports.Fail || strings.Join(got, ",") != "CustomResourceDefinition fails.example.com" {
 				t.Errorf("SerialFails: %s with state %q; want fail with the object it created alone", tr.Result, got)
 			}
+		case "SubtestFails":
+			if tr.Result != reports.Fail || strings.Join(got, ",") != "CustomResourceDefinition subtest.example.com" {
+				t.Errorf("SubtestFails: %s with state %q; want fail with the object it created", tr.Result, got)
+			}
 		case "SerialPasses":
 			if len(got) != 0 {
 				t.Errorf("a passing test has state %q", got)
@@ -257,7 +276,89 @@ func checkOwnState(t *testing.T, run *reports.Run) {
 		}
 		seen++
 	}
-	if seen != 3 {
-		t.Errorf("run.json holds %d of the three tests: %+v", seen, run.Tests)
+	if seen != 4 {
+		t.Errorf("run.json holds %d of the four tests: %+v", seen, run.Tests)
+	}
+}
+
+// TestSnapshotOfUpstreamManifests applies two of upstream's manifests
+// (a TLSRoute with its Gateway; an HTTPRoute with BackendTLSPolicies and
+// Services) to the in-process store as a test would, and reads the state
+// of what each applied: every object of its manifest, of each kind, found
+// in the store (a Service as its endpoints: none, no pods running here),
+// and nothing of the other's.
+func TestSnapshotOfUpstreamManifests(t *testing.T) {
+	st, err := store.New(store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gateway-conformance-infra"}}
+	if err := st.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	fsys := []fs.FS{conformance.Manifests}
+	apply := func(location string) []objectRef {
+		t.Helper()
+		data, err := fs.ReadFile(conformance.Manifests, location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(bytes.ReplaceAll(data, []byte("{GATEWAY_CLASS_NAME}"), []byte("gc"))), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if u.Object == nil {
+				continue
+			}
+			if err := st.Create(ctx, u); err != nil {
+				t.Fatalf("%s: creating %s %s: %v", location, u.GetKind(), u.GetName(), err)
+			}
+		}
+		refs, err := manifestObjects(fsys, location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refs
+	}
+	tls := apply("tests/tlsroute-simple-same-namespace.yaml")
+	san := apply("tests/backendtlspolicy-san.yaml")
+	for _, tc := range []struct {
+		name  string
+		refs  []objectRef
+		kinds []string
+	}{
+		{"TLSRoute", tls, []string{"TLSRoute", "Gateway"}},
+		{"BackendTLSPolicy", san, []string{"HTTPRoute", "BackendTLSPolicy", "Service"}},
+	} {
+		state, err := snapshot(ctx, st, tc.refs)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		kinds := map[string]int{}
+		for _, o := range state {
+			if o.Via == "" {
+				kinds[o.Kind]++
+				// No pods run here: a Service has no endpoints.
+				if o.Error != "" && !(o.Kind == "Service" && strings.HasPrefix(o.Error, "no EndpointSlice")) {
+					t.Errorf("%s: %s %s/%s: %s", tc.name, o.Kind, o.Namespace, o.Name, o.Error)
+				}
+			}
+			for _, other := range []string{"gateway-tlsroute", "backendtlspolicy-san-test"} {
+				if o.Name == other && !slices.ContainsFunc(tc.refs, func(r objectRef) bool { return r.name == other }) {
+					t.Errorf("%s: the state has the other test's %s %s", tc.name, o.Kind, o.Name)
+				}
+			}
+		}
+		for _, k := range tc.kinds {
+			if kinds[k] == 0 {
+				t.Errorf("%s: no %s in the state of what it applied: %v", tc.name, k, kinds)
+			}
+		}
+		t.Logf("%s: %d objects in the state (applied, by kind: %v)", tc.name, len(state), kinds)
 	}
 }

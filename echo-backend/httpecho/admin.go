@@ -95,7 +95,7 @@ func (h *handler) setHealth(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query().Get(echowire.AdminStatusQuery)
 	code, err := strconv.Atoi(v)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: an HTTP status code from 100 to 599", v))
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter status=%q: accepted: an HTTP status code from 200 to 599", v))
 		return
 	}
 	if err := h.opts.Controls.SetHTTPHealth(code); err != nil {

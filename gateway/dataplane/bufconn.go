@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"sync"
+
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/h2guard"
 )
 
 // readBufferSize is the read buffer of a cleartext client connection.
@@ -20,14 +22,18 @@ const readBufferSize = 8 << 10
 // the frames that arrived together are read with one. HTTP/1.1 already
 // buffers its reads (the extra copy is cheap), and TLS reads whole records
 // into its own buffer, so only cleartext listeners are wrapped.
-type bufferedListener struct{ net.Listener }
+type bufferedListener struct {
+	net.Listener
+	h2 h2guard.Limits // the frame guard's, for connections that turn out HTTP/2 (connguard.go)
+}
 
 func (l bufferedListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, nil
+	// What net/http reads is followed (connguard.go).
+	return &guardedConn{Conn: &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, h2limits: l.h2}, nil
 }
 
 // bufferedConn is a connection whose reads go through a buffer. Everything

@@ -97,11 +97,12 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 		s.fail(w, true, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
-	if !b.acquire(s.limits.MaxBackendRequests) { // limits.go
+	if !pr.slot.acquire(b, s.limits.MaxBackendRequests) { // limits.go
 		s.overloaded(w, true, b)
 		return
 	}
-	defer b.release(s.limits.MaxBackendRequests)
+	defer pr.slot.release()
+	defer holdsSlot(w, &pr.slot)() // clientwrite.go: a stalled write frees it
 	resp, err := s.forward(ctx, out, b, endpoint, false)
 	if err != nil {
 		switch {

@@ -19,14 +19,17 @@ import (
 // serveHTTP is the request path of one socket: choose the listener by Host
 // (and check it against the TLS SNI), match a route, then run the rule.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, key portKey) {
-	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
-		// A chunked HTTP/1.1 request may have come with a Content-Length
-		// too, or with a Transfer-Encoding that other parsers read
-		// otherwise (folded, after a tab); net/http takes all of them as
-		// chunked and hides which it saw. RFC 9112 section 6.1: a server
-		// that processes a request with both MUST close the connection
-		// after responding. So the gateway does, for every chunked request
-		// (docs/semantics/request-limits.md).
+	w = s.guardWrites(w) // clientwrite.go: every write to the client is bounded
+	if r.TLS == nil {
+		r.TLS = tlsState(r) // connguard.go: HTTPS is decrypted below net/http
+	}
+	if r.ProtoMajor == 1 && framingInDoubt(r) {
+		// A chunked HTTP/1.1 request that came with a Content-Length too,
+		// or with a Transfer-Encoding repeated or folded: net/http takes
+		// all of them as chunked and hides which it saw, so the gateway
+		// follows the raw heads (connguard.go). RFC 9112 section 6.1: a
+		// server that processes a request with both MUST close the
+		// connection after responding (docs/semantics/request-limits.md).
 		w.Header().Set("Connection", "close")
 	}
 	normalizePath(r) // pathnorm.go: routes match, and backends get, the path without dot-segments
@@ -93,6 +96,8 @@ type proxyRequest struct {
 	// body guards the client's request body (limits.go); nil when no
 	// bound applies.
 	body *requestBody
+	// slot is the request's place among those in flight to b (limits.go).
+	slot backendSlot
 }
 
 // clientFault says how to answer an exchange that failed with err when

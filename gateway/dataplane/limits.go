@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/h2guard"
 )
 
 // Limits are the gateway's own bounds on a request. A zero field takes
@@ -26,6 +28,16 @@ type Limits struct {
 	// two). A request with more is answered 431 (gRPC: RESOURCE_EXHAUSTED)
 	// and reaches no backend.
 	MaxRequestHeaders int
+	// MaxRequestHeaderBytes bounds the bytes of a request's header block
+	// (http.Server.MaxHeaderBytes; more: 431). Negative leaves net/http's
+	// own default, also 1 MiB.
+	MaxRequestHeaderBytes int
+	// RequestHeaderTimeout bounds the wait for a request's headers, and
+	// IdleConnectionTimeout the wait for the next request on a kept-alive
+	// connection, where the Gateway's Client timeout sets neither
+	// (conntimeouts.go); negative: no bound.
+	RequestHeaderTimeout  time.Duration
+	IdleConnectionTimeout time.Duration
 	// MinRequestBodyRate, in bytes a second, and RequestBodyGrace bound a
 	// slow request body: the body (which starts at the end of the request
 	// headers) gets RequestBodyGrace as a head start, and must then keep
@@ -39,26 +51,86 @@ type Limits struct {
 	// MaxBackendRequests is the most requests in flight to one backend
 	// (a Service port) at once, from all clients together. A request
 	// beyond it is answered 503 (gRPC: UNAVAILABLE) at once and reaches no
-	// backend.
+	// backend. A request counts while the backend works for it, not while
+	// the gateway waits on its client: see WriteStallFreesSlot.
 	MaxBackendRequests int
+	// WriteStallFreesSlot is how long a response write may wait on the
+	// client (an HTTP/2 stream without flow-control window, an HTTP/1.1
+	// client that stopped reading) before its request stops counting
+	// against MaxBackendRequests: from then on the backend waits on that
+	// client, and the slot goes to someone else. The request goes on,
+	// bounded by ResponseWriteTimeout.
+	WriteStallFreesSlot time.Duration
+	// ResponseWriteTimeout bounds a response write that makes no
+	// progress: when a write to the client has not completed this long
+	// after it started (give or take a sixteenth, the deadline being
+	// moved at most that often), the HTTP/2 stream is reset or the
+	// HTTP/1.1 connection closed. nginx's send_timeout (60 s) is the
+	// anchor; Envoy's stream_idle_timeout (5 min) bounds the same stall.
+	ResponseWriteTimeout time.Duration
+	// MaxTunnels is the most upgraded connections (WebSocket) open
+	// through the gateway at once. A tunnel holds no request slot once
+	// the backend has switched protocols; an upgrade beyond the limit is
+	// answered 503 and its backend connection closed.
+	MaxTunnels int
+	// TunnelIdleTimeout closes a tunnel silent both ways for this long
+	// when the Gateway's connection timeouts (Tunnel, Client, Server) set
+	// no idle limit of their own. HAProxy's "timeout tunnel" of 1 h in
+	// its documentation's examples is the anchor (nginx closes one at its
+	// proxy_read_timeout, 60 s).
+	TunnelIdleTimeout time.Duration
+	// IdleFrameBurst and IdleFrameRate bound the HTTP/2 frames a client
+	// sends that do no work (SETTINGS, PING, WINDOW_UPDATE, PRIORITY,
+	// RST_STREAM, DATA and CONTINUATION without payload): per connection,
+	// at most IdleFrameBurst at once and IdleFrameRate a second after
+	// that, plus 4 for each DATA frame and 1 for each HEADERS frame the
+	// gateway sends (a client rightly answers those with window updates
+	// and resets). Beyond it the connection ends with GOAWAY
+	// ENHANCE_YOUR_CALM (internal/h2guard).
+	IdleFrameBurst int
+	IdleFrameRate  int
 }
 
 // The defaults of Limits.
 const (
-	DefaultMaxRequestHeaders  = 100
-	DefaultMinRequestBodyRate = 1024 // bytes a second
-	DefaultRequestBodyGrace   = 10 * time.Second
-	DefaultMaxBackendRequests = 1024
+	DefaultMaxRequestHeaders     = 100
+	DefaultMaxRequestHeaderBytes = 1 << 20
+	DefaultRequestHeaderTimeout  = 30 * time.Second
+	DefaultIdleConnectionTimeout = 2 * time.Minute
+	DefaultMinRequestBodyRate    = 1024 // bytes a second
+	DefaultRequestBodyGrace      = 10 * time.Second
+	DefaultMaxBackendRequests    = 1024
+	DefaultWriteStallFreesSlot   = time.Second
+	DefaultResponseWriteTimeout  = 60 * time.Second
+	DefaultMaxTunnels            = 1024
+	DefaultTunnelIdleTimeout     = time.Hour
+	DefaultIdleFrameBurst        = 1000
+	DefaultIdleFrameRate         = 100 // frames a second
 )
 
 // withDefaults returns l with every zero field set to its default and
 // every negative one to zero (off).
 func (l Limits) withDefaults() Limits {
 	l.MaxRequestHeaders = orDefault(l.MaxRequestHeaders, DefaultMaxRequestHeaders)
+	l.MaxRequestHeaderBytes = orDefault(l.MaxRequestHeaderBytes, DefaultMaxRequestHeaderBytes)
+	l.RequestHeaderTimeout = orDefault(l.RequestHeaderTimeout, DefaultRequestHeaderTimeout)
+	l.IdleConnectionTimeout = orDefault(l.IdleConnectionTimeout, DefaultIdleConnectionTimeout)
 	l.MinRequestBodyRate = orDefault(l.MinRequestBodyRate, DefaultMinRequestBodyRate)
 	l.RequestBodyGrace = orDefault(l.RequestBodyGrace, DefaultRequestBodyGrace)
 	l.MaxBackendRequests = orDefault(l.MaxBackendRequests, DefaultMaxBackendRequests)
+	l.WriteStallFreesSlot = orDefault(l.WriteStallFreesSlot, DefaultWriteStallFreesSlot)
+	l.ResponseWriteTimeout = orDefault(l.ResponseWriteTimeout, DefaultResponseWriteTimeout)
+	l.MaxTunnels = orDefault(l.MaxTunnels, DefaultMaxTunnels)
+	l.TunnelIdleTimeout = orDefault(l.TunnelIdleTimeout, DefaultTunnelIdleTimeout)
+	l.IdleFrameBurst = orDefault(l.IdleFrameBurst, DefaultIdleFrameBurst)
+	l.IdleFrameRate = orDefault(l.IdleFrameRate, DefaultIdleFrameRate)
 	return l
+}
+
+// frameGuard returns the HTTP/2 frame guard's limits; a zero Burst turns
+// the guard off.
+func (l Limits) frameGuard() h2guard.Limits {
+	return h2guard.Limits{Burst: l.IdleFrameBurst, Rate: l.IdleFrameRate}
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -110,7 +182,8 @@ func (s *Server) checkHeaderCount(w http.ResponseWriter, r *http.Request, grpc b
 // at the first byte.
 func closeAfterResponse(w http.ResponseWriter) {
 	var one [1]byte
-	_, _ = http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0).Read(one[:])
+	// MaxBytesReader looks for net/http's own writer, not through wrappers.
+	_, _ = http.MaxBytesReader(unwrapped(w), io.NopCloser(strings.NewReader("x")), 0).Read(one[:])
 }
 
 // requestBody wraps a request body that the gateway reads itself (while
@@ -294,9 +367,18 @@ func (l *backendLoad) attach(snap *snapshot) {
 	}
 }
 
-// acquire counts a request to b in, unless max are in flight already
-// (max 0: no limit). The caller calls release when the request is done.
-func (b *backend) acquire(max int) bool {
+// backendSlot is a request's place among the requests in flight to one
+// backend. It is given back once: when the request ends, or earlier when
+// a response write stalls (clientWriter).
+type backendSlot struct {
+	count *atomic.Int64 // nil: no slot held
+	freed atomic.Bool
+}
+
+// acquire takes a slot of b for the request, unless max are in flight
+// already (max 0: no limit, and no slot is held). The caller calls
+// release when the request is done.
+func (sl *backendSlot) acquire(b *backend, max int) bool {
 	if max <= 0 || b.inflight == nil {
 		return true
 	}
@@ -304,13 +386,14 @@ func (b *backend) acquire(max int) bool {
 		b.inflight.Add(-1)
 		return false
 	}
+	sl.count = b.inflight
 	return true
 }
 
-// release counts a request that acquire let in out again.
-func (b *backend) release(max int) {
-	if max > 0 && b.inflight != nil {
-		b.inflight.Add(-1)
+// release gives the slot back; later calls do nothing.
+func (sl *backendSlot) release() {
+	if sl.count != nil && sl.freed.CompareAndSwap(false, true) {
+		sl.count.Add(-1)
 	}
 }
 

@@ -120,9 +120,11 @@ func (b *testBackend) neverSaw(t *testing.T, path string) {
 // TestChunkedWithContentLengthClosesConnection sends requests whose
 // framing parsers read differently (RFC 9112 section 6.1 and 11.2):
 // Content-Length and Transfer-Encoding together, a Transfer-Encoding
-// folded onto a second line, one after a tab. Each is followed by another
-// request on the same connection. The gateway may reject the first (400)
-// or process it as chunked, but must then close the connection: the
+// folded onto a second line, one after a tab, one given twice, another
+// field folded. Each is followed by another request on the same
+// connection. The gateway may reject the first (400, or 501 for a
+// Transfer-Encoding given twice, which Go refuses) or process it as
+// chunked, but must then close the connection: the
 // second request must reach no backend.
 func TestChunkedWithContentLengthClosesConnection(t *testing.T) {
 	be := startBackend(t, "b")
@@ -132,12 +134,42 @@ func TestChunkedWithContentLengthClosesConnection(t *testing.T) {
 		{"TE+CL", "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"},
 		{"TE folded", "Content-Length: 5\r\nTransfer-Encoding:\r\n chunked\r\n"},
 		{"TE after a tab", "Content-Length: 5\r\nTransfer-Encoding:\tchunked\r\n"},
-		{"TE alone", "Transfer-Encoding: chunked\r\n"},
+		{"TE twice", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"},
+		{"another field folded", "Transfer-Encoding: chunked\r\nX-Folded: a\r\n b\r\n"},
 	} {
 		answeredThenClosed(t, addr, tc.name, "POST /first HTTP/1.1\r\nHost: gw.test\r\n"+tc.headers+"\r\n5\r\nhello\r\n0\r\n\r\n"+
-			"GET /smuggled HTTP/1.1\r\nHost: gw.test\r\n\r\n", http.StatusOK, http.StatusBadRequest)
+			"GET /smuggled HTTP/1.1\r\nHost: gw.test\r\n\r\n", http.StatusOK, http.StatusBadRequest, http.StatusNotImplemented)
 	}
 	be.neverSaw(t, "/smuggled")
+}
+
+// TestChunkedKeepsConnection: a chunked request whose framing is in no
+// doubt keeps its connection, and the request after it on the same
+// connection is answered too (RFC 9112 section 6.1 asks the close only of
+// a message with both Content-Length and Transfer-Encoding).
+func TestChunkedKeepsConnection(t *testing.T) {
+	be := startBackend(t, "b")
+	addr := limitsGateway(t, dataplane.Limits{}, be.ref())
+	c := dialGateway(t, addr)
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprint(c, "POST /first HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"+
+		"POST /second HTTP/1.1\r\nHost: gw.test\r\nContent-Length: 5\r\n\r\nhello"+
+		"POST /third HTTP/1.1\r\nHost: gw.test\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-Trailer: t\r\n\r\n")
+	br := bufio.NewReader(c)
+	for _, path := range []string{"/first", "/second", "/third"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("the answer to %s on the same connection: %v", path, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Close {
+			t.Errorf("%s: status %d, close %v; want 200 and the connection kept", path, resp.StatusCode, resp.Close)
+		}
+	}
+	if got := be.paths(); !slices.Equal(got, []string{"/first", "/second", "/third"}) {
+		t.Errorf("the backend saw %q, want /first, /second, /third", got)
+	}
 }
 
 // TestSlowRequestBody sends a request body at 20 bytes a second to a

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -144,6 +145,9 @@ func (s *Server) writeResponse(pr *proxyRequest, resp *http.Response) {
 	w, r, route := pr.w, pr.r, &pr.act.filters
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// A tunnel is bounded by MaxTunnels and its idle limits, not by
+		// the backend's request slots.
+		pr.slot.release()
 		s.switchProtocols(w, r, resp)
 		return
 	}
@@ -231,6 +235,16 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 		return
 	}
 	defer backConn.Close()
+	if max := int64(s.limits.MaxTunnels); s.tunnels.Add(1) > max && max > 0 {
+		s.tunnels.Add(-1)
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the gateway has %d tunnels open, the most it keeps at once", max))
+		return
+	}
+	defer s.tunnels.Add(-1)
+	t := connectionTimeouts(r.Context())
+	if t.Tunnel == 0 && t.Client == 0 && t.Server == 0 {
+		t.Tunnel = s.limits.TunnelIdleTimeout // limits.go
+	}
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "protocol upgrade is not possible on this connection")
@@ -244,7 +258,7 @@ func (s *Server) switchProtocols(w http.ResponseWriter, r *http.Request, resp *h
 	if err := brw.Flush(); err != nil {
 		return
 	}
-	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, connectionTimeouts(r.Context()), s.parts.Relay, s.parts.Reload); why != "" {
+	if why := tunnel(conn, brw.Reader, backConn.Conn, backConn.r, t, s.parts.Relay, s.parts.Reload); why != "" {
 		s.log.V(1).Info("tunnel closed", "reason", why, "host", r.Host, "path", r.URL.Path)
 	}
 }

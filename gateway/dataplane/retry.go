@@ -198,11 +198,12 @@ func (s *Server) exchange(pr *proxyRequest) {
 		s.fail(pr.w, act.grpc, http.StatusServiceUnavailable, grpcUnavailable, "backend "+b.name+" has no ready endpoints")
 		return
 	}
-	if !b.acquire(s.limits.MaxBackendRequests) { // limits.go
+	if !pr.slot.acquire(b, s.limits.MaxBackendRequests) { // limits.go
 		s.overloaded(pr.w, act.grpc, b)
 		return
 	}
-	defer b.release(s.limits.MaxBackendRequests)
+	defer pr.slot.release()
+	defer holdsSlot(pr.w, &pr.slot)() // clientwrite.go: a stalled write frees it
 	p := act.retry
 	retries := s.parts.Retries // parts.go
 	limit := retries.Attempts(pr.r.Method, p.attempts())

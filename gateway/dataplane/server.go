@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-logr/logr"
 
@@ -65,6 +64,8 @@ type Server struct {
 
 	limits Limits      // defaults applied (limits.go)
 	load   backendLoad // requests in flight by backend, kept across snapshots (limits.go); mu guards it
+	// tunnels counts the upgraded connections open (Limits.MaxTunnels).
+	tunnels atomic.Int64
 
 	// ctx bounds background work (mirrors); cancelled by Close.
 	ctx         context.Context
@@ -256,38 +257,35 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 		s.wg.Go(ps.pass.serve)
 		return ps, nil
 	}
+	// HTTPS is decrypted below net/http (tlsListener, connguard.go), so
+	// that the gateway follows the same bytes on every socket: net/http
+	// serves each connection as cleartext HTTP/1.1 or HTTP/2 with prior
+	// knowledge (the client preface, which ALPN "h2" leads to).
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
-	if https {
-		protocols.SetHTTP2(true)
-	} else {
-		protocols.SetUnencryptedHTTP2(true)
-	}
+	protocols.SetUnencryptedHTTP2(true)
 	ps.srv = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHTTP(w, r, key) }),
 		Protocols:         protocols,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: s.limits.RequestHeaderTimeout,  // limits.go
+		IdleTimeout:       s.limits.IdleConnectionTimeout, // limits.go
+		MaxHeaderBytes:    s.limits.MaxRequestHeaderBytes, // limits.go
 		ErrorLog:          log.New(logWriter{s.log.WithValues("socket", key.String())}, "", 0),
 		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
+		ConnContext:       withGuardedConn, // connguard.go
 	}
-	ps.srv.ConnState = s.parts.Reload.ConnState(t.Client)
-	applyClientTimeout(ps.srv, t.Client) // conntimeouts.go
+	ps.srv.ConnState = clearWriteDeadline(s.parts.Reload.ConnState(t.Client)) // clientwrite.go
+	applyClientTimeout(ps.srv, t.Client)                                      // conntimeouts.go
+	var served net.Listener = bufferedListener{ln, s.limits.frameGuard()}     // bufconn.go
 	if https {
-		ps.srv.TLSConfig = &tls.Config{
+		served = tlsListener{ln, &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certificate(key, hello) },
-		}
+		}, s.limits.frameGuard()}
 	}
 	s.wg.Go(func() {
-		var err error
-		if https {
-			err = ps.srv.ServeTLS(ln, "", "")
-		} else {
-			err = ps.srv.Serve(bufferedListener{ln}) // bufconn.go
-		}
+		err := ps.srv.Serve(served)
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error(err, "serving stopped", "socket", key.String())
 		}

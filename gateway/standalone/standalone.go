@@ -101,8 +101,14 @@ type Options struct {
 	// the gateway accepts.
 	SupportedFeatures []gwv1.FeatureName
 
+	// Limits are the data plane's own bounds on a request
+	// (dataplane.Limits; zero fields take the defaults). Limits.AddFlags
+	// defines a flag for each.
+	Limits dataplane.Limits
+
 	// DataPlane, when set, changes the data plane's options before it
-	// starts. ListenAddr is set by Start and must be left alone.
+	// starts (after Limits are set). ListenAddr is set by Start and must
+	// be left alone.
 	DataPlane func(*dataplane.Options)
 
 	// Logger receives the components' errors and progress; the zero Logger
@@ -193,7 +199,7 @@ func Start(ctx context.Context, opts Options) (*Gateway, error) {
 		}
 	}
 
-	dpOpts := dataplane.Options{Logger: log.WithName("dataplane")}
+	dpOpts := dataplane.Options{Logger: log.WithName("dataplane"), Limits: opts.Limits}
 	if opts.DataPlane != nil {
 		opts.DataPlane(&dpOpts)
 	}

@@ -277,6 +277,13 @@ func TestStartSharedAddress(t *testing.T) {
 	if got := programmedAddress(t, s, "first"); got != "127.73.2.7" {
 		t.Fatalf("address %s; want the single address 127.73.2.7", got)
 	}
+	// Programmed says the listener is up, not that its route is served
+	// yet: wait for the route, so that the check after the second
+	// Gateway's refusal shows that the refusal left it alone.
+	wait(t).Eventually(func() error {
+		_, err := getBody(net.JoinHostPort("127.73.2.7", strconv.Itoa(int(port))), "example.com")
+		return err
+	}).Should(gomega.Succeed(), "Gateway first serves its route")
 	gatewayWithRoute(t, s, "standalone-shared", "second", port)
 	wait(t).Eventually(func() error {
 		gw := &gwv1.Gateway{}
