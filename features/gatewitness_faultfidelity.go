@@ -16,9 +16,10 @@ const (
 	// complete one.
 	SupportFaultFidelityTruncation FeatureName = "FaultFidelityTruncation"
 	// SupportFaultFidelitySingleAttempt: a request whose response fails
-	// mid-way on a route without retries reaches the backend once, and
-	// the client gets an answer (the backend's status, or the gateway's
-	// 5xx) rather than an empty reply, which clients resend.
+	// mid-way on a route without retries reaches the backend once, even
+	// through a client that resends a request answered by an empty reply;
+	// the client sees the failure (an HTTP/2 stream reset before its
+	// HEADERS is one).
 	SupportFaultFidelitySingleAttempt FeatureName = "FaultFidelitySingleAttempt"
 	// SupportFaultFidelityRelayHeaders, finer: the status and headers the
 	// backend sent before failing reach the client, before the failure.
@@ -35,7 +36,7 @@ var faultFidelityFeatures = []Feature{
 	{Name: SupportFaultFidelityTruncation, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
 		Description: "A response whose backend fails after sending its headers or part of its body reaches the client as an incomplete response: over HTTP/1.1 fewer bytes than its Content-Length or no last-chunk, then a closed connection; over HTTP/2 a reset stream, never END_STREAM; a gRPC call ends with a non-OK status, never OK."},
 	{Name: SupportFaultFidelitySingleAttempt, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},
-		Description: "A request whose backend fails mid-response, on a route without retries, reaches the backend exactly once, and the client gets an answer (the backend's status or the gateway's 5xx) rather than an empty reply, even through a client that resends a request answered by an empty reply."},
+		Description: "A request whose backend fails mid-response, on a route without retries, reaches the backend exactly once, even through a client that resends a request answered by an empty reply; the response, or its failure, reaches the client (an HTTP/2 stream reset before its HEADERS is allowed)."},
 	{Name: SupportFaultFidelityRelayHeaders, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{SupportFaultFidelitySingleAttempt},
 		Description: "The status and headers a backend sent before failing mid-response reach the client before the failure, rather than being replaced by the gateway's own error."},
 	{Name: SupportFaultFidelityStreaming, Channels: standardInEveryRelease, Level: LevelExtended, DependsOn: []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute},

@@ -448,6 +448,21 @@ var breakages = []negative.Breakage{
 		},
 	},
 	{
+		Name: "ends-truncated-h2-stream",
+		Models: "HAProxy 2.6 relaying to an HTTP/2 client: a response whose backend failed mid-body ends with a clean END_STREAM " +
+			"after what arrived, its Content-Length kept (so short of it), where Go's client alone notices the missing bytes",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{EndsTruncatedHTTP2Stream: true}}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffH2Truncation},
+		Unaffected: map[string]string{
+			ffH1Truncation: "HTTP/1.1 clients keep the relay",
+			ffOnce:         "the client still gets the backend's status and headers, and the backend sees the request once",
+			ffStreamed:     "streams that do not fail are relayed as they come",
+			ffGRPCFailure:  "gRPC responses keep their own relay: a cut stream still has no grpc-status, which clients read as INTERNAL",
+			ffGRPCStreams:  "streams that do not fail are relayed as they come",
+		},
+	},
+	{
 		Name: "empty-reply-on-mid-body-failure",
 		Models: "a proxy that aborts a response whose backend failed mid-way without sending what it buffered (this data plane's " +
 			"own defect until #26): a small response becomes an empty reply, which keep-alive clients resend",
@@ -457,6 +472,38 @@ var breakages = []negative.Breakage{
 		Passes:   "its responses do not fail mid-body, or the failure is one the client sees",
 		Unaffected: map[string]string{
 			ffH1Truncation: "an empty reply is a failure the client sees (it is the resend it invites that fails FaultFidelitySingleAttempt)",
+			ffH2Truncation: "a reset stream without HEADERS is a failure the client sees",
+			ffStreamed:     "streams that do not fail are relayed as they come",
+			ffGRPCFailure:  "gRPC responses keep their own relay, whose headers are sent first",
+			ffGRPCStreams:  "streams that do not fail are relayed as they come",
+		},
+	},
+	{
+		Name: "bare-reset-over-h2",
+		Models: "a proxy that, when its backend fails mid-response, resets an HTTP/2 client's stream without sending the status and " +
+			"headers it still held (RFC 9113 allows a reset at any point, and HTTP/2 clients do not resend it), and claims " +
+			"FaultFidelityRelayHeaders all the same; HTTP/1.1 clients get what it received, then a close",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{BareResetOverHTTP2: true}}},
+		Profiles: []string{ffProfile},
+		Fails:    []string{ffOnce},
+		Unaffected: map[string]string{
+			ffH1Truncation: "HTTP/1.1 clients keep the relay",
+			ffH2Truncation: "a reset stream without HEADERS is a failure the client sees",
+			ffStreamed:     "streams that do not fail are relayed as they come",
+			ffGRPCFailure:  "gRPC responses keep their own relay, whose headers are sent first",
+			ffGRPCStreams:  "streams that do not fail are relayed as they come",
+		},
+	},
+	{
+		Name: "bare-reset-over-h2-unclaimed",
+		Models: "the bare-reset-over-h2 proxy, saying so (FaultFidelityRelayHeaders not claimed): one attempt and a failure the " +
+			"client sees are what FaultFidelitySingleAttempt asks, and it passes",
+		Gateway:   runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{BareResetOverHTTP2: true}}},
+		Unclaimed: []features.FeatureName{features.SupportFaultFidelityRelayHeaders},
+		Profiles:  []string{ffProfile},
+		Unaffected: map[string]string{
+			ffOnce:         "each request reaches the backend once; without FaultFidelityRelayHeaders no status is demanded",
+			ffH1Truncation: "HTTP/1.1 clients keep the relay",
 			ffH2Truncation: "a reset stream without HEADERS is a failure the client sees",
 			ffStreamed:     "streams that do not fail are relayed as they come",
 			ffGRPCFailure:  "gRPC responses keep their own relay, whose headers are sent first",

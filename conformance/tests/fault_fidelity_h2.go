@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
+	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/observe"
 	"github.com/gatewitness/gatewitness/features"
 )
@@ -20,8 +21,13 @@ import (
 // that came first, or the Gateway's own error status, passes. The clients
 // are h2c with prior knowledge on the HTTP listener (skipped when the
 // Gateway does not speak it there, which HTTPRoutes do not require) and
-// TLS on the HTTPS listener (skipped when ALPN does not choose h2). Each
-// failing request must reach the backend once.
+// TLS on the HTTPS listener (skipped when ALPN does not choose h2). The
+// failing request is written and read frame by frame: what is checked is
+// the frame that ended its stream, RST_STREAM or END_STREAM, for a
+// response with a Content-Length (mid-body, after-headers) and without
+// one (streamed-mid-body) alike; a body short of its Content-Length, which
+// Go's client would report by itself, is not enough. Each failing request
+// must reach the backend once.
 var FaultFidelityHTTP2Truncation = suite.ConformanceTest{
 	ShortName:   "FaultFidelityHTTP2Truncation",
 	Description: "A backend failure after the response started reaches an HTTP/2 client (h2c or TLS) as a reset stream, never as a stream ended with END_STREAM.",
@@ -52,15 +58,33 @@ func testFaultFidelityHTTP2Truncation(t *testing.T, s *suite.ConformanceTestSuit
 				t.Run(via+"/"+backend[1:len(backend)-1]+"-backend/"+f.name, func(t *testing.T) {
 					t.Parallel()
 					g.skipUnless(t, via, backend)
-					x := g.get(t, g.client(t, via, false), via, backend+"truncated", f.spec, nil, limit)
-					if x.Err == nil && !strings.HasPrefix(x.Proto, "HTTP/2") {
-						x.record(t)
-						t.Skipf("the HTTPS listener answered %s: ALPN did not choose h2", x.Proto)
+					x := ffExchange{Exchange: testclient.Exchange{ID: testclient.NewID(t)}}
+					end, h2 := g.streamEnd(t, via, backend+"truncated", x.ID, f.spec, limit)
+					observe.Record(t, "stream-end", end.String())
+					if !h2 {
+						t.Skip("the HTTPS listener's ALPN did not choose h2")
 					}
-					truncationVisible(t, x)
+					streamNotCompleted(t, x.ID, end)
 					g.singleAttempt(t, x)
 				})
 			}
 		}
+	}
+}
+
+// streamNotCompleted fails t when the stream of request id ended as a
+// complete answer of the backend's: its 200 with END_STREAM, whatever the
+// body's length and whether a content-length came with it. A reset
+// stream (RST_STREAM, or a GOAWAY or close that cut it), with or without
+// the HEADERS and DATA before it, passes, and so does an error status of
+// the Gateway's own; a stream still open when the test gives up fails.
+func streamNotCompleted(t *testing.T, id string, end h2StreamEnd) {
+	t.Helper()
+	switch {
+	case end.End == "":
+		t.Errorf("request %s: %s: the Gateway neither ended nor reset the stream before the test gave up; want RST_STREAM", id, end)
+	case end.complete() && end.Status == "200":
+		t.Errorf("request %s: %s: the backend failed mid-response, and the stream ended with END_STREAM as a complete answer does "+
+			"(RFC 9113 section 8.1); want RST_STREAM (section 5.4.2)", id, end)
 	}
 }

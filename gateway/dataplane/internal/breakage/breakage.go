@@ -94,6 +94,17 @@ type Relay struct {
 	// buffers (status, headers and all) becomes an empty reply, which
 	// clients take for a stale keep-alive connection and resend.
 	DropsOnAbort bool
+	// BareResetOverHTTP2 resets an HTTP/2 client's stream whose backend
+	// failed mid-way without sending what it had buffered: a response
+	// small enough to sit in the buffers reaches the client as a bare
+	// RST_STREAM, no HEADERS, which RFC 9113 allows and HTTP/2 clients do
+	// not resend. HTTP/1.1 clients get the data plane's own relay.
+	BareResetOverHTTP2 bool
+	// EndsTruncatedHTTP2Stream ends an HTTP/2 client's stream whose
+	// backend failed mid-way with a clean END_STREAM after what had
+	// arrived, the backend's Content-Length kept (so short of it), as
+	// HAProxy 2.6 does. HTTP/1.1 clients get the data plane's own relay.
+	EndsTruncatedHTTP2Stream bool
 	// BuffersResponses reads a whole response body (HTTP and gRPC) before
 	// relaying any of it, as a proxy with response buffering on does
 	// (nginx's proxy_buffering; HAProxy coalescing a stream's messages).

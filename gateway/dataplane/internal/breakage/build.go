@@ -48,6 +48,12 @@ func Build(s Set, own part.Parts) part.Parts {
 	if s.Relay.DropsOnAbort {
 		p.Relay = dropsOnAbort{p.Relay}
 	}
+	if s.Relay.BareResetOverHTTP2 {
+		p.Relay = bareResetOverHTTP2{p.Relay}
+	}
+	if s.Relay.EndsTruncatedHTTP2Stream {
+		p.Relay = endsTruncatedHTTP2Stream{p.Relay}
+	}
 	if s.Relay.CompletesTruncated { // outside DropsOnAbort: it ends first
 		p.Relay = completesTruncated{p.Relay}
 	}

@@ -40,6 +40,46 @@ func (r dropsOnAbort) Aborted(w http.ResponseWriter, backendFailed bool) {
 	r.Relay.Aborted(w, backendFailed)
 }
 
+// bareResetOverHTTP2 resets an HTTP/2 stream whose backend failed mid-way
+// without sending what net/http still buffers (Relay.BareResetOverHTTP2).
+type bareResetOverHTTP2 struct{ part.Relay }
+
+func (r bareResetOverHTTP2) Aborted(w http.ResponseWriter, backendFailed bool) {
+	if backendFailed && !overHTTP1(w) {
+		panic(http.ErrAbortHandler) // the stream is reset, nothing sent
+	}
+	r.Relay.Aborted(w, backendFailed)
+}
+
+// endsTruncatedHTTP2Stream ends an HTTP/2 stream whose backend failed
+// mid-way as if it were complete, Content-Length and all
+// (Relay.EndsTruncatedHTTP2Stream): net/http's HTTP/2 server sends
+// END_STREAM for a handler that returns short of its Content-Length.
+type endsTruncatedHTTP2Stream struct{ part.Relay }
+
+func (r endsTruncatedHTTP2Stream) Aborted(w http.ResponseWriter, backendFailed bool) {
+	if backendFailed && !overHTTP1(w) {
+		return // ended with END_STREAM
+	}
+	r.Relay.Aborted(w, backendFailed)
+}
+
+// overHTTP1 reports whether w, unwrapped as http.ResponseController
+// unwraps it, is an HTTP/1.x response: net/http's HTTP/1 writer can be
+// hijacked, its HTTP/2 writer cannot.
+func overHTTP1(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Hijacker); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
 // grpcResetAsOK ends a gRPC response whose backend stream failed mid-way
 // with grpc-status 0 (Relay.GRPCResetAsOK).
 type grpcResetAsOK struct{ part.Relay }
