@@ -17,8 +17,9 @@ skip() { echo "kind smoke: skipped: $*"; exit 0; }
 command -v docker >/dev/null || skip "no docker client (Debian: apt-get install docker.io); then build the node image: make kind-image"
 started=""
 if ! docker info >/dev/null 2>&1; then
-	{ [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null; } ||
-		skip "Docker is not running and cannot be started here (dockerd needs root)"
+	command -v dockerd >/dev/null ||
+		skip "Docker is not running and there is no Docker engine to start (Debian: apt-get install docker.io); then build the node image: make kind-image"
+	[ "$(id -u)" = 0 ] || skip "Docker is not running and cannot be started here (dockerd needs root)"
 	mkdir -p out
 	# The runtime that drops capabilities the host withholds (kind/README.md).
 	dockerd --storage-driver=overlay2 --add-runtime "boundcaps=$PWD/kind/hack/runc-boundcaps" \
