@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net/netip"
 	"net/url"
@@ -99,7 +100,7 @@ type Implementation struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the command has exited
 	err  error         // its exit status, set before done is closed
-	tail *tailBuffer
+	tail *tailbuf.Buffer
 
 	// SupportedFeatures are the features the implementation publishes in
 	// the GatewayClass status, when it accepted the class.
@@ -140,7 +141,7 @@ func (cp *ControlPlane) StartImplementation(ctx context.Context, opts Implementa
 		return nil, err
 	}
 
-	tail := &tailBuffer{max: implTailBytes}
+	tail := tailbuf.New(implTailBytes)
 	out := io.Writer(tail)
 	if opts.Output != nil {
 		out = io.MultiWriter(opts.Output, tail)
@@ -391,28 +392,4 @@ func classState(gc *gwv1.GatewayClass) string {
 		return s
 	}
 	return "no Accepted condition yet"
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	max int
-
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -183,18 +183,6 @@ func TestCreateGatewayClass(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
-	tb := &tailBuffer{max: 8}
-	for _, s := range []string{"abc", "defgh", "ijk"} {
-		if _, err := tb.Write([]byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := tb.String(); got != "defghijk" {
-		t.Errorf("tail %q; want the last 8 bytes, defghijk", got)
-	}
-}
-
 func TestInterrupted(t *testing.T) {
 	run := func(script string) error { return exec.Command("sh", "-c", script).Run() }
 	if err := run("kill -INT $$"); !interrupted(err) {

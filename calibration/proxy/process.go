@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -19,7 +19,7 @@ import (
 // process's child, with its output kept (the last outputLimit bytes).
 type Process struct {
 	cmd    *exec.Cmd
-	out    *tailBuffer
+	out    *tailbuf.Buffer
 	exited chan struct{}
 	err    error // the exit, once exited is closed
 }
@@ -31,7 +31,7 @@ const outputLimit = 64 << 10
 func Start(bin string, args []string, dir string) (*Process, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	out := &tailBuffer{limit: outputLimit}
+	out := tailbuf.New(outputLimit)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: Stop ends the workers too, even if the
 	// master is gone. A master whose parent dies without Stop (a child
@@ -153,29 +153,6 @@ func FreePort(ip string) (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tailBuffer keeps the last limit bytes written to it.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	b     []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.limit; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // errUnsupported marks what a proxy's configuration cannot express.

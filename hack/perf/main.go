@@ -46,6 +46,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
@@ -58,7 +59,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -118,7 +118,7 @@ type server struct {
 	bin  string
 	base string // "http://127.0.0.1:port"
 	cmd  *exec.Cmd
-	logs *tailBuffer
+	logs *tailbuf.Buffer
 	done chan struct{} // closed when the process exits
 }
 
@@ -460,7 +460,7 @@ func (s *server) start(ctx context.Context, pin bool) error {
 	if s.env != nil {
 		s.cmd.Env = append(s.cmd.Env, s.env(port, spare)...)
 	}
-	s.logs = &tailBuffer{max: 4 << 10}
+	s.logs = tailbuf.New(4 << 10)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.name, err)
@@ -692,29 +692,6 @@ func processCPU(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * clockTick, nil
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // moduleVersion returns the version of module path in this binary's build

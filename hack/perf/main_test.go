@@ -52,15 +52,6 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
-	tb := &tailBuffer{max: 5}
-	tb.Write([]byte("abc"))
-	tb.Write([]byte("defg"))
-	if got := tb.String(); got != "cdefg" {
-		t.Errorf("tail = %q, want %q", got, "cdefg")
-	}
-}
-
 func TestFmtLatency(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		1500 * time.Microsecond:  "1500 µs",
