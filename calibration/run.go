@@ -3,6 +3,7 @@ package calibration
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,29 +156,7 @@ func tail(b []byte) string {
 // child's verbose output, under its own and its subtests' headers: they
 // say why it failed.
 func failureLines(out []byte, helperTest, test string) string {
-	const keep = 8
-	prefix := helperTest + "/" + test
-	var current string
-	var lines []string
-	for line := range strings.Lines(string(out)) {
-		line = strings.TrimRight(line, "\n")
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "===" {
-			current = f[2]
-			continue
-		}
-		if current != prefix && !strings.HasPrefix(current, prefix+"/") {
-			continue
-		}
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.Contains(line, "observe: ") || strings.HasPrefix(trimmed, "apply.go:") || strings.HasPrefix(trimmed, "--- ") {
-			continue
-		}
-		lines = append(lines, trimmed)
-	}
-	if len(lines) == 0 {
-		return "(no failure text in the child's output)"
-	}
-	return strings.Join(lines[max(0, len(lines)-keep):], "\n")
+	return gotestout.FailureLines(out, helperTest+"/"+test, gotestout.Options{Keep: 8, DropResults: true})
 }
 
 // Check runs v and fails t for each test whose verdict differs from

@@ -38,6 +38,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -665,29 +666,7 @@ func shortenWaits(tc *config.TimeoutConfig) {
 // failing test's last lines say why it failed, whether in the test's own
 // words or in the suite's timestamped ones.
 func failureLines(out []byte, test string) string {
-	const keep = 10
-	prefix := "TestNegativeHelper/" + test
-	var current string
-	var lines []string
-	for line := range strings.Lines(string(out)) {
-		line = strings.TrimRight(line, "\n")
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "===" {
-			current = f[2]
-			continue
-		}
-		if current != prefix && !strings.HasPrefix(current, prefix+"/") {
-			continue
-		}
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.Contains(line, "observe: ") || strings.HasPrefix(trimmed, "apply.go:") {
-			continue
-		}
-		lines = append(lines, trimmed)
-	}
-	if len(lines) == 0 {
-		return "(no failure text in the child's output)"
-	}
-	return strings.Join(lines[max(0, len(lines)-keep):], "\n")
+	return gotestout.FailureLines(out, "TestNegativeHelper/"+test, gotestout.Options{Keep: 10})
 }
 
 // tail returns the end of a child's output, enough to see why it failed.
