@@ -170,6 +170,10 @@ type Run struct {
 type Target struct {
 	// InProcess is true for the embedded cluster and reference gateway.
 	InProcess bool `json:"inProcess"`
+	// DataPlane names what served the Gateways in-process behind the
+	// reference controller when it was not the reference gateway's own
+	// data plane (haproxy, nginx: gatewitness run --data-plane).
+	DataPlane string `json:"dataPlane,omitempty"`
 	// Server is the API server's URL on a cluster.
 	Server string `json:"server,omitempty"`
 	// Context is the kubeconfig context used, on a cluster.
@@ -182,6 +186,9 @@ type Target struct {
 
 // String describes the target in one phrase.
 func (t Target) String() string {
+	if t.InProcess && t.DataPlane != "" {
+		return "in-process (embedded API store and the reference controller, " + t.DataPlane + " serving the Gateways; no cluster)"
+	}
 	if t.InProcess {
 		return "in-process (embedded API store and the reference gateway; no cluster)"
 	}

@@ -38,7 +38,15 @@ func inProcessTarget(name string, opts *runner.Options) (runner.InProcess, error
 			opts.ConformanceProfiles = append(opts.ConformanceProfiles, suite.ConformanceProfileName(p))
 		}
 	}
-	return runner.InProcess{Gateway: cluster.Gateway{ServeWith: func(log logr.Logger) (cluster.DataPlane, error) {
-		return v.New(log)
-	}}}, nil
+	// The reports name the proxy, not the reference gateway: it serves
+	// every request the tests send.
+	impl := runner.ReferenceImplementation()
+	impl.Project = "reference-controller-" + name
+	return runner.InProcess{
+		Gateway: cluster.Gateway{ServeWith: func(log logr.Logger) (cluster.DataPlane, error) {
+			return v.New(log)
+		}},
+		Implementation: impl,
+		DataPlane:      name,
+	}, nil
 }

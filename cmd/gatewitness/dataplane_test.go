@@ -24,6 +24,12 @@ func TestInProcessTarget(t *testing.T) {
 	if err != nil || in.Gateway.ServeWith == nil {
 		t.Fatalf("haproxy: %v; want a target served by the adapter", err)
 	}
+	if in.DataPlane != "haproxy" {
+		t.Errorf("haproxy: the run's record would name the data plane %q; want haproxy", in.DataPlane)
+	}
+	if in.Implementation.Project != "reference-controller-haproxy" {
+		t.Errorf("haproxy: the reports would name %q; want reference-controller-haproxy, not the reference gateway", in.Implementation.Project)
+	}
 	if len(o.SupportedFeatures) == 0 || len(o.ConformanceProfiles) == 0 || string(o.ConformanceProfiles[0]) != features.ProfileHTTPResilience {
 		t.Errorf("haproxy: claims %v, profiles %v; want its honest claims and the calibrated profiles", o.SupportedFeatures, o.ConformanceProfiles)
 	}

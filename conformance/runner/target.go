@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,14 @@ type target struct {
 type InProcess struct {
 	// Gateway builds the reference gateway's parts (cluster.StartWith).
 	Gateway cluster.Gateway
+	// Implementation, when its Project is set, is what the reports name
+	// as the implementation under test instead of the reference gateway:
+	// a run whose Gateways another data plane serves (Gateway.ServeWith)
+	// is that data plane's run.
+	Implementation confv1.Implementation
+	// DataPlane names what Gateway.ServeWith builds, for the record of
+	// the run (reports.Target.DataPlane); empty: the reference gateway's.
+	DataPlane string
 }
 
 // startInProcess starts the embedded cluster with the reference gateway
@@ -77,6 +86,9 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions, in I
 	}
 	// The cluster lives until the last cleanup; t.Context is cancelled
 	// before cleanups run, when resources are still being deleted.
+	if in.Implementation.Project != "" {
+		o.Implementation, co.Implementation = in.Implementation, in.Implementation
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := cluster.StartWith(ctx, cluster.Options{
 		GatewayClassName:  o.GatewayClassName,
@@ -108,7 +120,7 @@ func startInProcess(t *testing.T, o *Options, co *suite.ConformanceOptions, in I
 	co.Clientset = c.Clientset()
 	return &target{
 		restoreClient:     co.Client,
-		info:              reports.Target{InProcess: true},
+		info:              reports.Target{InProcess: true, DataPlane: in.DataPlane},
 		kubernetesVersion: inProcessKubernetesVersion(),
 		stop:              c.Close,
 	}, nil
