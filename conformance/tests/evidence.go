@@ -15,6 +15,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,7 +25,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +68,23 @@ type answer struct {
 	// what says what answered, for messages: "a pod of X (pod Y)", "the
 	// data plane itself: status 404", "no answer: ...".
 	what string
+	// timedOut: the request ran out of time, at the client or at the
+	// gateway (a 504, a DEADLINE_EXCEEDED). That says nothing of which
+	// configuration answered (a route's own short timeout, a loaded
+	// machine), so such an answer neither counts in a row nor ends it.
+	timedOut bool
+}
+
+// timedOutAnswer is the answer of a request that ran out of time.
+func timedOutAnswer(what string) answer {
+	return answer{what: what + " (a timeout, which says nothing of the configuration that answered)", timedOut: true}
+}
+
+// isTimeout reports whether err is a request's deadline or a network
+// timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // echoPod is the pod an echo-backend's JSON answer names, or "".
@@ -82,8 +102,12 @@ func echoPod(body []byte) string {
 // backend, the data plane itself (no echo in the body), or no one.
 func httpAnswer(x testclient.Exchange, backend string) answer {
 	switch pod := echoPod(x.Body); {
+	case x.Err != nil && isTimeout(x.Err):
+		return timedOutAnswer(fmt.Sprintf("no answer: %v", x.Err))
 	case x.Err != nil:
 		return answer{what: fmt.Sprintf("no answer: %v", x.Err)}
+	case pod == "" && x.Status == http.StatusGatewayTimeout:
+		return timedOutAnswer(fmt.Sprintf("status 504 from the data plane itself: %q", bodyStart(x.Body)))
 	case pod != "" && strings.HasPrefix(pod, backend):
 		return answer{served: x.Status == http.StatusOK, what: fmt.Sprintf("status %d from a pod of %s (%s)", x.Status, backend, pod)}
 	case pod != "":
@@ -121,7 +145,8 @@ type check struct {
 // other (every connection is spread on its own), and on a loaded machine
 // 20 handshakes one after the other take seconds. A wave with an answer
 // that does not count ends the row, so a replica that lags costs a wave,
-// not a row, per poll. It returns the times, from start, of the first
+// not a row, per poll; an answer that timed out neither counts nor ends
+// it (rowOf). It returns the times, from start, of the first
 // answer that counted and of the last, or, after the suite's
 // MaxTimeToConsistency, an error that says what answered last.
 func awaitInARow(s *suite.ConformanceTestSuite, c check, want bool, start time.Time) (first, all time.Duration, err error) {
@@ -130,7 +155,7 @@ func awaitInARow(s *suite.ConformanceTestSuite, c check, want bool, start time.T
 	first = -1
 	for {
 		last := c.try()
-		if last.served == want {
+		if last.served == want && !last.timedOut {
 			if first < 0 {
 				first = time.Since(start)
 			}
@@ -155,24 +180,31 @@ func awaitInARow(s *suite.ConformanceTestSuite, c check, want bool, start time.T
 // rowWave is how many requests of a row go at once.
 const rowWave = 4
 
-// rowOf sends n tries of c, rowWave at a time, and reports whether every
-// one came to want, or else one that did not.
+// rowOf sends tries of c, rowWave at a time, until n of them came to want,
+// and reports whether they did, or else the answer that did not. An answer
+// that timed out is sent again, up to n times in one row: one more, and
+// the row ends on it.
 func rowOf(c check, want bool, n int) (miss answer, ok bool) {
 	wave := rowWave
 	if c.oneAtATime {
 		wave = 1
 	}
-	for sent := 0; sent < n; {
-		answers := make([]answer, min(wave, n-sent))
+	timeouts := 0
+	for counted := 0; counted < n; {
+		answers := make([]answer, min(wave, n-counted))
 		var wg sync.WaitGroup
 		for i := range answers {
 			wg.Go(func() { answers[i] = c.try() })
 		}
 		wg.Wait()
-		sent += len(answers)
 		for _, a := range answers {
-			if a.served != want {
+			switch {
+			case a.timedOut && timeouts < n:
+				timeouts++
+			case a.timedOut || a.served != want:
 				return a, false
+			default:
+				counted++
 			}
 		}
 	}
@@ -330,6 +362,9 @@ func grpcCheck(g *grpcTarget, authority, backend string) check {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			resp, err := echopb.NewEchoClient(cc).Unary(ctx, &echopb.EchoRequest{})
+			if status.Code(err) == codes.DeadlineExceeded {
+				return timedOutAnswer(fmt.Sprintf("the call failed: %v", err))
+			}
 			if err != nil {
 				return answer{what: fmt.Sprintf("the call failed: %v", err)}
 			}

@@ -215,3 +215,42 @@ func TestAnswersNameWhatAnswered(t *testing.T) {
 }
 
 var _ client.Client = ConfigWrites(nil)
+
+// A row counts the answers that came to what it waits for, sends again
+// those that timed out (up to as many as the row needs), and ends on any
+// other answer.
+func TestRowSkipsTimeoutsAndEndsOnAMiss(t *testing.T) {
+	served, timedOut, miss := answer{served: true}, timedOutAnswer("no answer"), answer{what: "status 404"}
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+		n       int
+		ok      bool
+	}{
+		{"all served", []answer{served, served, served}, 3, true},
+		{"timeouts between", []answer{timedOut, served, timedOut, served, served}, 3, true},
+		{"a miss", []answer{served, miss, served, served}, 3, false},
+		{"too many timeouts", []answer{timedOut, timedOut, timedOut, timedOut, served}, 3, false},
+	} {
+		var mu sync.Mutex
+		next := 0
+		c := check{oneAtATime: true, try: func() answer {
+			mu.Lock()
+			defer mu.Unlock()
+			if next >= len(tc.answers) {
+				return miss
+			}
+			next++
+			return tc.answers[next-1]
+		}}
+		if _, ok := rowOf(c, true, tc.n); ok != tc.ok {
+			t.Errorf("%s: rowOf = %v; want %v", tc.name, ok, tc.ok)
+		}
+	}
+	if a := httpAnswer(testclient.Exchange{Status: 504, Body: []byte("upstream request timeout")}, "echo-abc"); !a.timedOut || a.served {
+		t.Errorf("a 504 from the data plane itself: %+v; want a timeout, not served", a)
+	}
+	if a := httpAnswer(testclient.Exchange{Err: context.DeadlineExceeded}, "echo-abc"); !a.timedOut {
+		t.Errorf("a request past its deadline: %+v; want a timeout", a)
+	}
+}
