@@ -28,11 +28,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
 	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
@@ -233,13 +234,36 @@ type statusSeen struct {
 	start, programmed, accepted time.Time
 }
 
-// gatewayProgrammed waits until the Gateway gw is Programmed and returns
-// when it was seen.
+// gatewayProgrammed waits until the Gateway gw is Programmed=True for
+// its current generation and returns when it was seen. A status not yet
+// written for that generation is waited out: on a real API server a new
+// Gateway's status starts as the CRD's default (Accepted and Programmed
+// Unknown, reason Pending, observedGeneration 0), on which upstream's
+// GatewayMustHaveCondition fails at once instead of polling.
 func gatewayProgrammed(t *testing.T, s *suite.ConformanceTestSuite, gw types.NamespacedName) time.Time {
 	t.Helper()
-	kubernetes.GatewayMustHaveCondition(t, s.Client, s.TimeoutConfig, gw, metav1.Condition{
-		Type: string(gwv1.GatewayConditionProgrammed), Status: metav1.ConditionTrue,
-	})
+	last := "not read yet"
+	err := wait.PollUntilContextTimeout(context.Background(), s.TimeoutConfig.DefaultPollInterval, s.TimeoutConfig.GatewayMustHaveCondition, true,
+		func(ctx context.Context) (bool, error) {
+			g := &gwv1.Gateway{}
+			if err := s.Client.Get(ctx, gw, g); err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			c := meta.FindStatusCondition(g.Status.Conditions, string(gwv1.GatewayConditionProgrammed))
+			switch {
+			case c == nil:
+				last = "no Programmed condition"
+			case c.ObservedGeneration != g.Generation:
+				last = fmt.Sprintf("Programmed=%s for generation %d, not the current %d", c.Status, c.ObservedGeneration, g.Generation)
+			default:
+				last = fmt.Sprintf("Programmed=%s (%s: %s)", c.Status, c.Reason, c.Message)
+			}
+			return c != nil && c.ObservedGeneration == g.Generation && c.Status == metav1.ConditionTrue, nil
+		})
+	if err != nil {
+		t.Fatalf("Gateway %s is not Programmed=True for its current generation within %s: %s", gw, s.TimeoutConfig.GatewayMustHaveCondition, last)
+	}
 	return time.Now()
 }
 

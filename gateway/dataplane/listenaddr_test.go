@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,49 @@ func TestListenAddrError(t *testing.T) {
 	}
 	if body := getRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("body %q; want the echo of backend b from Gateway gw-ns/gw", body)
+	}
+}
+
+// TestListenOpensTheSockets checks that Options.Listen opens every
+// listener socket, at the address ListenAddr chose, and that a socket it
+// refuses leaves its Gateway out with Listen's reason in Apply's error.
+func TestListenOpensTheSockets(t *testing.T) {
+	b := startBackend(t, "b")
+	want := freeLoopbackAddr(t)
+	var opened []string
+	s := dataplane.New(dataplane.Options{
+		ListenAddr: func(_, name string, _ int32) (string, error) {
+			if name == "bad" {
+				return "127.0.0.1:1", nil
+			}
+			return want, nil
+		},
+		Listen: func(network, address string) (net.Listener, error) {
+			opened = append(opened, network+" "+address)
+			if address == "127.0.0.1:1" {
+				return nil, errors.New("this socket is refused")
+			}
+			return net.Listen(network, address)
+		},
+	})
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	listener := ir.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+		HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
+	err := s.Apply(&ir.Config{Gateways: []ir.Gateway{
+		{Namespace: "gw-ns", Name: "bad", Listeners: []ir.Listener{listener}},
+		{Namespace: "gw-ns", Name: "gw", Listeners: []ir.Listener{listener}},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "gw-ns/bad") || !strings.Contains(err.Error(), "this socket is refused") {
+		t.Fatalf("Apply error %v; want one naming Gateway gw-ns/bad and Listen's reason", err)
+	}
+	if len(opened) != 2 || !slices.Contains(opened, "tcp "+want) {
+		t.Fatalf("Listen opened %q; want two sockets, one of them tcp %s", opened, want)
+	}
+	if body := getRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
+		t.Fatalf("body %q; want the echo of backend b on the socket Listen opened", body)
 	}
 }

@@ -32,6 +32,14 @@ type Options struct {
 	// (Gateway, port) pair must get a distinct socket. It is called with
 	// the Server's lock held and must not call back into the Server.
 	ListenAddr func(namespace, name string, port int32) (string, error)
+	// Listen, when set, opens each listener socket ("tcp" and the address
+	// BindHost or ListenAddr gives) in place of net.Listen: a
+	// net.ListenConfig whose Control sets SO_REUSEPORT lets several data
+	// planes serve one address, the kernel spreading new connections over
+	// their sockets, as replicas of a proxy on one host (or an old and a
+	// new process across a restart) do. It is called with the Server's
+	// lock held and must not call back into the Server.
+	Listen func(network, address string) (net.Listener, error)
 	// Logger receives errors and, at V(1), per-request details. The zero
 	// value discards everything.
 	Logger logr.Logger
@@ -47,6 +55,7 @@ type Options struct {
 type Server struct {
 	bindHost   string
 	listenAddr func(namespace, name string, port int32) (string, error)
+	openSocket func(network, address string) (net.Listener, error) // Options.Listen, else net.Listen
 	log        logr.Logger
 	// parts are how the data plane retries, relays, times, sends upstream,
 	// bounds gRPC calls and reloads (parts.go); set once by NewBroken.
@@ -89,10 +98,14 @@ func NewBroken(opts Options, build func(own part.Parts) part.Parts) *Server {
 	if opts.BindHost == "" {
 		opts.BindHost = "127.0.0.1"
 	}
+	if opts.Listen == nil {
+		opts.Listen = net.Listen
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		bindHost:    opts.BindHost,
 		listenAddr:  opts.ListenAddr,
+		openSocket:  opts.Listen,
 		log:         opts.Logger,
 		limits:      opts.Limits.withDefaults(),
 		ports:       make(map[portKey]*portServer),
@@ -247,7 +260,7 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 			return nil, fmt.Errorf("choosing the socket: %w", err)
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := s.openSocket("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
