@@ -167,6 +167,9 @@ type Conn struct {
 
 	id   uint64
 	mode atomic.Int32
+	// hideTimeout leaves grpc-timeout out of request header blocks
+	// (DeadlineCredentials); set before the connection is served.
+	hideTimeout bool
 
 	// Owned by the goroutine that calls Read.
 	detectBuf [len(clientPreface)]byte
