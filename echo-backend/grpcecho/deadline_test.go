@@ -3,6 +3,7 @@ package grpcecho_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,22 @@ func TestDeadlineAnswerIsAlwaysTheStatus(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMalformedTimeoutIsInternal: a grpc-timeout that is not 1 to 8 digits
+// and a unit is answered INTERNAL, as grpc-go answers it, naming the header.
+func TestMalformedTimeoutIsInternal(t *testing.T) {
+	b := startBackend(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), tolerance)
+	defer cancel()
+	r, err := rawgrpc.Call(ctx, (&net.Dialer{}).DialContext, rawgrpc.Request{
+		URL: "http://" + b.addr + "/gatewitness.echo.v1.Echo/Unary", Timeout: "1x", Messages: [][]byte{nil},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GRPCStatus() != "13" || !strings.Contains(r.GRPCMessage(), "grpc-timeout") {
+		t.Errorf("grpc-status %s %q; want INTERNAL naming grpc-timeout", rawgrpc.CodeName(r.GRPCStatus()), r.GRPCMessage())
 	}
 }
