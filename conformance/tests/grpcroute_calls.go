@@ -230,10 +230,10 @@ type grpcRawResult struct {
 	header   http.Header
 	trailer  http.Header
 	messages [][]byte
-	partial  int   // bytes of an incomplete message at the end of the body
-	bodyErr  error // the stream did not end cleanly (a reset, say)
-	end      string
-	refused  bool // the gateway said it did not process the call
+	partial  int    // bytes of an incomplete message at the end of the body
+	bodyErr  error  // the stream did not end cleanly (a reset, say)
+	end      string // how the stream ended (rawgrpc.Response.End)
+	refused  bool   // the gateway said it did not process the call
 	elapsed  time.Duration
 	gaveUp   bool // the test's own give-up bound ended the call
 }
@@ -338,6 +338,9 @@ func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, meth
 		Messages:  [][]byte{payload},
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return grpcRawResult{header: http.Header{}, trailer: http.Header{}, elapsed: time.Since(start), gaveUp: true, bodyErr: err}
+		}
 		t.Fatalf("%s to %s through the Gateway %s: %v", method, authority, g.addr, err)
 	}
 	return grpcRawResult{

@@ -188,3 +188,54 @@ func TestGRPCNoResendEndsAtARefusedStream(t *testing.T) {
 		})
 	}
 }
+
+// TestOneShotEndsAtARefusedStream: a GET through net/http's Transport is
+// sent again when its stream is refused; through OneShot it is not, and
+// the error names the code.
+func TestOneShotEndsAtARefusedStream(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		oneShot bool
+		streams int64
+	}{{"Transport", false, 2}, {"OneShot", true, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRefusingServer(t)
+			p := new(http.Protocols)
+			p.SetUnencryptedHTTP2(true)
+			tr := &http.Transport{Protocols: p, DisableKeepAlives: true}
+			t.Cleanup(tr.CloseIdleConnections)
+			var rt http.RoundTripper = tr
+			if tc.oneShot {
+				rt = OneShot(tr)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+"/", nil)
+				if err == nil {
+					var resp *http.Response
+					if resp, err = rt.RoundTrip(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+				done <- err
+			}()
+			s.waitStreams(t, tc.streams)
+			if !tc.oneShot {
+				cancel() // the resends would go on, after 1s, 2s, ...
+			}
+			err := <-done
+			var se http2.StreamError
+			switch {
+			case err == nil:
+				t.Fatal("the refused request succeeded")
+			case tc.oneShot && (!errors.As(err, &se) || se.Code != http2.ErrCodeRefusedStream):
+				t.Errorf("error %v; want an http2.StreamError with REFUSED_STREAM", err)
+			}
+			if n := s.streams.Load(); tc.oneShot && n != 1 || n < tc.streams {
+				t.Errorf("the server saw %d streams; want %d", n, tc.streams)
+			}
+		})
+	}
+}
