@@ -76,6 +76,10 @@ func (s *refusingServer) serve(c net.Conn) {
 	if fr.WriteSettings() != nil {
 		return
 	}
+	// A stream with a body is refused once its first DATA came, as a
+	// gateway refuses a call at its deadline: after the call's first
+	// message, which is when grpc-go commits to a call (GRPCNoResend).
+	pending := map[uint32]bool{}
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -92,7 +96,16 @@ func (s *refusingServer) serve(c net.Conn) {
 			}
 		case *http2.MetaHeadersFrame:
 			s.streams.Add(1)
-			_ = fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+			if f.StreamEnded() {
+				_ = fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+			} else {
+				pending[f.StreamID] = true
+			}
+		case *http2.DataFrame:
+			if pending[f.StreamID] {
+				delete(pending, f.StreamID)
+				_ = fr.WriteRSTStream(f.StreamID, http2.ErrCodeRefusedStream)
+			}
 		}
 	}
 }
