@@ -8,6 +8,7 @@ package tests
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,13 @@ type grpcTarget struct {
 	s    *suite.ConformanceTestSuite
 	addr string // the Gateway's address, host:port
 	dial DialFunc
+	// routes are the GRPCRoutes the target waited for; start and
+	// accepted when it began and saw them accepted (evidence.go).
+	routes      []string
+	seen        statusSeen
+	mu          sync.Mutex
+	authorities map[*grpc.ClientConn]string // conn's :authority
+	retired     bool                        // the routes' deletion is registered
 }
 
 // newGRPCTarget waits until the shared Gateway (same-namespace in the
@@ -39,14 +47,24 @@ type grpcTarget struct {
 // returns the Gateway as a target.
 func newGRPCTarget(t *testing.T, s *suite.ConformanceTestSuite, routes ...string) *grpcTarget {
 	t.Helper()
+	start := time.Now()
 	ns := suite.InfrastructureNamespace
 	nns := make([]types.NamespacedName, len(routes))
 	for i, r := range routes {
 		nns[i] = types.NamespacedName{Namespace: ns, Name: r}
 	}
+	seen := statusSeen{start: start, programmed: gatewayProgrammed(t, s, types.NamespacedName{Namespace: ns, Name: "same-namespace"})}
 	gw := kubernetes.NewGatewayRef(types.NamespacedName{Namespace: ns, Name: "same-namespace"})
 	addr := kubernetes.GatewayAndRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName, gw, &gwv1.GRPCRoute{}, true, nns...)
-	return &grpcTarget{s: s, addr: addr, dial: DialContext(s)}
+	seen.accepted = time.Now()
+	return &grpcTarget{
+		s:           s,
+		addr:        addr,
+		dial:        DialContext(s),
+		routes:      routes,
+		seen:        seen,
+		authorities: map[*grpc.ClientConn]string{},
+	}
 }
 
 // conn returns a gRPC connection to the Gateway that sends authority as
@@ -65,34 +83,38 @@ func (g *grpcTarget) conn(t *testing.T, authority string) *grpc.ClientConn {
 		t.Fatalf("gRPC connection to the Gateway %s for %s: %v", g.addr, authority, err)
 	}
 	t.Cleanup(func() { cc.Close() })
+	g.mu.Lock()
+	g.authorities[cc] = authority
+	g.mu.Unlock()
 	return cc
 }
 
-// waitReady calls Echo.Unary through cc until the suite's
-// RequiredConsecutiveSuccesses calls in a row succeed, so that the route of
-// cc's authority is programmed before a test times anything. It fails t
-// after the suite's MaxTimeToConsistency.
+// waitReady waits until Echo.Unary with cc's authority is answered by an
+// echo-backend servedInARow times in a row, each call on a connection of
+// its own (evidence.go), so that every replica of the data plane serves
+// the route of cc's authority before a test times anything; cc itself
+// is then one connection to one of them. When the test's windows end,
+// the target's routes are deleted first and its clean-up waits until the
+// authority is no longer served (retire). It fails t after the suite's
+// MaxTimeToConsistency.
 func (g *grpcTarget) waitReady(t *testing.T, cc *grpc.ClientConn) {
 	t.Helper()
-	client := echopb.NewEchoClient(cc)
-	need := max(g.s.TimeoutConfig.RequiredConsecutiveSuccesses, 1)
-	var last error
-	// need calls in a row: a failure starts the count again.
-	inARow := testclient.Poll(g.s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
-		for range need {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, last = client.Unary(ctx, &echopb.EchoRequest{})
-			cancel()
-			if last != nil {
-				return false
-			}
-		}
-		return true
-	})
-	if !inARow {
-		t.Fatalf("%s through the Gateway %s: no %d successful calls in a row within %v; last: %v",
-			cc.CanonicalTarget(), g.addr, need, g.s.TimeoutConfig.MaxTimeToConsistency, last)
+	g.mu.Lock()
+	authority, ok := g.authorities[cc]
+	del := !g.retired
+	g.retired = true
+	g.mu.Unlock()
+	if !ok {
+		t.Fatalf("waitReady: a connection that grpcTarget.conn did not make")
 	}
+	chk := grpcCheck(g, authority, "")
+	names := routeNames("GRPCRoute", g.routes)
+	served(t, g.s, chk, names, g.seen)
+	var deletion func() error
+	if del {
+		deletion = deleteRoutes(g.s, newGRPCRoute, g.routes...)
+	}
+	retire(t, g.s, chk, names, deletion)
 }
 
 // grpcWaitAttemptEnded polls the backend's ledger until the only attempt of id
@@ -111,7 +133,7 @@ func grpcWaitAttemptEnded(t *testing.T, cc *grpc.ClientConn, id string, within t
 	})
 	switch {
 	case !ok:
-		t.Fatalf("the backend has no record of %s", id)
+		t.Fatalf("%s", testclient.NotReached(id))
 	case !ended:
 		t.Fatalf("the backend's attempt of %s had not ended %v after the call: %v", id, within, e)
 	}
