@@ -38,13 +38,15 @@ func newRefusingServer(t *testing.T) *refusingServer {
 	}
 	s := &refusingServer{addr: ln.Addr().String()}
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		conns  []net.Conn
+		closed bool // a connection accepted from now on is closed at once
 	)
 	t.Cleanup(func() {
 		ln.Close()
 		mu.Lock()
+		closed = true
 		for _, c := range conns {
 			c.Close()
 		}
@@ -59,6 +61,9 @@ func newRefusingServer(t *testing.T) *refusingServer {
 			}
 			mu.Lock()
 			conns = append(conns, c)
+			if closed {
+				c.Close()
+			}
 			mu.Unlock()
 			wg.Go(func() { s.serve(c) })
 		}
