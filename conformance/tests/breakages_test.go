@@ -261,6 +261,18 @@ var breakages = []negative.Breakage{
 		Breaks:   []features.FeatureName{features.SupportGRPCRouteTimeoutPropagation},
 		Passes:   "it checks when a call ends, not the grpc-timeout the backend receives",
 	},
+	{
+		Name: "grpc-refuses-early-ends",
+		Models: "HAProxy in front of a gRPC backend: a call that ends before any response header (the backend's reset, which a " +
+			"backend whose own deadline comes from the forwarded grpc-timeout sends at the deadline, or the deadline itself) " +
+			"reaches the HTTP/2 client as RST_STREAM REFUSED_STREAM, which says the call was never processed: gRPC and HTTP/2 " +
+			"clients send it again, so the deadline does not end the call",
+		Gateway:  runnertest.ReferenceGateway{DataPlane: dataplanetest.Hooks{Relay: dataplanetest.Relay{RefusesEarlyGRPCEnds: true}}},
+		Profiles: []string{grpcProfile, ffProfile},
+		Fails: []string{tests.GRPCRouteStrictEnforcement.ShortName, tests.GRPCRouteMaxStreamDuration.ShortName,
+			tests.GRPCRouteMaxStreamDurationDeadlineExceeded.ShortName, tests.GRPCRouteMaxStreamDurationCancelsBackend.ShortName},
+		Passes: "its calls are answered inside their bound, or fail after their response headers",
+	},
 
 	// Connection-level timeouts (fields silently ignored, and HAProxy's
 	// HTTP mode, which closes a tunnel at once on the backend's FIN).

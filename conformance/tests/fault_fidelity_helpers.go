@@ -127,8 +127,11 @@ func (g *ffTarget) skipUnless(t *testing.T, via, backend string) {
 
 // client returns a client for via, closed when t ends. keepAlive keeps
 // connections for reuse, one at a time, as a browser's or curl's would be
-// reused; otherwise every request has a connection of its own. Neither
-// asks for compressed bodies, so the bytes are the backend's.
+// reused, and resends as they do (net/http's Transport: a request answered
+// by an empty reply on a reused connection, a refused HTTP/2 stream);
+// otherwise every request has a connection of its own and is sent once
+// (testclient.OneShot), so a refusal is the request's error. Neither asks
+// for compressed bodies, so the bytes are the backend's.
 func (g *ffTarget) client(t *testing.T, via string, keepAlive bool) *http.Client {
 	tr := &http.Transport{
 		DialContext:        g.dial,
@@ -153,6 +156,9 @@ func (g *ffTarget) client(t *testing.T, via string, keepAlive bool) *http.Client
 		t.Fatalf("unknown way to the Gateway %q", via)
 	}
 	t.Cleanup(tr.CloseIdleConnections)
+	if !keepAlive {
+		return &http.Client{Transport: testclient.OneShot(tr)}
+	}
 	return &http.Client{Transport: tr}
 }
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -204,19 +205,35 @@ func grpcWantCut(t *testing.T, r grpcKindResult, limit time.Duration) {
 		t.Errorf("the call ended with OK after %v; want a non-OK status within [%v, %v]",
 			r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
 		return
+	case r.refused():
+		t.Errorf("the gateway refused the stream (%v) after %v; want a non-OK status within [%v, %v]: a refusal says the call was never processed and may be sent again, and gRPC clients do resend it (transparent retry; this client does not), so it does not end the call",
+			status.Convert(r.err).Message(), r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
+		return
 	}
 	grpcWantWithin(t, fmt.Sprintf("the call ended with %v", r.code()), r.elapsed, limit)
+}
+
+// refused reports whether the call ended because the server refused its
+// stream or left it out of a GOAWAY, as grpc-go words it: the status
+// grpc-go gives a call it would otherwise resend (testclient.GRPCNoResend
+// stops the resend).
+func (r grpcKindResult) refused() bool {
+	msg := status.Convert(r.err).Message()
+	return r.code() == codes.Unavailable &&
+		(strings.Contains(msg, "RST_STREAM with error code: REFUSED_STREAM") || strings.Contains(msg, "the connection is draining"))
 }
 
 // grpcRawResult is a gRPC response as an HTTP/2 client sees it on the wire
 // (rawgrpc.Response), with how long the call took.
 type grpcRawResult struct {
-	status   int
+	status   int // 0: no response headers came
 	header   http.Header
 	trailer  http.Header
 	messages [][]byte
-	partial  int   // bytes of an incomplete message at the end of the body
-	bodyErr  error // reading the body failed (a reset stream, say)
+	partial  int    // bytes of an incomplete message at the end of the body
+	bodyErr  error  // the stream did not end cleanly (a reset, say)
+	end      string // how the stream ended (rawgrpc.Response.End)
+	refused  bool   // the gateway said it did not process the call
 	elapsed  time.Duration
 	gaveUp   bool // the test's own give-up bound ended the call
 }
@@ -224,7 +241,21 @@ type grpcRawResult struct {
 // wire is r as a rawgrpc.Response, for its reading of the status.
 func (r grpcRawResult) wire() *rawgrpc.Response {
 	return &rawgrpc.Response{Status: r.status, Header: r.header, Trailer: r.trailer,
-		Messages: r.messages, Partial: r.partial, BodyErr: r.bodyErr}
+		Messages: r.messages, Partial: r.partial, BodyErr: r.bodyErr, End: r.end}
+}
+
+// how says how the call ended, for failure messages: the HTTP status and
+// grpc-status, or, without response headers, the frame that ended it.
+func (r grpcRawResult) how() string {
+	switch {
+	case r.refused && r.status == 0 && strings.HasPrefix(r.end, "RST_STREAM"):
+		return fmt.Sprintf("the gateway refused the stream (%s)", r.end)
+	case r.refused:
+		return fmt.Sprintf("the gateway's %s left the stream out", r.end)
+	case r.status == 0:
+		return fmt.Sprintf("the stream ended with %s and no response headers", r.end)
+	}
+	return fmt.Sprintf("the call ended (HTTP %d, grpc-status %s, stream ended with %s)", r.status, grpcCodeName(r.grpcStatus()), r.end)
 }
 
 // ok reports whether the call succeeded: HTTP 200, grpc-status 0 and a
@@ -242,8 +273,11 @@ func (r grpcRawResult) wantCut(t *testing.T, limit time.Duration) {
 	case r.ok():
 		t.Errorf("the call ended with OK after %v; want a non-OK status within [%v, %v]",
 			r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
+	case r.refused:
+		t.Errorf("%s after %v; want a non-OK status within [%v, %v]: a refusal says the call was never processed and may be sent again, and gRPC clients do resend it (transparent retry), so it does not end the call",
+			r.how(), r.elapsed.Round(time.Millisecond), limit, limit+TimingTolerance())
 	default:
-		grpcWantWithin(t, fmt.Sprintf("the call ended (HTTP %d, grpc-status %s)", r.status, grpcCodeName(r.grpcStatus())), r.elapsed, limit)
+		grpcWantWithin(t, r.how(), r.elapsed, limit)
 	}
 }
 
@@ -268,6 +302,7 @@ func (r grpcRawResult) record(t *testing.T) {
 		where = "trailers"
 	}
 	observe.Record(t, "grpc-status-in", where)
+	observe.Record(t, "stream-end", r.end)
 	observe.Record(t, "messages", len(r.messages))
 	observe.Record(t, "elapsed", r.elapsed.Round(time.Millisecond))
 	if r.bodyErr != nil {
@@ -282,8 +317,10 @@ func grpcCodeName(v string) string { return rawgrpc.CodeName(v) }
 // rawCall sends one call of method of the echo service, with an empty
 // EchoRequest, to authority through the Gateway, with grpc-timeout set to
 // grpcTimeout verbatim when it is not empty (the client does not enforce
-// it) and the given metadata pairs, and reads the whole response. The
-// test gives up on the call after giveUp.
+// it) and the given metadata pairs, and reads the whole response. The call
+// is sent once, on a connection of its own (rawgrpc.Call): a refused
+// stream or one a GOAWAY left out ends it, as what it was, instead of
+// being sent again. The test gives up on the call after giveUp.
 func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, method, grpcTimeout string, md ...string) grpcRawResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), giveUp)
@@ -293,7 +330,7 @@ func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, meth
 		t.Fatal(err)
 	}
 	start := time.Now()
-	resp, err := rawgrpc.Call(ctx, g.raw, rawgrpc.Request{
+	resp, err := rawgrpc.Call(ctx, rawgrpc.DialFunc(g.dial), rawgrpc.Request{
 		URL:       "http://" + g.addr + "/" + grpcEchoService + "/" + method,
 		Authority: authority,
 		Timeout:   grpcTimeout,
@@ -309,6 +346,7 @@ func (g *grpcTarget) rawCall(t *testing.T, giveUp time.Duration, authority, meth
 	return grpcRawResult{
 		status: resp.Status, header: resp.Header, trailer: resp.Trailer,
 		messages: resp.Messages, partial: resp.Partial, bodyErr: resp.BodyErr,
-		elapsed: time.Since(start), gaveUp: ctx.Err() != nil,
+		end: resp.End, refused: resp.Refused(),
+		elapsed: time.Since(start), gaveUp: resp.End == "" && ctx.Err() != nil,
 	}
 }

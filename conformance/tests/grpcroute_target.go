@@ -8,7 +8,6 @@ package tests
 import (
 	"context"
 	"net"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +33,6 @@ type grpcTarget struct {
 	s    *suite.ConformanceTestSuite
 	addr string // the Gateway's address, host:port
 	dial DialFunc
-	raw  *http.Client
 	// routes are the GRPCRoutes the target waited for; start and
 	// accepted when it began and saw them accepted (evidence.go).
 	routes      []string
@@ -59,17 +57,10 @@ func newGRPCTarget(t *testing.T, s *suite.ConformanceTestSuite, routes ...string
 	gw := kubernetes.NewGatewayRef(types.NamespacedName{Namespace: ns, Name: "same-namespace"})
 	addr := kubernetes.GatewayAndRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName, gw, &gwv1.GRPCRoute{}, true, nns...)
 	seen.accepted = time.Now()
-	dial := DialContext(s)
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{Protocols: p, DialContext: dial}
-	t.Cleanup(tr.CloseIdleConnections)
 	return &grpcTarget{
-		s:    s,
-		addr: addr,
-		dial: dial,
-		// A safety net only: every call has a shorter bound of its own.
-		raw:         &http.Client{Transport: tr, Timeout: time.Minute},
+		s:           s,
+		addr:        addr,
+		dial:        DialContext(s),
 		routes:      routes,
 		seen:        seen,
 		authorities: map[*grpc.ClientConn]string{},
@@ -77,16 +68,17 @@ func newGRPCTarget(t *testing.T, s *suite.ConformanceTestSuite, routes ...string
 }
 
 // conn returns a gRPC connection to the Gateway that sends authority as
-// :authority, closed when t ends.
+// :authority, closed when t ends. It never resends a call by itself
+// (testclient.GRPCNoResend).
 func (g *grpcTarget) conn(t *testing.T, authority string) *grpc.ClientConn {
 	t.Helper()
-	cc, err := grpc.NewClient("passthrough:///"+g.addr,
+	cc, err := grpc.NewClient("passthrough:///"+g.addr, append(testclient.GRPCNoResend(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithAuthority(authority),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return g.dial(ctx, "tcp", addr)
 		}),
-	)
+	)...)
 	if err != nil {
 		t.Fatalf("gRPC connection to the Gateway %s for %s: %v", g.addr, authority, err)
 	}

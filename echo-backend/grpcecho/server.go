@@ -44,6 +44,11 @@
 // answer is due; BidiStream applies what comes before the first answer when
 // the call starts. Every response carries the attempt number in the trailing
 // metadata key x-gatewitness-attempt.
+//
+// A call's grpc-timeout is kept by the server itself (deadline.go), so a
+// call that reaches it always ends the same way: DEADLINE_EXCEEDED
+// (trailers-only before any message, trailers after), then RST_STREAM
+// NO_ERROR if the client has not half-closed. Never a bare reset.
 package grpcecho
 
 import (
@@ -129,7 +134,10 @@ func NewServer(opts Options) *grpc.Server {
 	gs := grpc.NewServer(
 		grpc.ConnectionTimeout(opts.HandshakeTimeout),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: opts.IdleTimeout}),
-		grpc.Creds(h2tap.Credentials(creds)),
+		// The server keeps deadlines itself (deadline.go).
+		grpc.Creds(h2tap.DeadlineCredentials(creds)),
+		grpc.ChainUnaryInterceptor(unaryDeadline),
+		grpc.ChainStreamInterceptor(streamDeadline),
 		grpc.StatsHandler(connCounter{}),
 		grpc.MaxHeaderListSize(maxHeaderListSize),
 		// A test backend observes what a proxy does rather than policing
@@ -172,8 +180,9 @@ func CodeForHTTPStatus(s int) codes.Code {
 }
 
 // connCounter numbers the RPCs of each connection in the order grpc-go
-// accepts them, for ledger.Attempt.ConnRequest. The counter lives in the
-// connection's context, so it goes away with the connection.
+// accepts them, for ledger.Attempt.ConnRequest, and notes when each began,
+// for its deadline. The counter lives in the connection's context, so it
+// goes away with the connection.
 type connCounter struct{}
 
 type connCountKey struct{}
@@ -184,8 +193,10 @@ func (connCounter) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Co
 	return context.WithValue(ctx, connCountKey{}, new(atomic.Int64))
 }
 
-// TagRPC numbers the RPC.
+// TagRPC numbers the RPC and notes when its headers arrived, where its
+// deadline counts from (deadline.go).
 func (connCounter) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
+	ctx = context.WithValue(ctx, rpcStartKey{}, time.Now())
 	n, ok := ctx.Value(connCountKey{}).(*atomic.Int64)
 	if !ok {
 		return ctx

@@ -23,7 +23,8 @@
 //     kept. Every request header block is tagged, trailers included:
 //     StreamHeader is set, and when the block carries grpc-timeout,
 //     GRPCTimeoutHeader is set to the same value. Client-sent copies of
-//     either name are removed.
+//     either name are removed. Under DeadlineCredentials grpc-timeout
+//     itself is left out, so that the gRPC server keeps the deadline alone.
 //   - After ResetStream, every frame the server writes for that stream is
 //     dropped. For each dropped DATA frame the tap tells the server, as if
 //     the client had, that the connection-level window is open again (a
@@ -167,6 +168,9 @@ type Conn struct {
 
 	id   uint64
 	mode atomic.Int32
+	// hideTimeout leaves grpc-timeout out of request header blocks
+	// (DeadlineCredentials); set before the connection is served.
+	hideTimeout bool
 
 	// Owned by the goroutine that calls Read.
 	detectBuf [len(clientPreface)]byte

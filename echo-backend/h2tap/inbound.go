@@ -246,20 +246,26 @@ func (c *Conn) inboundFrame(out []byte, h frameHeader, payload []byte) ([]byte, 
 	if err != nil {
 		return out, fmt.Errorf("stream %d: %w", c.inBlock.stream, err)
 	}
-	c.fields = tagFields(c.fields[:0], fields, c.id, c.inBlock.stream)
+	c.fields = tagFields(c.fields[:0], fields, c.id, c.inBlock.stream, c.hideTimeout)
 	return c.inBlock.appendFrames(out, c.inCodec.encode(c.fields)), nil
 }
 
 // tagFields appends fields to dst without client copies of the tap's
-// headers, then the tap's headers.
-func tagFields(dst, fields []hpack.HeaderField, connID uint64, stream uint32) []hpack.HeaderField {
+// headers, then the tap's headers. hideTimeout leaves grpc-timeout out, so
+// that only GRPCTimeoutHeader carries it.
+func tagFields(dst, fields []hpack.HeaderField, connID uint64, stream uint32, hideTimeout bool) []hpack.HeaderField {
 	timeout, hasTimeout := "", false
 	for _, f := range fields {
 		switch {
 		case strings.EqualFold(f.Name, StreamHeader), strings.EqualFold(f.Name, GRPCTimeoutHeader):
 			continue
-		case f.Name == "grpc-timeout" && !hasTimeout:
-			timeout, hasTimeout = f.Value, true
+		case f.Name == "grpc-timeout":
+			if !hasTimeout {
+				timeout, hasTimeout = f.Value, true
+			}
+			if hideTimeout {
+				continue
+			}
 		}
 		dst = append(dst, f)
 	}

@@ -75,11 +75,22 @@ func (l listener) Accept() (net.Conn, error) {
 // Credentials wraps gRPC transport credentials so that the connection grpc-go
 // serves (after any TLS handshake) is tapped. AuthInfo is passed through.
 func Credentials(inner credentials.TransportCredentials) credentials.TransportCredentials {
-	return tapCreds{inner}
+	return tapCreds{inner: inner}
+}
+
+// DeadlineCredentials is Credentials for a server that keeps its calls'
+// deadlines itself: the tap passes grpc-timeout on only as
+// GRPCTimeoutHeader, so grpc-go sets no deadline of its own. grpc-go's
+// deadline would end an expired call twice at the same instant, its
+// handler's status racing a RST_STREAM CANCEL from its transport's timer,
+// and a client (or a proxy) would see either.
+func DeadlineCredentials(inner credentials.TransportCredentials) credentials.TransportCredentials {
+	return tapCreds{inner: inner, hideTimeout: true}
 }
 
 type tapCreds struct {
-	inner credentials.TransportCredentials
+	inner       credentials.TransportCredentials
+	hideTimeout bool
 }
 
 func (t tapCreds) ClientHandshake(ctx context.Context, authority string, c net.Conn) (net.Conn, credentials.AuthInfo, error) {
@@ -91,12 +102,16 @@ func (t tapCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, e
 	if err != nil {
 		return nil, nil, err
 	}
-	return Wrap(conn), info, nil
+	tc := Wrap(conn)
+	tc.hideTimeout = t.hideTimeout
+	return tc, info, nil
 }
 
 func (t tapCreds) Info() credentials.ProtocolInfo { return t.inner.Info() }
 
-func (t tapCreds) Clone() credentials.TransportCredentials { return tapCreds{t.inner.Clone()} }
+func (t tapCreds) Clone() credentials.TransportCredentials {
+	return tapCreds{inner: t.inner.Clone(), hideTimeout: t.hideTimeout}
+}
 
 func (t tapCreds) OverrideServerName(name string) error {
 	return t.inner.OverrideServerName(name)

@@ -24,7 +24,8 @@ const readBufferSize = 8 << 10
 // into its own buffer, so only cleartext listeners are wrapped.
 type bufferedListener struct {
 	net.Listener
-	h2 h2guard.Limits // the frame guard's, for connections that turn out HTTP/2 (connguard.go)
+	h2   h2guard.Limits          // the frame guard's, for connections that turn out HTTP/2 (connguard.go)
+	conn func(net.Conn) net.Conn // the Relay part's Conn (parts.go)
 }
 
 func (l bufferedListener) Accept() (net.Conn, error) {
@@ -33,7 +34,7 @@ func (l bufferedListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	// What net/http reads is followed (connguard.go).
-	return &guardedConn{Conn: &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, h2limits: l.h2}, nil
+	return &guardedConn{Conn: l.conn(&bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}), h2limits: l.h2}, nil
 }
 
 // bufferedConn is a connection whose reads go through a buffer. Everything

@@ -201,6 +201,7 @@ type tlsListener struct {
 	net.Listener
 	config *tls.Config
 	h2     h2guard.Limits
+	conn   func(net.Conn) net.Conn // the Relay part's Conn (parts.go)
 }
 
 func (l tlsListener) Accept() (net.Conn, error) {
@@ -209,7 +210,7 @@ func (l tlsListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	tc := tls.Server(c, l.config)
-	return &guardedConn{Conn: tc, tls: tc, h2limits: l.h2}, nil
+	return &guardedConn{Conn: l.conn(tc), tls: tc, h2limits: l.h2}, nil
 }
 
 // tlsState returns the TLS state of r's connection when the gateway

@@ -116,7 +116,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request, act *action) 
 				return
 			}
 			s.log.V(1).Info("upstream request failed", "backend", b.name, "endpoint", endpoint, "error", err.Error())
-			s.fail(w, true, http.StatusBadGateway, grpcUnavailable, "upstream request failed")
+			s.parts.Relay.GRPCEndedEarly(w, grpcUnavailable, "upstream request failed") // parts.go
 		}
 		return
 	}
@@ -189,7 +189,7 @@ func (s *Server) expire(w http.ResponseWriter, call *grpcCall, headersSent bool)
 	msg := fmt.Sprintf("gateway: the call exceeded its %v budget, set by %s", call.budget, call.source)
 	s.log.V(1).Info("gRPC call budget expired", "budget", call.budget, "source", call.source.String(), "headersSent", headersSent)
 	if !headersSent {
-		writeGRPCStatus(w, code, msg)
+		s.parts.Relay.GRPCEndedEarly(w, code, msg) // parts.go
 		return
 	}
 	h := w.Header()

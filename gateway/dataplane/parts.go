@@ -59,6 +59,10 @@ func (relay) Aborted(w http.ResponseWriter, _ bool)   { abortRelayed(w) }
 func (relay) GRPCAborted(w http.ResponseWriter, _ http.Header, _ bool) {
 	abortRelayed(w)
 }
+func (relay) GRPCEndedEarly(w http.ResponseWriter, code int, msg string) {
+	writeGRPCStatus(w, code, msg) // handler.go
+}
+func (relay) Conn(c net.Conn) net.Conn { return c }
 func (relay) HalfClose(to net.Conn, _ bool) bool {
 	hc, ok := to.(halfCloser) // tunnel.go
 	return ok && hc.CloseWrite() == nil

@@ -287,15 +287,15 @@ func (s *Server) listen(key portKey, pt *portTable) (*portServer, error) {
 		BaseContext:       func(net.Listener) context.Context { return withConnectionTimeouts(s.ctx, t) },
 		ConnContext:       withGuardedConn, // connguard.go
 	}
-	ps.srv.ConnState = clearWriteDeadline(s.parts.Reload.ConnState(t.Client)) // clientwrite.go
-	applyClientTimeout(ps.srv, t.Client)                                      // conntimeouts.go
-	var served net.Listener = bufferedListener{ln, s.limits.frameGuard()}     // bufconn.go
+	ps.srv.ConnState = clearWriteDeadline(s.parts.Reload.ConnState(t.Client))                 // clientwrite.go
+	applyClientTimeout(ps.srv, t.Client)                                                      // conntimeouts.go
+	var served net.Listener = bufferedListener{ln, s.limits.frameGuard(), s.parts.Relay.Conn} // bufconn.go
 	if https {
 		served = tlsListener{ln, &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return s.certificate(key, hello) },
-		}, s.limits.frameGuard()}
+		}, s.limits.frameGuard(), s.parts.Relay.Conn}
 	}
 	s.wg.Go(func() {
 		err := ps.srv.Serve(served)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,13 +20,14 @@ import (
 	"github.com/gatewitness/gatewitness/internal/rawgrpc"
 )
 
-// h2cClient speaks prior-knowledge HTTP/2 over plaintext, as gRPC does.
-func h2cClient(t *testing.T) *http.Client {
-	p := new(http.Protocols)
-	p.SetUnencryptedHTTP2(true)
-	tr := &http.Transport{Protocols: p}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+// dial dials as a test's client does.
+var dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+
+// callCtx bounds a test's call.
+func callCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // TestCallGRPCGo calls grpc-go's health service: a normal answer (one
@@ -40,18 +42,17 @@ func TestCallGRPCGo(t *testing.T) {
 	healthpb.RegisterHealthServer(gs, health.NewServer())
 	go gs.Serve(ln)
 	t.Cleanup(gs.Stop)
-	c := h2cClient(t)
 	url := "http://" + ln.Addr().String() + "/grpc.health.v1.Health/Check"
 
 	msg, err := proto.Marshal(&healthpb.HealthCheckRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rawgrpc.Call(context.Background(), c, rawgrpc.Request{URL: url, Messages: [][]byte{msg}})
+	r, err := rawgrpc.Call(callCtx(t), dial, rawgrpc.Request{URL: url, Messages: [][]byte{msg}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.OK() || r.TrailersOnly() || len(r.Messages) != 1 || r.Partial != 0 {
+	if !r.OK() || r.TrailersOnly() || len(r.Messages) != 1 || r.Partial != 0 || r.End != rawgrpc.EndStream || r.Refused() {
 		t.Fatalf("Check: %+v; want OK with one message and the status in the trailers", r)
 	}
 	var resp healthpb.HealthCheckResponse
@@ -60,7 +61,7 @@ func TestCallGRPCGo(t *testing.T) {
 	}
 
 	msg, _ = proto.Marshal(&healthpb.HealthCheckRequest{Service: "no.such.Service"})
-	r, err = rawgrpc.Call(context.Background(), c, rawgrpc.Request{URL: url, Messages: [][]byte{msg}})
+	r, err = rawgrpc.Call(callCtx(t), dial, rawgrpc.Request{URL: url, Messages: [][]byte{msg}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestCallSendsWhatItIsGiven(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	r, err := rawgrpc.Call(context.Background(), h2cClient(t), rawgrpc.Request{
+	r, err := rawgrpc.Call(callCtx(t), dial, rawgrpc.Request{
 		URL: srv.URL + "/pkg.Svc/Method", Authority: "svc.example.com", Timeout: "99999999H",
 		Metadata: []string{"x-a", "1", "x-a", "2"}, Messages: [][]byte{[]byte("hi"), nil},
 	})
@@ -121,5 +122,31 @@ func TestSplit(t *testing.T) {
 	msgs, partial := rawgrpc.Split(body)
 	if len(msgs) != 2 || string(msgs[0]) != "a" || len(msgs[1]) != 0 || partial != 3 {
 		t.Errorf("Split = %q, %d; want [a, \"\"] and 3", msgs, partial)
+	}
+}
+
+// TestCallReportsAReset reads a response whose server resets the stream
+// after a message: the message is kept, the end is the reset, and the call
+// is neither OK nor refused.
+func TestCallReportsAReset(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.Write(rawgrpc.Frame([]byte("one")))
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // RST_STREAM INTERNAL_ERROR
+	}))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	r, err := rawgrpc.Call(callCtx(t), dial, rawgrpc.Request{URL: srv.URL + "/pkg.Svc/Method"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != http.StatusOK || len(r.Messages) != 1 || r.End != "RST_STREAM INTERNAL_ERROR" || r.BodyErr == nil || r.OK() || r.Refused() {
+		t.Errorf("got status %d, %d messages, end %q, body error %v, refused %t; want 200, 1 message, RST_STREAM INTERNAL_ERROR, an error, not refused",
+			r.Status, len(r.Messages), r.End, r.BodyErr, r.Refused())
 	}
 }

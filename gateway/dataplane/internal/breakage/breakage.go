@@ -117,6 +117,14 @@ type Relay struct {
 	// mid-way with grpc-status 0 in trailers, as a proxy that synthesises
 	// trailers for a stream it saw end does.
 	GRPCResetAsOK bool
+	// RefusesEarlyGRPCEnds ends a gRPC call that ends before any
+	// response header (its backend failed, or its deadline passed) with
+	// RST_STREAM REFUSED_STREAM to an HTTP/2 client, as HAProxy passes on
+	// a backend's reset of a stream it has sent no headers for; a gRPC
+	// backend whose own deadline (from the forwarded grpc-timeout) resets
+	// the stream gets there at the deadline. REFUSED_STREAM tells the
+	// client the call was never processed, and clients send it again.
+	RefusesEarlyGRPCEnds bool
 }
 
 // GRPCTimeouts breaks parts of the GRPCRoute timeout behaviour. Clearing

@@ -60,6 +60,9 @@ func Build(s Set, own part.Parts) part.Parts {
 	if s.Relay.BuffersResponses {
 		p.Relay = buffersResponses{p.Relay}
 	}
+	if s.Relay.RefusesEarlyGRPCEnds {
+		p.Relay = refusesEarlyGRPCEnds{p.Relay}
+	}
 	if s.Relay.GRPCResetAsOK {
 		p.Relay = grpcResetAsOK{p.Relay}
 	}

@@ -100,6 +100,13 @@ type Relay interface {
 	// connection to; fromBackend says the backend half-closed. False: it
 	// was not passed on, and both connections are closed.
 	HalfClose(to net.Conn, fromBackend bool) bool
+	// GRPCEndedEarly ends a gRPC call that its budget or its backend ended
+	// before any response header was sent, whose status is code and msg.
+	// It may panic with http.ErrAbortHandler.
+	GRPCEndedEarly(w http.ResponseWriter, code int, msg string)
+	// Conn returns the connection a client is served on, given c as
+	// accepted (decrypted, on an HTTPS socket).
+	Conn(c net.Conn) net.Conn
 }
 
 // Timer is how a request's timeouts are kept: timeouts.request,
