@@ -33,24 +33,11 @@ var Profiles = []string{features.ProfileHTTPResilience, features.ProfileFaultFid
 func Scope() []string {
 	var out []string
 	for _, ct := range gctests.ConformanceTests {
-		for _, name := range Profiles {
-			p, ok := features.LookupProfile(name)
-			if ok && holdsAll(p, ct.Features) {
-				out = append(out, ct.ShortName)
-				break
-			}
+		if features.CountedIn(Profiles, ct.Features) {
+			out = append(out, ct.ShortName)
 		}
 	}
 	return out
-}
-
-func holdsAll(p features.Profile, fs []features.FeatureName) bool {
-	for _, f := range fs {
-		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
-			return false
-		}
-	}
-	return true
 }
 
 // Variant is one data plane in one configuration, with what it claims.
