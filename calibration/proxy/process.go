@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
 // Process is a proxy's master process, started in the foreground as this

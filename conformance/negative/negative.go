@@ -38,7 +38,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +56,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"github.com/gatewitness/gatewitness/reports"
 )
 

@@ -46,7 +46,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
@@ -65,6 +64,8 @@ import (
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/periodic"
 	"fortio.org/log"
+
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
 // Bounds of one invocation.
