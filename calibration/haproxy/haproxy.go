@@ -12,8 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -195,13 +193,9 @@ func (f Flavor) backend(b *strings.Builder, name string, r proxy.Rule, gt ir.Con
 		if backendTimeout {
 			on = append(on, "response-timeout")
 		}
-		for _, c := range rt.Codes {
-			if !slices.Contains(RetryableCodes, int(c)) {
-				err = fmt.Errorf("retry code %d: retry-on accepts only %v", c, RetryableCodes)
-				continue
-			}
-			on = append(on, strconv.Itoa(int(c)))
-		}
+		var codes []string
+		codes, err = proxy.RetryConditions(rt.Codes, RetryableCodes, "", "retry-on accepts")
+		on = append(on, codes...)
 		w("    retries %d", attempts)
 		w("    retry-on %s", strings.Join(on, " "))
 		w("    option redispatch 1")

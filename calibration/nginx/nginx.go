@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -263,13 +262,8 @@ func (f Flavor) proxyPass(b *strings.Builder, r proxy.Rule, upstream string, gt 
 	if timeout {
 		on = append(on, "timeout")
 	}
-	for _, c := range rt.Codes {
-		if !slices.Contains(retryCodes, int(c)) {
-			err = fmt.Errorf("retry code %d: proxy_next_upstream names only %v", c, retryCodes)
-			continue
-		}
-		on = append(on, "http_"+strconv.Itoa(int(c)))
-	}
+	codes, err := proxy.RetryConditions(rt.Codes, retryCodes, "http_", "proxy_next_upstream names")
+	on = append(on, codes...)
 	w("proxy_next_upstream %s;", strings.Join(on, " "))
 	w("proxy_next_upstream_tries %d;", attempts(r)+1)
 	return err

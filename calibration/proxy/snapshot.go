@@ -94,6 +94,23 @@ func (r Rule) AttemptTimeout(server time.Duration) (d time.Duration, timed bool,
 	return d, timed, nil
 }
 
+// RetryConditions spells, with prefix, each of the retry stanza's codes
+// that accepted lists (the codes a proxy's retry directive can name), in
+// order. A code it does not list is left out, and named in the error with
+// what the directive accepts (directive, e.g. "retry-on accepts").
+func RetryConditions(codes []gwv1.HTTPRouteRetryStatusCode, accepted []int, prefix, directive string) ([]string, error) {
+	var out []string
+	var err error
+	for _, c := range codes {
+		if !slices.Contains(accepted, int(c)) {
+			err = fmt.Errorf("retry code %d: %s only %v", c, directive, accepted)
+			continue
+		}
+		out = append(out, prefix+strconv.Itoa(int(c)))
+	}
+	return out, err
+}
+
 // Forever stands for a timeout that is off ("0s" in the Gateway API):
 // HAProxy wants every timeout set, and nginx has no "off" for its
 // timeouts.

@@ -125,3 +125,18 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryConditions: the codes a directive accepts, spelled in order;
+// one it does not is left out and named in the error.
+func TestRetryConditions(t *testing.T) {
+	got, err := RetryConditions([]gwv1.HTTPRouteRetryStatusCode{503, 418, 502}, []int{502, 503}, "http_", "proxy_next_upstream names")
+	if len(got) != 2 || got[0] != "http_503" || got[1] != "http_502" {
+		t.Errorf("RetryConditions = %v; want [http_503 http_502]", got)
+	}
+	if err == nil || err.Error() != "retry code 418: proxy_next_upstream names only [502 503]" {
+		t.Errorf("error = %v; want one naming 418 and what the directive names", err)
+	}
+	if got, err := RetryConditions(nil, []int{503}, "", "retry-on accepts"); len(got) != 0 || err != nil {
+		t.Errorf("RetryConditions of no codes = %v, %v; want none, nil", got, err)
+	}
+}
