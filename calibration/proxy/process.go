@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatewitness/gatewitness/internal/childproc"
 	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
@@ -68,16 +69,9 @@ func (p *Process) Output() string { return p.out.String() }
 // Stop asks the process group to stop with sig, waits up to grace, then
 // kills it.
 func (p *Process) Stop(sig syscall.Signal, grace time.Duration) error {
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, sig)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.exited
-	}
+	childproc.Stop(p.cmd.Process, true, p.exited, sig, grace)
 	// A worker left behind by a master that died first.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	childproc.KillGroup(p.cmd.Process)
 	return nil
 }
 
