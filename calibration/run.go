@@ -3,7 +3,6 @@ package calibration
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/conformance/runner"
 	gctests "github.com/gatewitness/gatewitness/conformance/tests"
+	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"github.com/gatewitness/gatewitness/reports"
 )
 

@@ -33,24 +33,11 @@ var Profiles = []string{features.ProfileHTTPResilience, features.ProfileFaultFid
 func Scope() []string {
 	var out []string
 	for _, ct := range gctests.ConformanceTests {
-		for _, name := range Profiles {
-			p, ok := features.LookupProfile(name)
-			if ok && holdsAll(p, ct.Features) {
-				out = append(out, ct.ShortName)
-				break
-			}
+		if features.CountedIn(Profiles, ct.Features) {
+			out = append(out, ct.ShortName)
 		}
 	}
 	return out
-}
-
-func holdsAll(p features.Profile, fs []features.FeatureName) bool {
-	for _, f := range fs {
-		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
-			return false
-		}
-	}
-	return true
 }
 
 // Variant is one data plane in one configuration, with what it claims.
@@ -115,53 +102,38 @@ func newHAProxy(o haproxy.Options) func(logr.Logger) (cluster.DataPlane, error) 
 // honestClaims are what each data plane's configuration can express
 // (docs/calibration.md has the directive behind each).
 var honestClaims = map[string][]features.FeatureName{
-	"haproxy": {
-		gwfeatures.SupportGateway,
-		gwfeatures.SupportHTTPRoute,
-		features.SupportHTTPRouteRetry,
-		features.SupportHTTPRouteRetryCodes,
-		gwfeatures.SupportHTTPRouteRequestTimeout,
-		gwfeatures.SupportHTTPRouteBackendTimeout,
-		features.SupportHTTPRouteRetryBackendTimeout,
-		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
-		gwfeatures.SupportHTTPRouteRetryConnectionError,
-		features.SupportHTTPRouteRetryConnectionErrorAttempts,
-		features.SupportHTTPRouteRetryNonIdempotent,
-		features.SupportHTTPRouteRetryLastStatus,
-		features.SupportHTTPRouteTimeout504,
+	"haproxy": append(slices.Clone(bothExpress),
 		gwfeatures.SupportHTTPRouteBackendProtocolH2C,
 		features.SupportHTTPRouteRetryStreamReset,
-		features.SupportFaultFidelityTruncation,
-		features.SupportFaultFidelitySingleAttempt,
-		features.SupportFaultFidelityStreaming,
-		features.SupportConnectionServerTimeout,
-		features.SupportConnectionClientTimeout,
 		gwfeatures.SupportHTTPRouteBackendProtocolWebSocket,
 		features.SupportConnectionTunnelTimeout,
 		features.SupportConnectionClientFinTimeout,
 		features.SupportConnectionServerFinTimeout,
 		features.SupportHTTPRouteRetryRefusedToOtherEndpoint,
-	},
-	"nginx": {
-		gwfeatures.SupportGateway,
-		gwfeatures.SupportHTTPRoute,
-		features.SupportHTTPRouteRetry,
-		features.SupportHTTPRouteRetryCodes,
-		gwfeatures.SupportHTTPRouteRequestTimeout,
-		gwfeatures.SupportHTTPRouteBackendTimeout,
-		features.SupportHTTPRouteRetryBackendTimeout,
-		features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
-		gwfeatures.SupportHTTPRouteRetryConnectionError,
-		features.SupportHTTPRouteRetryConnectionErrorAttempts,
-		features.SupportHTTPRouteRetryNonIdempotent,
-		features.SupportHTTPRouteRetryLastStatus,
-		features.SupportHTTPRouteTimeout504,
-		features.SupportFaultFidelityTruncation,
-		features.SupportFaultFidelitySingleAttempt,
-		features.SupportFaultFidelityStreaming,
-		features.SupportConnectionServerTimeout,
-		features.SupportConnectionClientTimeout,
-	},
+	),
+	"nginx": bothExpress,
+}
+
+// bothExpress are the features both data planes' configurations express.
+var bothExpress = []features.FeatureName{
+	gwfeatures.SupportGateway,
+	gwfeatures.SupportHTTPRoute,
+	features.SupportHTTPRouteRetry,
+	features.SupportHTTPRouteRetryCodes,
+	gwfeatures.SupportHTTPRouteRequestTimeout,
+	gwfeatures.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteRetryBackendTimeout,
+	features.SupportHTTPRouteRetryCancelsTimedOutAttempt,
+	gwfeatures.SupportHTTPRouteRetryConnectionError,
+	features.SupportHTTPRouteRetryConnectionErrorAttempts,
+	features.SupportHTTPRouteRetryNonIdempotent,
+	features.SupportHTTPRouteRetryLastStatus,
+	features.SupportHTTPRouteTimeout504,
+	features.SupportFaultFidelityTruncation,
+	features.SupportFaultFidelitySingleAttempt,
+	features.SupportFaultFidelityStreaming,
+	features.SupportConnectionServerTimeout,
+	features.SupportConnectionClientTimeout,
 }
 
 func newNginx(o nginx.Options) func(logr.Logger) (cluster.DataPlane, error) {

@@ -109,6 +109,30 @@ type Profile struct {
 	Upstream bool
 }
 
+// Counts reports whether the profile counts a test that lists fs, by the
+// upstream suite's rule: the profile holds every one of them, core or
+// extended.
+func (p Profile) Counts(fs []FeatureName) bool {
+	for _, f := range fs {
+		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// CountedIn reports whether one of the named profiles counts a test that
+// lists fs (Profile.Counts); a name that is no known profile counts
+// nothing.
+func CountedIn(profiles []string, fs []FeatureName) bool {
+	for _, name := range profiles {
+		if p, ok := LookupProfile(name); ok && p.Counts(fs) {
+			return true
+		}
+	}
+	return false
+}
+
 // registry holds features and profiles. The package-level functions use
 // the default registry; tests build their own.
 type registry struct {

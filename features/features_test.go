@@ -431,6 +431,34 @@ func TestUpstreamSuiteCountsGatewitnessProfile(t *testing.T) {
 	}
 }
 
+func TestProfileCounts(t *testing.T) {
+	p := Profile{Name: "P", Core: []FeatureName{"A", "B"}, Extended: []FeatureName{"X"}}
+	for _, tc := range []struct {
+		fs   []FeatureName
+		want bool
+	}{
+		{nil, true},
+		{[]FeatureName{"A", "B"}, true},
+		{[]FeatureName{"A", "X"}, true},
+		{[]FeatureName{"A", "Y"}, false},
+		{[]FeatureName{"Y"}, false},
+	} {
+		if got := p.Counts(tc.fs); got != tc.want {
+			t.Errorf("Counts(%v) = %v, want %v", tc.fs, got, tc.want)
+		}
+	}
+	retryCodes := []FeatureName{gwfeatures.SupportGateway, gwfeatures.SupportHTTPRoute, SupportHTTPRouteRetryCodes}
+	if !CountedIn([]string{"GATEWAY-HTTP", ProfileHTTPResilience}, retryCodes) {
+		t.Errorf("CountedIn(GATEWAY-HTTP, %s) = false for %v; want true", ProfileHTTPResilience, retryCodes)
+	}
+	if CountedIn([]string{"GATEWAY-HTTP"}, retryCodes) {
+		t.Errorf("CountedIn(GATEWAY-HTTP) = true for %v; want false: the profile lacks %s", retryCodes, SupportHTTPRouteRetryCodes)
+	}
+	if CountedIn([]string{"NO-SUCH-PROFILE"}, nil) {
+		t.Error("CountedIn of an unknown profile = true; want false")
+	}
+}
+
 func mustRegister(t *testing.T, r *registry, f Feature) {
 	t.Helper()
 	if err := r.register(f); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net/netip"
 	"net/url"
@@ -20,6 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gatewitness/gatewitness/internal/childproc"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
 // DefaultImplementationAddresses is the loopback range a Gateway
@@ -232,17 +234,10 @@ func (i *Implementation) Stop() error {
 			return
 		default:
 		}
-		pgid := -i.cmd.Process.Pid
-		_ = syscall.Kill(pgid, syscall.SIGINT)
-		select {
-		case <-i.done:
-			if i.err != nil && !interrupted(i.err) {
-				i.stopErr = fmt.Errorf("localcp: the implementation exited with %v after SIGINT%s", i.err, i.outputTail())
-			}
-		case <-time.After(stopGrace):
-			_ = syscall.Kill(pgid, syscall.SIGKILL)
-			<-i.done
+		if childproc.Stop(i.cmd.Process, true, i.done, syscall.SIGINT, stopGrace) {
 			i.stopErr = fmt.Errorf("localcp: the implementation did not exit within %v of SIGINT; killed%s", stopGrace, i.outputTail())
+		} else if i.err != nil && !interrupted(i.err) {
+			i.stopErr = fmt.Errorf("localcp: the implementation exited with %v after SIGINT%s", i.err, i.outputTail())
 		}
 	})
 	i.closeNet.Do(func() {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -31,10 +30,7 @@ import (
 // implementation gets a kubeconfig naming the relay (with the serving
 // certificate's name, localhost, as its TLS server name).
 type implNetwork struct {
-	netns      string
-	hostIf     string
-	hostIP     netip.Addr
-	nsIP       netip.Addr
+	vethNetns
 	addresses  netip.Prefix
 	kubeconfig string
 	relay      net.Listener
@@ -70,42 +66,18 @@ func createImplNetwork(addresses netip.Prefix, pods *podNetwork, apiServer, kube
 	if err := checkImplAddresses(addresses); err != nil {
 		return nil, err
 	}
-	link, err := freeLinkNet(pid)
+	veth, err := createVethNetns(implNetnsPrefix, implHostIfPrefix, "gwimpln")
 	if err != nil {
 		return nil, err
 	}
-	n := &implNetwork{
-		netns:     implNetnsPrefix + strconv.Itoa(pid),
-		hostIf:    implHostIfPrefix + strconv.Itoa(pid),
-		hostIP:    link.Addr(),
-		nsIP:      link.Addr().Next(),
-		addresses: addresses.Masked(),
-	}
-	peer := "gwimpln" + strconv.Itoa(pid)
-	if err := ipCmd("netns", "add", n.netns); err != nil {
-		return nil, err
-	}
+	n := &implNetwork{vethNetns: *veth, addresses: addresses.Masked()}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, n.close())
 		}
 	}()
-	steps := [][]string{
-		{"link", "add", n.hostIf, "type", "veth", "peer", "name", peer},
-		{"link", "set", peer, "netns", n.netns},
-		{"-n", n.netns, "link", "set", peer, "name", podIf},
-		{"addr", "add", netip.PrefixFrom(n.hostIP, 30).String(), "dev", n.hostIf},
-		{"-n", n.netns, "addr", "add", netip.PrefixFrom(n.nsIP, 30).String(), "dev", podIf},
-		{"link", "set", n.hostIf, "up"},
-		{"-n", n.netns, "link", "set", podIf, "up"},
-		{"-n", n.netns, "link", "set", "lo", "up"},
-		{"-n", n.netns, "route", "add", "default", "via", n.hostIP.String()},
-		{"-n", n.netns, "route", "add", "local", n.addresses.String(), "dev", "lo"},
-	}
-	for _, s := range steps {
-		if err := ipCmd(s...); err != nil {
-			return nil, err
-		}
+	if err := ipCmd("-n", n.netns, "route", "add", "local", n.addresses.String(), "dev", "lo"); err != nil {
+		return nil, err
 	}
 	if err := ipCmd("route", "add", n.addresses.String(), "via", n.nsIP.String(), "dev", n.hostIf, "src", n.hostIP.String()); err != nil {
 		return nil, fmt.Errorf("%w; is another run routing %s (ip route show %s)? give this one other Gateway addresses", err, n.addresses, n.addresses)
@@ -282,12 +254,7 @@ func (n *implNetwork) close() error {
 		n.relay.Close()
 		n.relayDone.Wait()
 	}
-	var errs []error
-	if linkExists(n.hostIf) {
-		errs = append(errs, ipCmd("link", "del", n.hostIf))
-	}
-	errs = append(errs, ipCmd("netns", "del", n.netns))
-	return errors.Join(errs...)
+	return n.vethNetns.close()
 }
 
 // podCIDRPool is where FreePodCIDR picks a Pod CIDR from.

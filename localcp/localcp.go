@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewitness/gatewitness/crds"
+	"github.com/gatewitness/gatewitness/internal/childproc"
 )
 
 // Binaries are the files Options.BinDir must hold; hack/build.sh builds
@@ -375,15 +377,10 @@ func (p *process) stop() error {
 		return nil
 	default:
 	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(stopGrace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if childproc.Stop(p.cmd.Process, false, p.done, syscall.SIGINT, stopGrace) {
 		return fmt.Errorf("localcp: %s did not exit within %v of SIGINT; killed", p.name, stopGrace)
 	}
+	return nil
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.

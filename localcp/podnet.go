@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,9 +23,7 @@ import (
 // keep theirs apart, and one left by a process that has died is removed
 // by the next start.
 type podNetwork struct {
-	netns   string     // the namespace's name under /var/run/netns
-	hostIf  string     // the host's end of the veth pair
-	hostIP  netip.Addr // the host's end's address
+	vethNetns
 	podCIDR netip.Prefix
 }
 
@@ -40,47 +37,16 @@ const (
 // createPodNetwork creates the namespace, the veth pair and the route of
 // podCIDR for this process, after removing those of dead processes. An
 // error says which step failed and leaves nothing behind.
-func createPodNetwork(podCIDR netip.Prefix) (_ *podNetwork, err error) {
+func createPodNetwork(podCIDR netip.Prefix) (*podNetwork, error) {
 	removeStalePodNetworks()
-	pid := os.Getpid()
-	link, err := freeLinkNet(pid)
+	veth, err := createVethNetns(podNetnsPrefix, podHostIfPrefix, "gwpodn")
 	if err != nil {
 		return nil, err
 	}
-	n := &podNetwork{
-		netns:   podNetnsPrefix + strconv.Itoa(pid),
-		hostIf:  podHostIfPrefix + strconv.Itoa(pid),
-		hostIP:  link.Addr(),
-		podCIDR: podCIDR,
-	}
-	podEnd := link.Addr().Next()
-	peer := "gwpodn" + strconv.Itoa(pid)
-	if err := ipCmd("netns", "add", n.netns); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, n.close())
-		}
-	}()
-	steps := [][]string{
-		{"link", "add", n.hostIf, "type", "veth", "peer", "name", peer},
-		{"link", "set", peer, "netns", n.netns},
-		{"-n", n.netns, "link", "set", peer, "name", podIf},
-		{"addr", "add", netip.PrefixFrom(n.hostIP, 30).String(), "dev", n.hostIf},
-		{"-n", n.netns, "addr", "add", netip.PrefixFrom(podEnd, 30).String(), "dev", podIf},
-		{"link", "set", n.hostIf, "up"},
-		{"-n", n.netns, "link", "set", podIf, "up"},
-		{"-n", n.netns, "link", "set", "lo", "up"},
-		{"-n", n.netns, "route", "add", "default", "via", n.hostIP.String()},
-	}
-	for _, s := range steps {
-		if err := ipCmd(s...); err != nil {
-			return nil, err
-		}
-	}
-	if err := ipCmd("route", "add", podCIDR.String(), "via", podEnd.String(), "dev", n.hostIf, "src", n.hostIP.String()); err != nil {
-		return nil, fmt.Errorf("%w; is another control plane routing the Pod CIDR %s (ip route show %s)? give this one another -pod-cidr", err, podCIDR, podCIDR)
+	n := &podNetwork{vethNetns: *veth, podCIDR: podCIDR}
+	if err := ipCmd("route", "add", podCIDR.String(), "via", n.nsIP.String(), "dev", n.hostIf, "src", n.hostIP.String()); err != nil {
+		err = fmt.Errorf("%w; is another control plane routing the Pod CIDR %s (ip route show %s)? give this one another -pod-cidr", err, podCIDR, podCIDR)
+		return nil, errors.Join(err, n.close())
 	}
 	return n, nil
 }
@@ -99,16 +65,6 @@ func (n *podNetwork) delIP(ip netip.Addr) error {
 // ip netns exec execs path, so the command's process is path's.
 func (n *podNetwork) command(path string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", n.netns, path}, args...)...)
-}
-
-// close removes the veth pair (and with it the route) and the namespace.
-func (n *podNetwork) close() error {
-	var errs []error
-	if linkExists(n.hostIf) {
-		errs = append(errs, ipCmd("link", "del", n.hostIf))
-	}
-	errs = append(errs, ipCmd("netns", "del", n.netns))
-	return errors.Join(errs...)
 }
 
 // ipCmd runs ip with args; the error names the command and carries its
@@ -142,7 +98,7 @@ func removeStaleNetworks(nsPrefix, ifPrefix string) {
 		if !strings.HasPrefix(name, nsPrefix) || err != nil || processAlive(pid) {
 			continue
 		}
-		stale := &podNetwork{netns: name, hostIf: ifPrefix + strconv.Itoa(pid)}
+		stale := &vethNetns{netns: name, hostIf: ifPrefix + strconv.Itoa(pid)}
 		_ = stale.close()
 	}
 }

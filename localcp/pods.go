@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/gatewitness/gatewitness/internal/childproc"
 	"github.com/gatewitness/gatewitness/internal/probe"
 )
 
@@ -268,13 +270,8 @@ func (r *podRunner) stop(uid types.UID) error {
 	if p.probe != nil {
 		p.probe.Stop()
 	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
 	var err error
-	select {
-	case <-p.done:
-	case <-time.After(stopGrace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if childproc.Stop(p.cmd.Process, false, p.done, syscall.SIGINT, stopGrace) {
 		err = fmt.Errorf("localcp: echo-backend of %s did not exit within %v of SIGINT; killed", p.name, stopGrace)
 	}
 	if e := r.net.delIP(p.ip); e != nil {

@@ -12,8 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -75,10 +73,6 @@ func (Flavor) Stop(p *proxy.Process) error { return p.Stop(syscall.SIGTERM, 5*ti
 // Installed reports whether the haproxy binary is on $PATH.
 func Installed() bool { _, err := exec.LookPath("haproxy"); return err == nil }
 
-// forever stands for a timeout that is off: HAProxy wants every timeout
-// set, and "0s" in the Gateway API disables one.
-const forever = "24h"
-
 // RetryableCodes are the status codes "retry-on" accepts (manual 4.2,
 // "retry-on"); a retry stanza with any other code is not expressible.
 var RetryableCodes = []int{401, 403, 404, 408, 425, 500, 501, 502, 503, 504}
@@ -101,11 +95,11 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 	w("defaults")
 	w("    mode http")
 	w("    timeout connect 5s")
-	w("    timeout client %s", forever)
-	w("    timeout server %s", forever)
-	w("    timeout tunnel %s", forever)
-	w("    timeout http-request %s", forever)
-	w("    timeout http-keep-alive %s", forever)
+	w("    timeout client %s", proxy.Forever)
+	w("    timeout server %s", proxy.Forever)
+	w("    timeout tunnel %s", proxy.Forever)
+	w("    timeout http-request %s", proxy.Forever)
+	w("    timeout http-keep-alive %s", proxy.Forever)
 	w("")
 	w("backend no_route")
 	w("    http-request return status 404 content-type text/plain string \"no route\"")
@@ -137,12 +131,12 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 		}
 		t := p.Timeouts
 		if t.Client > 0 {
-			w("    timeout client %s", ms(t.Client))
-			w("    timeout http-request %s", ms(t.Client))
-			w("    timeout http-keep-alive %s", ms(t.Client))
+			w("    timeout client %s", proxy.Timeout(t.Client))
+			w("    timeout http-request %s", proxy.Timeout(t.Client))
+			w("    timeout http-keep-alive %s", proxy.Timeout(t.Client))
 		}
 		if t.ClientFin > 0 {
-			w("    timeout client-fin %s", ms(t.ClientFin))
+			w("    timeout client-fin %s", proxy.Timeout(t.ClientFin))
 		}
 		w("    http-request set-var(txn.host) req.hdr(host),field(1,:),lower")
 		for _, e := range p.Entries {
@@ -156,7 +150,7 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 		// http-request rules run before use_backend (manual 4.1): the 404 of
 		// a request no match takes is a backend's.
 		w("    default_backend no_route")
-		for _, id := range rulesOf(p) {
+		for _, id := range p.Rules() {
 			r := s.Rules[id]
 			if err := f.backend(&b, fmt.Sprintf("%s_p%d", r.ID, i), r, p.Timeouts); err != nil {
 				errs = append(errs, fmt.Sprintf("HTTPRoute %s: %v", r.Route, err))
@@ -169,18 +163,6 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 	return b.String(), nil
 }
 
-// rulesOf lists the rules p's entries route to, once each, in order.
-func rulesOf(p proxy.Port) []int {
-	var ids []int
-	for _, e := range p.Entries {
-		if !slices.Contains(ids, e.Rule) {
-			ids = append(ids, e.Rule)
-		}
-	}
-	slices.Sort(ids)
-	return ids
-}
-
 // backend writes the backend of one rule: its endpoints, its timeouts
 // (manual 4.2 "timeout server": an inactivity timer) and its retries
 // ("retries", "retry-on", "option redispatch"; HAProxy has no retry
@@ -191,35 +173,17 @@ func (f Flavor) backend(b *strings.Builder, name string, r proxy.Rule, gt ir.Con
 	w("# HTTPRoute %s rule %q", r.Route, r.Name)
 	w("backend %s", name)
 	w("    balance roundrobin")
-	server := forever
-	if gt.Server > 0 {
-		server = ms(gt.Server)
+	server, backendTimeout, err := r.AttemptTimeout(gt.Server)
+	if err != nil {
+		return err
 	}
-	var backendTimeout bool
-	if to := r.Timeouts; to != nil {
-		for _, d := range []*gwv1.Duration{to.Request, to.BackendRequest} { // the per-attempt one wins
-			if d == nil {
-				continue
-			}
-			v, err := ir.ParseDuration("timeouts", d)
-			if err != nil {
-				return err
-			}
-			server = forever
-			if v > 0 {
-				server = ms(v)
-			}
-		}
-		backendTimeout = to.BackendRequest != nil || to.Request != nil
-	}
-	w("    timeout server %s", server)
+	w("    timeout server %s", proxy.Timeout(server))
 	if gt.Tunnel > 0 {
-		w("    timeout tunnel %s", ms(gt.Tunnel))
+		w("    timeout tunnel %s", proxy.Timeout(gt.Tunnel))
 	}
 	if gt.ServerFin > 0 {
-		w("    timeout server-fin %s", ms(gt.ServerFin))
+		w("    timeout server-fin %s", proxy.Timeout(gt.ServerFin))
 	}
-	var err error
 	if rt := r.Retry; rt != nil {
 		attempts := 1
 		if rt.Attempts != nil {
@@ -229,13 +193,9 @@ func (f Flavor) backend(b *strings.Builder, name string, r proxy.Rule, gt ir.Con
 		if backendTimeout {
 			on = append(on, "response-timeout")
 		}
-		for _, c := range rt.Codes {
-			if !slices.Contains(RetryableCodes, int(c)) {
-				err = fmt.Errorf("retry code %d: retry-on accepts only %v", c, RetryableCodes)
-				continue
-			}
-			on = append(on, strconv.Itoa(int(c)))
-		}
+		var codes []string
+		codes, err = proxy.RetryConditions(rt.Codes, RetryableCodes, "", "retry-on accepts")
+		on = append(on, codes...)
 		w("    retries %d", attempts)
 		w("    retry-on %s", strings.Join(on, " "))
 		w("    option redispatch 1")
@@ -338,6 +298,3 @@ func quote(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
 	return `"` + r.Replace(s) + `"`
 }
-
-// ms writes a duration in milliseconds, HAProxy's finest unit.
-func ms(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms" }

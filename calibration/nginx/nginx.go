@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -80,9 +79,6 @@ func (Flavor) Reload(p *proxy.Process, dir, conf string) error { return p.Signal
 // Stop implements proxy.Flavor: SIGTERM, the fast shutdown.
 func (Flavor) Stop(p *proxy.Process) error { return p.Stop(syscall.SIGTERM, 5*time.Second) }
 
-// forever stands for a timeout that is off ("0s" in the Gateway API).
-const forever = "24h"
-
 // retryCodes are the statuses proxy_next_upstream can name.
 var retryCodes = []int{403, 404, 429, 500, 502, 503, 504}
 
@@ -141,14 +137,14 @@ func (f Flavor) Render(s *proxy.Snapshot, control, generation, dir string) (stri
 				w("        ssl_certificate_key %s;", file)
 			}
 			if t := p.Timeouts.Client; t > 0 {
-				w("        client_header_timeout %s;", ms(t))
-				w("        client_body_timeout %s;", ms(t))
-				w("        keepalive_timeout %s;", ms(t))
+				w("        client_header_timeout %s;", proxy.Timeout(t))
+				w("        client_body_timeout %s;", proxy.Timeout(t))
+				w("        keepalive_timeout %s;", proxy.Timeout(t))
 			}
 			errs = append(errs, f.locations(&b, s, p, i, h)...)
 			w("    }")
 		}
-		for _, id := range rulesOf(p) {
+		for _, id := range p.Rules() {
 			f.upstream(&b, s.Rules[id], fmt.Sprintf("%s_p%d", s.Rules[id].ID, i))
 		}
 	}
@@ -179,17 +175,6 @@ func certFor(p proxy.Port, h string) proxy.Cert {
 		}
 	}
 	return p.Certs[0]
-}
-
-func rulesOf(p proxy.Port) []int {
-	var ids []int
-	for _, e := range p.Entries {
-		if !slices.Contains(ids, e.Rule) {
-			ids = append(ids, e.Rule)
-		}
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 // locations writes the locations of host h: an Exact path as "location =",
@@ -262,29 +247,12 @@ func (f Flavor) proxyPass(b *strings.Builder, r proxy.Rule, upstream string, gt 
 	}
 	w("proxy_set_header Host $http_host;")
 	w("proxy_connect_timeout 5s;")
-	read := forever
-	if gt.Server > 0 {
-		read = ms(gt.Server)
+	read, timeout, err := r.AttemptTimeout(gt.Server)
+	if err != nil {
+		return err
 	}
-	var timeout bool
-	if to := r.Timeouts; to != nil {
-		for _, d := range []*gwv1.Duration{to.Request, to.BackendRequest} { // the per-attempt one wins
-			if d == nil {
-				continue
-			}
-			v, err := ir.ParseDuration("timeouts", d)
-			if err != nil {
-				return err
-			}
-			read = forever
-			if v > 0 {
-				read = ms(v)
-			}
-			timeout = true
-		}
-	}
-	w("proxy_read_timeout %s;", read)
-	w("proxy_send_timeout %s;", read)
+	w("proxy_read_timeout %s;", proxy.Timeout(read))
+	w("proxy_send_timeout %s;", proxy.Timeout(read))
 	rt := r.Retry
 	if rt == nil {
 		w("proxy_next_upstream off;")
@@ -294,14 +262,8 @@ func (f Flavor) proxyPass(b *strings.Builder, r proxy.Rule, upstream string, gt 
 	if timeout {
 		on = append(on, "timeout")
 	}
-	var err error
-	for _, c := range rt.Codes {
-		if !slices.Contains(retryCodes, int(c)) {
-			err = fmt.Errorf("retry code %d: proxy_next_upstream names only %v", c, retryCodes)
-			continue
-		}
-		on = append(on, "http_"+strconv.Itoa(int(c)))
-	}
+	codes, err := proxy.RetryConditions(rt.Codes, retryCodes, "http_", "proxy_next_upstream names")
+	on = append(on, codes...)
 	w("proxy_next_upstream %s;", strings.Join(on, " "))
 	w("proxy_next_upstream_tries %d;", attempts(r)+1)
 	return err
@@ -351,6 +313,3 @@ func (f Flavor) upstream(b *strings.Builder, r proxy.Rule, name string) {
 	}
 	fmt.Fprintf(b, "    }\n")
 }
-
-// ms writes a duration in milliseconds.
-func ms(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms" }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gatewitness/gatewitness/internal/childproc"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
 // Process is a proxy's master process, started in the foreground as this
@@ -67,16 +69,9 @@ func (p *Process) Output() string { return p.out.String() }
 // Stop asks the process group to stop with sig, waits up to grace, then
 // kills it.
 func (p *Process) Stop(sig syscall.Signal, grace time.Duration) error {
-	pgid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, sig)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-p.exited
-	}
+	childproc.Stop(p.cmd.Process, true, p.exited, sig, grace)
 	// A worker left behind by a master that died first.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	childproc.KillGroup(p.cmd.Process)
 	return nil
 }
 

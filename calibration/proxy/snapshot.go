@@ -6,7 +6,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -28,6 +30,19 @@ type Port struct {
 	// Entries are the port's matches in the order they must be tried:
 	// the first that matches a request routes it.
 	Entries []Entry
+}
+
+// Rules lists the rules p's entries route to (indexes of Snapshot.Rules),
+// once each, in increasing order.
+func (p Port) Rules() []int {
+	var ids []int
+	for _, e := range p.Entries {
+		if !slices.Contains(ids, e.Rule) {
+			ids = append(ids, e.Rule)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // Cert is one listener's certificate, written as a PEM file (chain and
@@ -54,6 +69,61 @@ type Rule struct {
 	ID    string
 	Route string // namespace/name of the route, for comments
 	*ir.HTTPRule
+}
+
+// AttemptTimeout is the inactivity timeout of one attempt of the rule's
+// requests, as a proxy with no deadline over a request's retries
+// expresses the rule's timeouts: the backend request timeout when it is
+// set, else the request timeout, else server (the Gateway's server
+// timeout); 0 when the one that holds is off ("0s"). timed reports
+// whether the rule sets one.
+func (r Rule) AttemptTimeout(server time.Duration) (d time.Duration, timed bool, err error) {
+	d, to := server, r.Timeouts
+	if to == nil {
+		return d, false, nil
+	}
+	for _, t := range []*gwv1.Duration{to.Request, to.BackendRequest} { // the per-attempt one wins
+		if t == nil {
+			continue
+		}
+		if d, err = ir.ParseDuration("timeouts", t); err != nil {
+			return 0, false, err
+		}
+		timed = true
+	}
+	return d, timed, nil
+}
+
+// RetryConditions spells, with prefix, each of the retry stanza's codes
+// that accepted lists (the codes a proxy's retry directive can name), in
+// order. A code it does not list is left out, and named in the error with
+// what the directive accepts (directive, e.g. "retry-on accepts").
+func RetryConditions(codes []gwv1.HTTPRouteRetryStatusCode, accepted []int, prefix, directive string) ([]string, error) {
+	var out []string
+	var err error
+	for _, c := range codes {
+		if !slices.Contains(accepted, int(c)) {
+			err = fmt.Errorf("retry code %d: %s only %v", c, directive, accepted)
+			continue
+		}
+		out = append(out, prefix+strconv.Itoa(int(c)))
+	}
+	return out, err
+}
+
+// Forever stands for a timeout that is off ("0s" in the Gateway API):
+// HAProxy wants every timeout set, and nginx has no "off" for its
+// timeouts.
+const Forever = "24h"
+
+// Timeout writes d as both proxies' configurations take a timeout: in
+// milliseconds, the finest unit either has (at least 1ms); Forever when d
+// is 0 (off).
+func Timeout(d time.Duration) string {
+	if d <= 0 {
+		return Forever
+	}
+	return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms"
 }
 
 // Snapshot is a routing snapshot flattened for a proxy's configuration:

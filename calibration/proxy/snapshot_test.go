@@ -3,6 +3,7 @@ package proxy
 import (
 	"strings"
 	"testing"
+	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -75,5 +76,67 @@ func TestFlattenRefusesWhatItCannotServe(t *testing.T) {
 	}
 	if len(s.Ports) != 1 || len(s.Ports[0].Entries) != 0 {
 		t.Errorf("ports %+v, want port 80 alone, with no entries", s.Ports)
+	}
+}
+
+// TestPortRules: the rules a port's entries route to, once each, in
+// increasing order, whatever the entries' order.
+func TestPortRules(t *testing.T) {
+	p := Port{Entries: []Entry{{Rule: 2}, {Rule: 0}, {Rule: 2}, {Rule: 1}, {Rule: 0}}}
+	if got := p.Rules(); len(got) != 3 || got[0] != 0 || got[1] != 1 || got[2] != 2 {
+		t.Errorf("Rules() = %v; want [0 1 2]", got)
+	}
+	if got := (Port{}).Rules(); len(got) != 0 {
+		t.Errorf("Rules() of a port with no entries = %v; want none", got)
+	}
+}
+
+// TestAttemptTimeout: the backend request timeout wins over the request
+// timeout, either over the Gateway's server timeout; "0s" is off.
+func TestAttemptTimeout(t *testing.T) {
+	dur := func(s string) *gwv1.Duration { d := gwv1.Duration(s); return &d }
+	for _, tc := range []struct {
+		name      string
+		timeouts  *gwv1.HTTPRouteTimeouts
+		want      time.Duration
+		wantTimed bool
+	}{
+		{"none: the server timeout", nil, 7 * time.Second, false},
+		{"request", &gwv1.HTTPRouteTimeouts{Request: dur("2s")}, 2 * time.Second, true},
+		{"backend request wins", &gwv1.HTTPRouteTimeouts{Request: dur("2s"), BackendRequest: dur("500ms")}, 500 * time.Millisecond, true},
+		{"off", &gwv1.HTTPRouteTimeouts{Request: dur("0s")}, 0, true},
+	} {
+		r := Rule{HTTPRule: &ir.HTTPRule{Timeouts: tc.timeouts}}
+		got, timed, err := r.AttemptTimeout(7 * time.Second)
+		if err != nil || got != tc.want || timed != tc.wantTimed {
+			t.Errorf("%s: AttemptTimeout = %v, %v, %v; want %v, %v", tc.name, got, timed, err, tc.want, tc.wantTimed)
+		}
+	}
+	r := Rule{HTTPRule: &ir.HTTPRule{Timeouts: &gwv1.HTTPRouteTimeouts{Request: dur("soon")}}}
+	if _, _, err := r.AttemptTimeout(0); err == nil {
+		t.Error("AttemptTimeout of a request timeout \"soon\": no error; want one")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: Forever, time.Microsecond: "1ms", 1500 * time.Millisecond: "1500ms"} {
+		if got := Timeout(d); got != want {
+			t.Errorf("Timeout(%v) = %q; want %q", d, got, want)
+		}
+	}
+}
+
+// TestRetryConditions: the codes a directive accepts, spelled in order;
+// one it does not is left out and named in the error.
+func TestRetryConditions(t *testing.T) {
+	got, err := RetryConditions([]gwv1.HTTPRouteRetryStatusCode{503, 418, 502}, []int{502, 503}, "http_", "proxy_next_upstream names")
+	if len(got) != 2 || got[0] != "http_503" || got[1] != "http_502" {
+		t.Errorf("RetryConditions = %v; want [http_503 http_502]", got)
+	}
+	if err == nil || err.Error() != "retry code 418: proxy_next_upstream names only [502 503]" {
+		t.Errorf("error = %v; want one naming 418 and what the directive names", err)
+	}
+	if got, err := RetryConditions(nil, []int{503}, "", "retry-on accepts"); len(got) != 0 || err != nil {
+		t.Errorf("RetryConditions of no codes = %v, %v; want none, nil", got, err)
 	}
 }

@@ -7,24 +7,19 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatewitness/gatewitness/internal/selfexec"
 )
 
 // envRunMain makes the test binary run main instead of the tests, so that
 // a test can start the echo-backend as a process of its own and measure it.
 const envRunMain = "GATEWITNESS_ECHO_BACKEND_TEST_MAIN"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(envRunMain) == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { selfexec.Main(m, envRunMain, main) }
 
 // TestBigHeadersStayBounded sends 300 requests, each with its own request
 // id and a header of 1,000,000 bytes, to an echo-backend process, and
@@ -35,19 +30,11 @@ func TestBigHeadersStayBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process and sends 300 MB")
 	}
-	bin := os.Args[0] // this test binary, which runs main (TestMain)
-	if raceEnabled {
-		// The race detector multiplies a program's memory: measure a
-		// build without it.
-		bin = filepath.Join(t.TempDir(), "echo-backend")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Env = append(os.Environ(), "GOFLAGS=")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building the echo-backend without -race: %v\n%s", err, out)
-		}
-	}
+	// Under -race a build without it: the race detector multiplies a
+	// program's memory.
+	bin := selfexec.Binary(t, "echo-backend")
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-http-port", "0", "-h2c-port=", "-tcp-port=", "-quiet")
-	cmd.Env = append(os.Environ(), envRunMain+"=1")
+	cmd.Env = selfexec.Env(envRunMain)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

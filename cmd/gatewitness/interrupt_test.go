@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewitness/gatewitness/internal/selfexec"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -18,30 +19,11 @@ import (
 // a test can run the gatewitness command as a process of its own.
 const envRunMain = "GATEWITNESS_TEST_MAIN"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(envRunMain) == "1" {
-		main()
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { selfexec.Main(m, envRunMain, main) }
 
-// gatewitnessBinary returns a gatewitness command to run as a process:
-// this test binary, which runs main (TestMain), or, under the race
-// detector (whose reports would change the exit status), a build of the
-// command without it.
-func gatewitnessBinary(t *testing.T) string {
-	t.Helper()
-	if !raceEnabled {
-		return os.Args[0]
-	}
-	bin := filepath.Join(t.TempDir(), "gatewitness")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building gatewitness without -race: %v\n%s", err, out)
-	}
-	return bin
-}
+// gatewitnessBinary returns a gatewitness command to run as a process,
+// with selfexec.Env(envRunMain).
+func gatewitnessBinary(t *testing.T) string { return selfexec.Binary(t, "gatewitness") }
 
 // TestRunInterrupted runs `gatewitness run --in-process` into a report
 // folder that holds a previous run's record, waits until the run's
@@ -71,7 +53,7 @@ func TestRunInterrupted(t *testing.T) {
 			}
 			var out bytes.Buffer
 			cmd := exec.Command(bin, "run", "--in-process", "--report-dir", dir)
-			cmd.Env = append(os.Environ(), envRunMain+"=1")
+			cmd.Env = selfexec.Env(envRunMain)
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatewitness/gatewitness/internal/selfexec"
 	"github.com/gatewitness/gatewitness/reports/site"
 )
 
@@ -267,7 +268,7 @@ func TestRunChecksTheReportFolderFirst(t *testing.T) {
 	// A process of its own: the command hosts the suite as a test binary.
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(gatewitnessBinary(t), "run", "--in-process", "--report-dir", file)
-	cmd.Env = append(os.Environ(), envRunMain+"=1")
+	cmd.Env = selfexec.Env(envRunMain)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Run()
 	code, out, errs := cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()

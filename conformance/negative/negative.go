@@ -38,7 +38,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +56,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/probeproxy/probeproxytest"
+	"github.com/gatewitness/gatewitness/internal/gotestout"
 	"github.com/gatewitness/gatewitness/reports"
 )
 
@@ -523,24 +523,11 @@ type Test struct {
 func Scope(b Breakage, all []Test) []string {
 	var out []string
 	for _, ct := range all {
-		for _, name := range b.Profiles {
-			p, ok := features.LookupProfile(name)
-			if ok && holdsAll(p, ct.Features) {
-				out = append(out, ct.ShortName)
-				break
-			}
+		if features.CountedIn(b.Profiles, ct.Features) {
+			out = append(out, ct.ShortName)
 		}
 	}
 	return out
-}
-
-func holdsAll(p features.Profile, fs []features.FeatureName) bool {
-	for _, f := range fs {
-		if !slices.Contains(p.Core, f) && !slices.Contains(p.Extended, f) {
-			return false
-		}
-	}
-	return true
 }
 
 // claims reports whether b's gateway claims every feature the named test

@@ -26,20 +26,9 @@ func TestInProcessRun(t *testing.T) {
 	o.ReportDir = t.TempDir()
 	var progress bytes.Buffer
 	o.Progress = &progress
-	for _, ct := range runner.AllTests() {
-		if !slices.Contains(selected, ct.ShortName) {
-			o.SkipTests = append(o.SkipTests, ct.ShortName)
-		}
-	}
+	skipAllBut(&o, func(name string) bool { return slices.Contains(selected, name) })
 
-	var res *runner.Result
-	t.Cleanup(func() {
-		if res == nil {
-			return // Run failed, and said so
-		}
-		if res.Err != nil {
-			t.Fatalf("Result.Err = %v", res.Err)
-		}
+	runChecked(t, func() (*runner.Result, error) { return runner.Run(t, o) }, func(t *testing.T, res *runner.Result) {
 		got := map[string]reports.Result{}
 		for _, tr := range res.Run.Tests {
 			got[tr.ShortName] = tr.Result
@@ -97,9 +86,4 @@ func TestInProcessRun(t *testing.T) {
 			t.Errorf("the progress output does not start with the target:\n%s", progress.String())
 		}
 	})
-	var err error
-	res, err = runner.Run(t, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 }

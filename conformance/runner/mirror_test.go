@@ -18,21 +18,8 @@ func TestInProcessMirrorTests(t *testing.T) {
 	selected := []string{"HTTPRouteRequestMirror", "HTTPRouteRequestMultipleMirrors", "HTTPRouteRequestPercentageMirror"}
 	o := runner.DefaultOptions()
 	o.ReportDir = t.TempDir()
-	for _, ct := range runner.AllTests() {
-		if !slices.Contains(selected, ct.ShortName) {
-			o.SkipTests = append(o.SkipTests, ct.ShortName)
-		}
-	}
-	var res *runner.Result
-	// Run records the results in a cleanup; this one is registered first,
-	// so it runs last.
-	t.Cleanup(func() {
-		if res == nil {
-			return // Run failed, and said so
-		}
-		if res.Err != nil {
-			t.Fatalf("Result.Err = %v", res.Err)
-		}
+	skipAllBut(&o, func(name string) bool { return slices.Contains(selected, name) })
+	runChecked(t, func() (*runner.Result, error) { return runner.Run(t, o) }, func(t *testing.T, res *runner.Result) {
 		got := map[string]reports.TestResult{}
 		for _, tr := range res.Run.Tests {
 			got[tr.ShortName] = tr
@@ -43,9 +30,4 @@ func TestInProcessMirrorTests(t *testing.T) {
 			}
 		}
 	})
-	var err error
-	res, err = runner.Run(t, o)
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -39,19 +39,10 @@ func TestSharedAddressMode(t *testing.T) {
 	// tolerance the runner accepts (a window still opens at the configured time: a timer that
 	// fires early, or never, still fails).
 	o.TimingTolerance = 2 * time.Second // the largest the runner accepts
-	for _, ct := range runner.AllTests() {
-		if !gctests.IsGatewitnessTest(ct.ShortName) {
-			o.SkipTests = append(o.SkipTests, ct.ShortName)
-		}
-	}
-	var res *runner.Result
-	t.Cleanup(func() {
-		if res == nil {
-			return // Run failed, and said so
-		}
-		if res.Err != nil {
-			t.Fatalf("Result.Err = %v", res.Err)
-		}
+	skipAllBut(&o, gctests.IsGatewitnessTest)
+	runChecked(t, func() (*runner.Result, error) {
+		return runner.RunInProcess(t, o, runner.InProcess{Gateway: cluster.Gateway{SharedAddress: true}})
+	}, func(t *testing.T, res *runner.Result) {
 		ran := 0
 		for _, tr := range res.Run.Tests {
 			if !gctests.IsGatewitnessTest(tr.ShortName) {
@@ -74,9 +65,4 @@ func TestSharedAddressMode(t *testing.T) {
 			t.Errorf("recorded %d gatewitness tests; want %d", ran, len(gctests.ConformanceTests))
 		}
 	})
-	var err error
-	res, err = runner.RunInProcess(t, o, runner.InProcess{Gateway: cluster.Gateway{SharedAddress: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

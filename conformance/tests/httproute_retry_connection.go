@@ -10,7 +10,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
-	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
@@ -22,12 +21,6 @@ import (
 // endpoint: with two endpoints, a gateway that chose at random would send
 // none of them to the refusing one once in 2^refusedRequests runs.
 const refusedRequests = 10
-
-// closeEveryConnection makes the echo-backend answer with "Connection:
-// close" (echo-basic's X-Echo-Set-Header), so that it closes the
-// connection after its answer and the gateway keeps no idle connection to
-// it. Every request this test sends to its backend carries it.
-const closeEveryConnection = "Connection:close"
 
 // HTTPRouteRetryConnectionErrors checks GEP-1731's "Implementations SHOULD
 // retry on connection errors (disconnect, reset, timeout, TCP failure) if a
@@ -54,23 +47,15 @@ const closeEveryConnection = "Connection:close"
 var HTTPRouteRetryConnectionErrors = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryConnectionErrors",
 	Description: "An HTTPRoute with a retry stanza retries attempts that were reset or closed before the response headers on a fresh backend connection (so no transport's own resend can stand in for the retry), as the backend's ledger counts attempts; with HTTPRouteRetryRefusedToOtherEndpoint, the retry of a connection an endpoint refused reaches another endpoint.",
-	Features: []features.FeatureName{
-		gwfeatures.SupportGateway,
-		gwfeatures.SupportHTTPRoute,
-		features.SupportHTTPRouteRetry,
-		gwfeatures.SupportHTTPRouteRetryConnectionError,
-		features.SupportHTTPRouteRetryConnectionErrorAttempts,
-	},
-	Manifests: []string{ManifestPrefix + "httproute-retry-connection.yaml"},
-	Parallel:  true,
-	Test:      testHTTPRouteRetryConnectionErrors,
+	Features:    retryOnConnectionErrorFeatures(),
+	Manifests:   []string{ManifestPrefix + "httproute-retry-connection.yaml"},
+	Parallel:    true,
+	Test:        testHTTPRouteRetryConnectionErrors,
 }
 
 func testHTTPRouteRetryConnectionErrors(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-connection.gatewitness.test"
-	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-connection", "gatewitness-retry-connection")
-	c := newRouteClient(t, s, gwAddr, host)
-	c.EchoSetHeader = closeEveryConnection
+	c := freshConnectionClient(t, s, host, "gatewitness-retry-connection")
 
 	// The connection errors, one after the other, and only then the
 	// ledgers: a ledger read is answered without "Connection: close", and

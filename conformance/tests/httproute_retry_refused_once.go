@@ -6,12 +6,10 @@ import (
 	"testing"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
-	gwfeatures "sigs.k8s.io/gateway-api/pkg/features"
 
 	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"github.com/gatewitness/gatewitness/contract/echowire"
 	"github.com/gatewitness/gatewitness/contract/observe"
-	"github.com/gatewitness/gatewitness/features"
 )
 
 // HTTPRouteRetryRefusedOnce checks the refused connection of GEP-1731's
@@ -25,23 +23,15 @@ import (
 var HTTPRouteRetryRefusedOnce = suite.ConformanceTest{
 	ShortName:   "HTTPRouteRetryRefusedOnce",
 	Description: "An HTTPRoute with a retry stanza retries a request whose backend connection was refused (reset as it was accepted) by the route's one endpoint: the client gets 200, the backend counts one refused connection and its ledger one attempt, answered.",
-	Features: []features.FeatureName{
-		gwfeatures.SupportGateway,
-		gwfeatures.SupportHTTPRoute,
-		features.SupportHTTPRouteRetry,
-		gwfeatures.SupportHTTPRouteRetryConnectionError,
-		features.SupportHTTPRouteRetryConnectionErrorAttempts,
-	},
-	Manifests: []string{ManifestPrefix + "httproute-retry-refused-once.yaml"},
-	Parallel:  true,
-	Test:      testHTTPRouteRetryRefusedOnce,
+	Features:    retryOnConnectionErrorFeatures(),
+	Manifests:   []string{ManifestPrefix + "httproute-retry-refused-once.yaml"},
+	Parallel:    true,
+	Test:        testHTTPRouteRetryRefusedOnce,
 }
 
 func testHTTPRouteRetryRefusedOnce(t *testing.T, s *suite.ConformanceTestSuite) {
 	const host = "retry-refused-once.gatewitness.test"
-	gwAddr := attachRoutesQuietly(t, s, host, "/ready", "gatewitness-retry-refused-once", "gatewitness-retry-refused-once")
-	c := newRouteClient(t, s, gwAddr, host)
-	c.EchoSetHeader = closeEveryConnection
+	c := freshConnectionClient(t, s, host, "gatewitness-retry-refused-once")
 	refuse := func(n string) echowire.AdminState {
 		st, err := c.Admin(echowire.AdminRefusePath, url.Values{echowire.AdminConnectionsQuery: {n}})
 		if err != nil {

@@ -9,11 +9,10 @@ package dataplane
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/gatewitness/gatewitness/gateway/dataplane/internal/idletimer"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 )
 
@@ -21,79 +20,22 @@ import (
 // timeout ended.
 var errServerTimeout = errors.New("the backend was silent for longer than the server timeout")
 
-// idleTimer cancels a context when it is not kicked for d. The zero
-// duration disables it.
-type idleTimer struct {
-	d      time.Duration
-	cancel context.CancelCauseFunc
-
-	mu      sync.Mutex
-	t       *time.Timer
-	stopped bool
-}
-
 // serverIdleContext returns ctx bounded by the Server timeout d: the
 // context ends with cause errServerTimeout when the returned timer is not
 // kicked for d. stop releases the timer. With d zero it returns ctx, a nil
 // timer (whose methods do nothing) and a no-op stop.
-func serverIdleContext(ctx context.Context, d time.Duration) (context.Context, *idleTimer, func()) {
+func serverIdleContext(ctx context.Context, d time.Duration) (context.Context, *idletimer.Timer, func()) {
 	if d <= 0 {
 		return ctx, nil, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	it := &idleTimer{d: d, cancel: cancel}
-	it.t = time.AfterFunc(d, func() { cancel(errServerTimeout) })
-	return ctx, it, func() { it.stop(); cancel(context.Canceled) }
-}
-
-// kick restarts the countdown.
-func (it *idleTimer) kick() {
-	if it == nil {
-		return
-	}
-	it.mu.Lock()
-	if !it.stopped {
-		it.t.Reset(it.d)
-	}
-	it.mu.Unlock()
-}
-
-func (it *idleTimer) stop() {
-	if it == nil {
-		return
-	}
-	it.mu.Lock()
-	it.stopped = true
-	it.t.Stop()
-	it.mu.Unlock()
+	it := idletimer.New(d, func() { cancel(errServerTimeout) })
+	return ctx, it, func() { it.Stop(); cancel(context.Canceled) }
 }
 
 // serverTimedOut reports whether the Server timeout ended ctx.
 func serverTimedOut(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errServerTimeout)
-}
-
-// watch returns body wrapped so that every read that returns bytes kicks
-// the timer: the Server timeout bounds the silence between body reads, not
-// the whole body.
-func (it *idleTimer) watch(body io.ReadCloser) io.ReadCloser {
-	if it == nil {
-		return body
-	}
-	return &kickingBody{ReadCloser: body, it: it}
-}
-
-type kickingBody struct {
-	io.ReadCloser
-	it *idleTimer
-}
-
-func (b *kickingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.it.kick()
-	}
-	return n, err
 }
 
 // setConnectionTimeouts gives every rule of the listener the Gateway's

@@ -307,9 +307,9 @@ func (s *Server) try(pr *proxyRequest, body []byte, endpoint string) *attempt {
 	case at.err != nil:
 		at.timedOut = backendTimedOut(actx) || serverTimedOut(actx)
 	case at.resp.StatusCode == http.StatusSwitchingProtocols:
-		idle.stop() // the tunnel's own timeouts take over
+		idle.Stop() // the tunnel's own timeouts take over
 	default:
-		at.resp.Body = s.parts.Timer.Watch(actx, idle.watch(at.resp.Body))
+		at.resp.Body = s.parts.Timer.Watch(actx, idle.Watch(at.resp.Body))
 	}
 	return at
 }

@@ -46,7 +46,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gatewitness/gatewitness/internal/tailbuf"
 	"io"
 	"net"
 	"net/http"
@@ -65,6 +64,9 @@ import (
 	"fortio.org/fortio/fhttp"
 	"fortio.org/fortio/periodic"
 	"fortio.org/log"
+
+	"github.com/gatewitness/gatewitness/internal/childproc"
+	"github.com/gatewitness/gatewitness/internal/tailbuf"
 )
 
 // Bounds of one invocation.
@@ -510,15 +512,7 @@ func stopAll(servers []*server) {
 		if s.cmd == nil || s.cmd.Process == nil {
 			continue
 		}
-		s.cmd.Process.Signal(syscall.SIGTERM)
-		t := time.NewTimer(stopWithin)
-		select {
-		case <-s.done:
-		case <-t.C:
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-		t.Stop()
+		childproc.Stop(s.cmd.Process, false, s.done, syscall.SIGTERM, stopWithin)
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"encoding/binary"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // Limits bound a connection's frames that do no work.
@@ -46,20 +48,6 @@ const (
 	creditPerDataKiB = 1
 	costPerReset     = 8
 	creditPerHeaders = costPerReset
-)
-
-// Frame types (RFC 9113 section 6).
-const (
-	frameData         = 0x0
-	frameHeaders      = 0x1
-	framePriority     = 0x2
-	frameRSTStream    = 0x3
-	frameSettings     = 0x4
-	framePing         = 0x6
-	frameWindowUpdate = 0x8
-	frameContinuation = 0x9
-
-	flagEndStream = 0x1
 )
 
 // Guard follows one connection. Its methods are safe for concurrent use
@@ -138,20 +126,20 @@ func (g *Guard) Read(p []byte, now time.Time) (calm bool) {
 	}
 	g.refill(now)
 	g.in.walk(p, false, func(length uint32, typ, flags byte, stream uint32) {
-		switch typ {
-		case frameHeaders:
+		switch http2.FrameType(typ) {
+		case http2.FrameHeaders:
 			g.lastStream = max(g.lastStream, stream)
-		case frameData:
-			if length == 0 && flags&flagEndStream == 0 {
+		case http2.FrameData:
+			if length == 0 && !http2.Flags(flags).Has(http2.FlagDataEndStream) {
 				g.level--
 			}
-		case frameContinuation:
+		case http2.FrameContinuation:
 			if length == 0 {
 				g.level--
 			}
-		case frameRSTStream:
+		case http2.FrameRSTStream:
 			g.level -= costPerReset
-		case frameSettings, framePing, frameWindowUpdate, framePriority:
+		case http2.FrameSettings, http2.FramePing, http2.FrameWindowUpdate, http2.FramePriority:
 			g.level--
 		}
 	})
@@ -181,10 +169,10 @@ func (g *Guard) Write(p []byte) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.out.walk(p, false, func(length uint32, typ, _ byte, _ uint32) {
-		switch typ {
-		case frameData:
+		switch http2.FrameType(typ) {
+		case http2.FrameData:
 			g.credit(creditPerData + float64(creditPerDataKiB*(length>>10)))
-		case frameHeaders:
+		case http2.FrameHeaders:
 			g.credit(creditPerHeaders)
 		}
 	})
