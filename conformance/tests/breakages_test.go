@@ -599,6 +599,16 @@ const EnvTolerances = "GATEWITNESS_NEGATIVE_TOLERANCES"
 // to the comma-separated breakage names (and "healthy").
 const EnvBreakages = "GATEWITNESS_NEGATIVE_BREAKAGES"
 
+// EnvSide, when set, limits TestEveryGatewitnessTestHasABreakage's child
+// runs to one side of the matrix: "healthy" runs only the unbroken
+// gateway's children, "broken" only the breakages'; unset, both. make test
+// (hack/test.sh) runs the two sides apart, each in full: the broken side
+// from this package's test binary built without -race, started as soon as
+// that binary is built and so beside the race-enabled build; the healthy
+// side in the race-enabled binary, where a race in the suite, the gateway
+// or the cluster shows. The registry checks run on either side.
+const EnvSide = "GATEWITNESS_NEGATIVE_SIDE"
+
 // TestEveryGatewitnessTestHasABreakage checks the breakages registry and
 // runs it: every gatewitness test must be failed by at least one breakage;
 // every breakage must name tests that exist in its scope; and, in child
@@ -622,6 +632,10 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 		breakagesAt = func(which string) bool { return which == "max" }
 	}
 	only := os.Getenv(EnvBreakages)
+	side := os.Getenv(EnvSide)
+	if side != "" && side != "healthy" && side != "broken" {
+		t.Fatalf("%s=%q: accepted: healthy, broken, or unset for both sides", EnvSide, side)
+	}
 	for _, which := range chosen {
 		tol, ok := tolerances[which]
 		if !ok {
@@ -634,6 +648,9 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 			}
 		}
 		for _, pack := range append([][]negative.Breakage{{healthy}}, negative.Pack(run)...) {
+			if side != "" && (side == "healthy") != (pack[0].Name == negative.Healthy) {
+				continue // the other side's run (make test runs it in another binary)
+			}
 			var names []string
 			for _, b := range pack {
 				names = append(names, b.Name)
