@@ -79,6 +79,21 @@ type Gateway struct {
 	// logger) and returns what the controller calls instead, which may
 	// change each snapshot or hand it over late.
 	WrapApply func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error
+	// Replica, when set, runs a second replica of the data plane (built
+	// as the first is) behind every Gateway address, as a Deployment of
+	// two proxies behind one Service, or two processes on one socket, is
+	// run: each new connection to a Gateway's address goes to one of the
+	// two at random (Resolve), and one that goes to a replica with no
+	// listener on that port yet is refused. The controller's snapshots
+	// reach the second replica through what Replica returns, given its
+	// Apply (dataplanetest.LateApply makes it lag); the status the
+	// controller writes follows the first replica only.
+	Replica func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error
+	// WrapControllerClient, when set, is given the object store and
+	// returns the client the controller reads objects and writes status
+	// through (one that drops a condition models a controller that never
+	// writes it).
+	WrapControllerClient func(client.WithWatch) client.WithWatch
 	// ListenProbeProxy starts each proxied Pod's probe proxy. Nil means
 	// probeproxy.Listen.
 	ListenProbeProxy func(addr string, opts probeproxy.Options) (*probeproxy.Server, error)
@@ -113,8 +128,10 @@ type Options struct {
 type Cluster struct {
 	store *store.Store
 	dp    DataPlane
-	pods  *pods.Runner
-	addrs *gatewayaddr.Pool
+	// replica is the second replica of the data plane, or nil (Gateway.Replica).
+	replica DataPlane
+	pods    *pods.Runner
+	addrs   *gatewayaddr.Pool
 	// shared: every Gateway has the address SharedGatewayAddress, and the
 	// data plane serves the merged Gateways of package sharedport.
 	shared bool
@@ -201,9 +218,29 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		apply = gw.WrapApply(apply, dpOpts.Logger)
 	}
 	c := &Cluster{store: s, dp: dp, pods: runner, addrs: newAddresses(gw.SharedAddress), shared: gw.SharedAddress, api: api, restConfig: restConfig, clientset: cs}
+	if gw.Replica != nil {
+		rOpts := dpOpts
+		rOpts.Logger = log.WithName("dataplane-replica")
+		replica, err := newDataPlane(gw, rOpts)
+		if err != nil {
+			dp.Close()
+			api.close()
+			return nil, fmt.Errorf("cluster: starting the data plane's second replica: %w", err)
+		}
+		c.replica = replica
+		rApply := replica.Apply
+		if gw.SharedAddress {
+			rApply = sharedport.Apply(rApply)
+		}
+		apply = bothReplicas(apply, gw.Replica(rApply, rOpts.Logger), rOpts.Logger)
+	}
 
+	var ctlClient client.WithWatch = s
+	if gw.WrapControllerClient != nil {
+		ctlClient = gw.WrapControllerClient(s)
+	}
 	ctl, err := controller.New(controller.Options{
-		Client:            s,
+		Client:            ctlClient,
 		ControllerName:    opts.ControllerName,
 		Apply:             apply,
 		Addresses:         c.addrs.ForGateway,
@@ -235,6 +272,18 @@ func StartWith(ctx context.Context, opts Options, gw Gateway) (*Cluster, error) 
 		return nil, fmt.Errorf("cluster: GatewayClass %q: %w", opts.GatewayClassName, err)
 	}
 	return c, nil
+}
+
+// bothReplicas hands each snapshot to the first replica, whose answer the
+// controller's status follows, and to the second, whose errors go to log.
+func bothReplicas(first, second func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
+	return func(cfg *ir.Config) error {
+		err := first(cfg)
+		if err2 := second(cfg); err2 != nil {
+			log.Error(err2, "the second replica refused the snapshot")
+		}
+		return err
+	}
 }
 
 // newDataPlane builds the data plane gw names: ServeWith's, else
@@ -321,6 +370,9 @@ func (c *Cluster) Close() error {
 		c.cancel()
 		c.done.Wait()
 		c.record("data plane", c.dp.Close())
+		if c.replica != nil {
+			c.record("data plane replica", c.replica.Close())
+		}
 		c.closeErr = c.errs.Err()
 	})
 	return c.closeErr

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -545,5 +546,60 @@ func awaitConvergence(t *testing.T, timeouts config.TimeoutConfig, fn func(time.
 		f(t, timeouts, fn)
 	default:
 		t.Fatalf("httputil.AwaitConvergence has an unknown signature %T", await)
+	}
+}
+
+// TestReplicaBehindTheSameAddress: with Gateway.Replica, connections to a
+// Gateway's address are spread over two data planes, and the second
+// serves a snapshot only once its Apply is given it: until then about
+// half of the new connections find no listener there.
+func TestReplicaBehindTheSameAddress(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		held    []*ir.Config
+		release bool
+		second  func(*ir.Config) error
+	)
+	c := startClusterWith(t, cluster.Options{}, cluster.Gateway{Replica: func(apply func(*ir.Config) error, _ logr.Logger) func(*ir.Config) error {
+		second = apply
+		return func(cfg *ir.Config) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if !release {
+				held = append(held, cfg)
+				return nil
+			}
+			return apply(cfg)
+		}
+	}})
+	gwAddr := smallSetup(t, c, "replica")
+	resolved := func() (ok, refused int) {
+		for range 64 {
+			if _, err := c.Resolve(gwAddr); err != nil {
+				refused++
+			} else {
+				ok++
+			}
+		}
+		return ok, refused
+	}
+	wait(t).Eventually(func() error {
+		if ok, _ := resolved(); ok == 0 {
+			return fmt.Errorf("no connection resolved")
+		}
+		return nil
+	}).Should(gomega.Succeed(), "the first replica serves")
+	if ok, refused := resolved(); ok == 0 || refused == 0 {
+		t.Errorf("before the second replica applied the snapshot: %d resolved, %d refused of 64; want both", ok, refused)
+	}
+	mu.Lock()
+	release = true
+	last := held[len(held)-1]
+	mu.Unlock()
+	if err := second(last); err != nil {
+		t.Fatal(err)
+	}
+	if ok, refused := resolved(); refused != 0 {
+		t.Errorf("after both applied it: %d resolved, %d refused of 64; want none refused", ok, refused)
 	}
 }

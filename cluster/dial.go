@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"strconv"
@@ -42,7 +43,8 @@ func newAddresses(shared bool) *gatewayaddr.Pool {
 
 // Resolve returns the address to dial for addr ("host:port"): for a
 // Gateway's published address and a listener port, the data plane's socket
-// serving it; any other address unchanged. It fails when addr is a
+// serving it (with two replicas, Gateway.Replica, one of the two at
+// random); any other address unchanged. It fails when addr is a
 // Gateway's but no listener on that port is programmed.
 func (c *Cluster) Resolve(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
@@ -63,7 +65,11 @@ func (c *Cluster) Resolve(addr string) (string, error) {
 	if c.shared {
 		gw.Name = sharedport.Name(int32(p))
 	}
-	real, ok := c.dp.Addr(gw.Namespace, gw.Name, int32(p))
+	dp := c.dp
+	if c.replica != nil && rand.IntN(2) == 1 {
+		dp = c.replica // the connection is spread to the second replica
+	}
+	real, ok := dp.Addr(gw.Namespace, gw.Name, int32(p))
 	if !ok {
 		return "", fmt.Errorf("cluster: Gateway %s (address %s) has no listener programmed on port %d: %w", gw, host, p, syscall.ECONNREFUSED)
 	}

@@ -51,9 +51,50 @@ type GatewitnessReport struct {
 	// ProfileReports are the gatewitness profiles' results, in upstream's
 	// shape.
 	ProfileReports []confv1.ProfileReport `json:"profiles"`
+	// TimeToConsistency is how long the run's configuration steps took to
+	// be served, per kind of step, over every test's steps (upstream's
+	// tests record none).
+	TimeToConsistency []ConsistencySummary `json:"timeToConsistency,omitempty"`
 	// Tests are gatewitness's tests.
 	Tests []GatewitnessTest `json:"tests"`
 }
+
+// ConsistencySummary is a ConsistencyStats as the report writes it:
+// durations as Go durations, to the millisecond.
+type ConsistencySummary struct {
+	Step    string           `json:"step"`
+	Steps   int              `json:"steps"`
+	P50     string           `json:"p50"`
+	P95     string           `json:"p95"`
+	Max     string           `json:"max"`
+	Slowest []SlowConsistent `json:"slowest,omitempty"`
+}
+
+// SlowConsistent is one of the slowest steps: the test, what it
+// configured, and when it was first served and served on every path.
+type SlowConsistent struct {
+	Test        string `json:"test"`
+	Routes      string `json:"routes,omitempty"`
+	FirstServed string `json:"firstServed"`
+	Served      string `json:"served"`
+}
+
+// consistencySummaries are run's TimeToConsistency as the report writes it.
+func consistencySummaries(run *Run) []ConsistencySummary {
+	var out []ConsistencySummary
+	for _, c := range TimeToConsistency(run) {
+		cs := ConsistencySummary{Step: c.Step, Steps: c.Steps, P50: msDuration(c.P50), P95: msDuration(c.P95), Max: msDuration(c.Max)}
+		for _, st := range c.Slowest {
+			cs.Slowest = append(cs.Slowest, SlowConsistent{Test: st.Test, Routes: st.Routes,
+				FirstServed: msDuration(st.FirstServed), Served: msDuration(st.Served)})
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// msDuration is d to the millisecond, as a Go duration.
+func msDuration(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
 // GatewitnessTest is one of gatewitness's tests in the gatewitness report.
 type GatewitnessTest struct {
@@ -90,6 +131,8 @@ func NewGatewitnessReport(run *Run) (*GatewitnessReport, error) {
 		RetryBudgetLoad: run.RetryBudgetLoad,
 		ProfileReports:  slices.Clone(run.GatewitnessProfiles),
 		Tests:           []GatewitnessTest{},
+
+		TimeToConsistency: consistencySummaries(run),
 	}
 	if !run.Started.IsZero() {
 		r.Date = run.Started.UTC().Format(time.RFC3339)

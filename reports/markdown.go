@@ -112,6 +112,7 @@ func writeMarkdown(w *bufio.Writer, run *Run) {
 	}
 
 	writeProfiles(w, run)
+	writeConsistency(w, run)
 	writeFailures(w, run)
 	writePasses(w, run)
 	writeSkips(w, run)
@@ -585,4 +586,25 @@ func tail(s string, n int) string {
 		return s
 	}
 	return fmt.Sprintf("[%d earlier bytes cut]\n%s", len(s)-len(kept), kept)
+}
+
+// writeConsistency writes the run's time to consistency (TimeToConsistency),
+// if any test recorded it: per kind of step its distribution, and the
+// slowest steps by test.
+func writeConsistency(w *bufio.Writer, run *Run) {
+	stats := TimeToConsistency(run)
+	if len(stats) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Time to consistency\n\n")
+	fmt.Fprintf(w, "From a configuration step's start to the data plane serving it on every path measured (for a deletion: no longer serving it).\n\n")
+	fmt.Fprintf(w, "| Step | Steps | p50 | p95 | Max | Slowest |\n|---|---|---|---|---|---|\n")
+	for _, c := range stats {
+		var slow []string
+		for _, st := range c.Slowest {
+			slow = append(slow, fmt.Sprintf("%s %s", cell(st.Test), msDuration(st.Served)))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", cell(c.Step), c.Steps, msDuration(c.P50), msDuration(c.P95), msDuration(c.Max),
+			strings.Join(slow, ", "))
+	}
 }

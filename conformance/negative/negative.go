@@ -496,6 +496,7 @@ func compose(bs []Breakage) runnertest.ReferenceGateway {
 			mutates = append(mutates, f)
 		}
 		g.LateApply = max(g.LateApply, b.Gateway.LateApply)
+		g.LaggingReplica = max(g.LaggingReplica, b.Gateway.LaggingReplica)
 		g.DataPlane = dataplanetest.Merge(g.DataPlane, b.Gateway.DataPlane)
 		g.ProbeProxy = probeproxytest.Merge(g.ProbeProxy, b.Gateway.ProbeProxy)
 		g.NoMesh = g.NoMesh || b.Gateway.NoMesh

@@ -86,6 +86,13 @@ func RunInProcess(t *testing.T, opts Options, in InProcess) (*Result, error) {
 	}
 	tgt.claimsSource = claimsSource
 	tgt.began = began
+	// Every test's writes are configuration steps (tests.ConfigWrites):
+	// those of upstream's tests too, which are no steps while they only
+	// read status (tests.ConfigApplied).
+	co.Client = gctests.ConfigWrites(co.Client)
+	if tgt.restoreClient != nil {
+		tgt.restoreClient = co.Client
+	}
 	return runSuites(t, &opts, co, tgt, upstreamTests(), gctests.ConformanceTests)
 }
 

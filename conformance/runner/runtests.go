@@ -134,6 +134,7 @@ func parallelFirst(tests []suite.ConformanceTest) []suite.ConformanceTest {
 // starts (see runSides).
 func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func()) []suite.ConformanceTest {
 	out := make([]suite.ConformanceTest, len(s.tests))
+	upstream := s.source == reports.Upstream
 	for i, orig := range s.tests {
 		w := orig
 		w.Manifests = nil
@@ -168,6 +169,11 @@ func wrapTests(s *side, restore client.Client, rec *recorder, serialStarts func(
 					applied.add(refs...)
 					tlog.Logf(t, "Applying %s", m)
 					s.Applier.MustApplyWithCleanup(t, s.Client, s.TimeoutConfig, m, s.CleanupTestResources)
+				}
+				if upstream {
+					// The suite cannot see which requests only its
+					// manifests answer: no step while it reads status.
+					gctests.ConfigApplied(t)
 				}
 				t.Cleanup(func() { gctests.EndWindows(t) })
 				orig.Test(t, s)

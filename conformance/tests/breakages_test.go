@@ -331,6 +331,41 @@ var breakages = []negative.Breakage{
 		Profiles: []string{httpProfile, grpcProfile, connProfile},
 		Passes:   "the runner lets no configuration change reach the gateway while a timing window is open, so no reload restarts a timer it measures",
 	},
+	// Eventual consistency: data planes that serve a change after the API
+	// calls return and after the status says so. Every test waits for
+	// evidence from the data plane (evidence.go), so each passes them all.
+	{
+		Name: "lagging-replica",
+		Models: "two data-plane replicas behind every Gateway address, each new connection going to one of them at random (a " +
+			"Deployment of two proxies behind one Service, or two processes on one socket), one of them applying every change " +
+			"3s after the other, with status written when the first has; a test that takes three answers in a row for served, " +
+			"or a status for served, times the lagging replica's older configuration",
+		Gateway:  runnertest.ReferenceGateway{LaggingReplica: 3 * time.Second},
+		Profiles: []string{httpProfile, grpcProfile, connProfile, ffProfile},
+		Passes: "it waits until 20 answers in a row, each on a connection of its own, come from the route's backend, " +
+			"which crosses both replicas, and its clean-up until as many no longer do",
+	},
+	{
+		Name: "programmed-before-served",
+		Models: "a controller that writes Accepted and Programmed when it hands a change to its data plane, which serves it 5s " +
+			"later (an xDS push a proxy has not yet taken, a reload still warming), deletions too: the status is seconds ahead " +
+			"of what is served, longer than upstream's checks wait after a miss, and a deleted route is served that long",
+		Gateway:  runnertest.ReferenceGateway{LateApply: 5 * time.Second},
+		Profiles: []string{httpProfile, grpcProfile, connProfile, ffProfile},
+		Passes:   "it waits for the data plane to serve its routes, and its clean-up for them to be gone, not for a status",
+	},
+	{
+		Name: "late-apply-restarts-timers",
+		Models: "a data plane that applies each change by reloading about 0.5s after the API calls return (a controller's " +
+			"debounce, then the reload), restarting the client timeout of connections waiting for a request and the limits of " +
+			"open tunnels, as reload-restarts-timers does: a window opened when a step's API calls return, not when the data " +
+			"plane serves it, holds another test's reload",
+		Gateway: runnertest.ReferenceGateway{LateApply: 500 * time.Millisecond,
+			DataPlane: dataplanetest.Hooks{ReloadRestartsTimers: true}},
+		Profiles: []string{httpProfile, grpcProfile, connProfile},
+		Passes: "the windows open only once every configuration step before them is served (or gone) on the data plane, " +
+			"so no late reload restarts a timer it measures",
+	},
 	{
 		Name: "timers-10-percent-early",
 		Models: "a data plane whose timers fire 10% before their configured time (a coarse timer wheel that rounds down, a clock " +

@@ -27,7 +27,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gwhttp "sigs.k8s.io/gateway-api/conformance/utils/http"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
@@ -190,6 +189,7 @@ type connTarget struct {
 // in parallel.
 func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, extra ...gwv1.Listener) *connTarget {
 	t.Helper()
+	start := time.Now()
 	connFixture(t, s, name)
 	class := ExpectedConnectionTimeouts().GatewayClassName
 	if class == "" {
@@ -219,18 +219,18 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 		}
 	})
 	nn := types.NamespacedName{Namespace: infraNamespace, Name: name}
+	seen := statusSeen{start: start, programmed: gatewayProgrammed(t, s, nn)}
 	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
 		kubernetes.NewGatewayRef(nn, "http"), nn)
+	seen.accepted = time.Now()
 	requireOwnSocket(t, s, gw, addr,
 		"its GatewayClass's connection timeouts (parametersRef) must govern the listener's socket, which one socket shared with a Gateway of another class cannot show")
 	host := connHostFor(name)
-	awaitFirstOK(t, s, addr, host, "/ready")
-	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, addr, gwhttp.ExpectedResponse{
-		Request:   gwhttp.Request{Host: host, Path: "/ready"},
-		Response:  gwhttp.Response{StatusCode: 200},
-		Backend:   name,
-		Namespace: infraNamespace,
-	})
+	// The Gateway is the test's own: its deletion, the first of the
+	// clean-up's, takes the route away, so retire deletes nothing itself.
+	chk := httpCheck(t, newRouteClient(t, s, addr, host), "/ready", name)
+	served(t, s, chk, routeNames("HTTPRoute", []string{name}), seen)
+	retire(t, s, chk, "Gateway "+nn.String(), nil)
 	return &connTarget{name: name, host: host, addr: addr, c: newRouteClient(t, s, addr, host), dial: DialContext(s)}
 }
 

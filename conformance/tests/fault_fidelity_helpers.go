@@ -78,24 +78,38 @@ func newFFTarget(t *testing.T, s *suite.ConformanceTestSuite, name string) *ffTa
 	return g
 }
 
-// awaitOK polls /ready through via until it answers 200. When must is
-// set it polls for up to the suite's MaxTimeToConsistency and then fails
-// t; otherwise (the route already answers over HTTP/1.1, and via may not
-// be spoken at all) it gives up after five tries and reports false.
+// awaitOK waits until /ready through via is answered by a pod of the
+// route's backend. When must is set it needs servedInARow answers in a
+// row, each on a connection of its own (evidence.go), for up to the
+// suite's MaxTimeToConsistency, and then fails t; otherwise (the route is
+// already served over HTTP/1.1, and via may not be spoken at all) it
+// gives up after five tries and reports false.
 func (g *ffTarget) awaitOK(t *testing.T, via string, must bool) bool {
 	t.Helper()
 	c := g.client(t, via, false)
-	var x ffExchange
-	ok, tries := false, 0
+	try := func() answer {
+		x := g.get(t, c, via, "/ready", "", nil, 5*time.Second)
+		if x.Err == nil && x.BodyErr != nil {
+			return answer{what: x.describe()}
+		}
+		return httpAnswer(x.Exchange, g.name)
+	}
+	if must {
+		start := time.Now()
+		first, all, err := awaitInARow(g.s, check{what: fmt.Sprintf("/ready on %s through the Gateway (%s)", g.host, via), try: try}, true, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		observe.Record(t, "consistency", observe.Consistency{Step: "served", Routes: "HTTPRoute " + infraNamespace + "/" + g.name + " (" + via + ")",
+			FirstServed: first, Served: all})
+		return true
+	}
+	tries, ok := 0, false
 	testclient.Poll(g.s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
 		tries++
-		x = g.get(t, c, via, "/ready", "", nil, 5*time.Second)
-		ok = x.Err == nil && x.BodyErr == nil && x.Status == http.StatusOK
-		return ok || !must && tries >= 5
+		ok = try().served
+		return ok || tries >= 5
 	})
-	if !ok && must {
-		t.Fatalf("/ready on %s through the Gateway (%s): no 200 within %v; last: %v", g.host, via, g.s.TimeoutConfig.MaxTimeToConsistency, x.describe())
-	}
 	return ok
 }
 

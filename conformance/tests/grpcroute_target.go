@@ -9,6 +9,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,13 @@ type grpcTarget struct {
 	addr string // the Gateway's address, host:port
 	dial DialFunc
 	raw  *http.Client
+	// routes are the GRPCRoutes the target waited for; start and
+	// accepted when it began and saw them accepted (evidence.go).
+	routes      []string
+	seen        statusSeen
+	mu          sync.Mutex
+	authorities map[*grpc.ClientConn]string // conn's :authority
+	retired     bool                        // the routes' deletion is registered
 }
 
 // newGRPCTarget waits until the shared Gateway (same-namespace in the
@@ -41,13 +49,16 @@ type grpcTarget struct {
 // returns the Gateway as a target.
 func newGRPCTarget(t *testing.T, s *suite.ConformanceTestSuite, routes ...string) *grpcTarget {
 	t.Helper()
+	start := time.Now()
 	ns := suite.InfrastructureNamespace
 	nns := make([]types.NamespacedName, len(routes))
 	for i, r := range routes {
 		nns[i] = types.NamespacedName{Namespace: ns, Name: r}
 	}
+	seen := statusSeen{start: start, programmed: gatewayProgrammed(t, s, types.NamespacedName{Namespace: ns, Name: "same-namespace"})}
 	gw := kubernetes.NewGatewayRef(types.NamespacedName{Namespace: ns, Name: "same-namespace"})
 	addr := kubernetes.GatewayAndRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName, gw, &gwv1.GRPCRoute{}, true, nns...)
+	seen.accepted = time.Now()
 	dial := DialContext(s)
 	p := new(http.Protocols)
 	p.SetUnencryptedHTTP2(true)
@@ -58,7 +69,10 @@ func newGRPCTarget(t *testing.T, s *suite.ConformanceTestSuite, routes ...string
 		addr: addr,
 		dial: dial,
 		// A safety net only: every call has a shorter bound of its own.
-		raw: &http.Client{Transport: tr, Timeout: time.Minute},
+		raw:         &http.Client{Transport: tr, Timeout: time.Minute},
+		routes:      routes,
+		seen:        seen,
+		authorities: map[*grpc.ClientConn]string{},
 	}
 }
 
@@ -77,34 +91,38 @@ func (g *grpcTarget) conn(t *testing.T, authority string) *grpc.ClientConn {
 		t.Fatalf("gRPC connection to the Gateway %s for %s: %v", g.addr, authority, err)
 	}
 	t.Cleanup(func() { cc.Close() })
+	g.mu.Lock()
+	g.authorities[cc] = authority
+	g.mu.Unlock()
 	return cc
 }
 
-// waitReady calls Echo.Unary through cc until the suite's
-// RequiredConsecutiveSuccesses calls in a row succeed, so that the route of
-// cc's authority is programmed before a test times anything. It fails t
-// after the suite's MaxTimeToConsistency.
+// waitReady waits until Echo.Unary with cc's authority is answered by an
+// echo-backend servedInARow times in a row, each call on a connection of
+// its own (evidence.go), so that every replica of the data plane serves
+// the route of cc's authority before a test times anything; cc itself
+// is then one connection to one of them. When the test's windows end,
+// the target's routes are deleted first and its clean-up waits until the
+// authority is no longer served (retire). It fails t after the suite's
+// MaxTimeToConsistency.
 func (g *grpcTarget) waitReady(t *testing.T, cc *grpc.ClientConn) {
 	t.Helper()
-	client := echopb.NewEchoClient(cc)
-	need := max(g.s.TimeoutConfig.RequiredConsecutiveSuccesses, 1)
-	var last error
-	// need calls in a row: a failure starts the count again.
-	inARow := testclient.Poll(g.s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
-		for range need {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, last = client.Unary(ctx, &echopb.EchoRequest{})
-			cancel()
-			if last != nil {
-				return false
-			}
-		}
-		return true
-	})
-	if !inARow {
-		t.Fatalf("%s through the Gateway %s: no %d successful calls in a row within %v; last: %v",
-			cc.CanonicalTarget(), g.addr, need, g.s.TimeoutConfig.MaxTimeToConsistency, last)
+	g.mu.Lock()
+	authority, ok := g.authorities[cc]
+	del := !g.retired
+	g.retired = true
+	g.mu.Unlock()
+	if !ok {
+		t.Fatalf("waitReady: a connection that grpcTarget.conn did not make")
 	}
+	chk := grpcCheck(g, authority, "")
+	names := routeNames("GRPCRoute", g.routes)
+	served(t, g.s, chk, names, g.seen)
+	var deletion func() error
+	if del {
+		deletion = deleteRoutes(g.s, newGRPCRoute, g.routes...)
+	}
+	retire(t, g.s, chk, names, deletion)
 }
 
 // grpcWaitAttemptEnded polls the backend's ledger until the only attempt of id
@@ -123,7 +141,7 @@ func grpcWaitAttemptEnded(t *testing.T, cc *grpc.ClientConn, id string, within t
 	})
 	switch {
 	case !ok:
-		t.Fatalf("the backend has no record of %s", id)
+		t.Fatalf("%s", testclient.NotReached(id))
 	case !ended:
 		t.Fatalf("the backend's attempt of %s had not ended %v after the call: %v", id, within, e)
 	}

@@ -6,15 +6,12 @@ package tests
 // the backend's ledger back through the same Gateway.
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatewitness/gatewitness/conformance/tests/internal/testclient"
 	"k8s.io/apimachinery/pkg/types"
-	gwhttp "sigs.k8s.io/gateway-api/conformance/utils/http"
 	"sigs.k8s.io/gateway-api/conformance/utils/kubernetes"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 )
@@ -59,9 +56,12 @@ func settleWithin() time.Duration { return 5*time.Second + TimingTolerance() }
 
 // attachRoutes waits until the routes named in infraNamespace are accepted
 // by the shared Gateway and have resolved references, then until path on
-// host answers 200 from the Deployment backend consistently (the data plane
-// is programmed and the backend is ready). It returns the Gateway's
-// address.
+// host is served by a pod of the Deployment backend servedInARow times in
+// a row, each on a connection of its own (evidence.go): the data plane,
+// every replica of it, serves the routes and the backend is ready. When
+// the test's windows end, the routes are deleted first and its clean-up
+// waits until they are no longer served (retire). It returns the
+// Gateway's address.
 func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backend string, routes ...string) string {
 	t.Helper()
 	return attachRoutesTo(t, s, sharedGateway, host, path, backend, routes...)
@@ -71,84 +71,54 @@ func attachRoutes(t *testing.T, s *suite.ConformanceTestSuite, host, path, backe
 // one.
 func attachRoutesTo(t *testing.T, s *suite.ConformanceTestSuite, gw types.NamespacedName, host, path, backend string, routes ...string) string {
 	t.Helper()
+	gwAddr, seen := routesAccepted(t, s, gw, routes)
+	awaitRoutes(t, s, newRouteClient(t, s, gwAddr, host), path, backend, routes, seen)
+	return gwAddr
+}
+
+// routesAccepted waits until gw is programmed, it and the HTTPRoutes named
+// in infraNamespace are accepted and the routes' references resolved, and
+// returns the Gateway's address and when it saw them.
+func routesAccepted(t *testing.T, s *suite.ConformanceTestSuite, gw types.NamespacedName, routes []string) (gwAddr string, seen statusSeen) {
+	t.Helper()
+	seen.start = time.Now()
+	seen.programmed = gatewayProgrammed(t, s, gw)
 	nns := make([]types.NamespacedName, len(routes))
 	for i, r := range routes {
 		nns[i] = types.NamespacedName{Namespace: infraNamespace, Name: r}
 	}
-	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
+	gwAddr = kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
 		kubernetes.NewGatewayRef(gw), nns...)
 	for _, nn := range nns {
 		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, gw)
 	}
-	awaitFirstOK(t, s, gwAddr, host, path)
-	gwhttp.MakeRequestAndExpectEventuallyConsistentResponse(t, s.RoundTripper, s.TimeoutConfig, gwAddr, gwhttp.ExpectedResponse{
-		Request:   gwhttp.Request{Host: host, Path: path},
-		Response:  gwhttp.Response{StatusCode: http.StatusOK},
-		Backend:   backend,
-		Namespace: infraNamespace,
-	})
-	return gwAddr
+	seen.accepted = time.Now()
+	return gwAddr, seen
 }
 
-// awaitFirstOK polls path on host through the Gateway at gwAddr, at the
-// suite's status poll interval but no more often than every 50ms (each
-// poll is a request through the data plane to a backend), until it
-// answers 200 or the consistency timeout passes; the consistency check
-// that follows it judges. That
-// check waits a whole second after a miss, and a route is often accepted
-// a few milliseconds before the data plane serves it (404) or its
-// backend's pod is ready (503): without this, such a test would wait that
-// second each time.
-func awaitFirstOK(t *testing.T, s *suite.ConformanceTestSuite, gwAddr, host, path string) {
+// awaitRoutes is the evidence of a step that added the HTTPRoutes routes:
+// path served through c by a pod of backend (served), and, when the
+// test's windows end, the routes deleted and no longer served (retire).
+func awaitRoutes(t *testing.T, s *suite.ConformanceTestSuite, c *testclient.Route, path, backend string, routes []string, seen statusSeen) {
 	t.Helper()
-	exp := gwhttp.ExpectedResponse{Request: gwhttp.Request{Host: host, Path: path}}
-	req := gwhttp.MakeRequest(t, &exp, gwAddr, "HTTP", "http")
-	interval := max(s.TimeoutConfig.DefaultPollInterval, 50*time.Millisecond)
-	testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, interval, func() bool {
-		_, res, err := s.RoundTripper.CaptureRoundTrip(req)
-		return err == nil && res.StatusCode == http.StatusOK
-	})
+	chk := httpCheck(t, c, path, backend)
+	chk.oneAtATime = c.EchoSetHeader == closeEveryConnection
+	names := routeNames("HTTPRoute", routes)
+	served(t, s, chk, names, seen)
+	retire(t, s, chk, names, deleteRoutes(s, newHTTPRoute, routes...))
 }
 
 // attachRoutesQuietly is attachRoutes for a test that must control every
-// connection the gateway opens to its backend: the consistency check goes
-// through the test's own client, whose requests ask the backend to answer
+// connection the gateway opens to its backend: the evidence goes through
+// the test's own client, whose requests ask the backend to answer
 // "Connection: close", so the check leaves the gateway no idle connection
-// to that backend. It waits for the suite's RequiredConsecutiveSuccesses
-// answers in a row from a pod of backend.
+// to that backend.
 func attachRoutesQuietly(t *testing.T, s *suite.ConformanceTestSuite, host, path, backend string, routes ...string) string {
 	t.Helper()
-	nns := make([]types.NamespacedName, len(routes))
-	for i, r := range routes {
-		nns[i] = types.NamespacedName{Namespace: infraNamespace, Name: r}
-	}
-	gwAddr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,
-		kubernetes.NewGatewayRef(sharedGateway), nns...)
-	for _, nn := range nns {
-		kubernetes.HTTPRouteMustHaveResolvedRefsConditionsTrue(t, s.Client, s.TimeoutConfig, nn, sharedGateway)
-	}
+	gwAddr, seen := routesAccepted(t, s, sharedGateway, routes)
 	c := newRouteClient(t, s, gwAddr, host)
 	c.EchoSetHeader = closeEveryConnection
-	need := max(s.TimeoutConfig.RequiredConsecutiveSuccesses, 1)
-	var x testclient.Exchange
-	var echo struct {
-		Pod string `json:"pod"`
-	}
-	// need answers in a row: a miss starts the count again.
-	inARow := testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, 100*time.Millisecond, func() bool {
-		for range need {
-			x = c.Do(t, testclient.Request{Path: path, Limit: 5 * time.Second})
-			echo.Pod = ""
-			if x.Err != nil || x.Status != http.StatusOK || json.Unmarshal(x.Body, &echo) != nil || !strings.HasPrefix(echo.Pod, backend) {
-				return false
-			}
-		}
-		return true
-	})
-	if !inARow {
-		t.Fatalf("%s%s through the Gateway %s: no %d answers in a row from a pod of %s within %v; last: %v (pod %q)",
-			host, path, gwAddr, need, backend, s.TimeoutConfig.MaxTimeToConsistency, x, echo.Pod)
-	}
+	awaitRoutes(t, s, c, path, backend, routes, seen)
 	return gwAddr
 }
 

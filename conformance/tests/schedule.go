@@ -13,16 +13,25 @@ package tests
 // A conformance test is a configuration step from the runner's
 // ConfigStep (before its manifests are applied) until it calls measure,
 // once its routes are served; from then until its clean-up begins
-// (EndWindows) it holds a window. What a step sets in motion after its
-// API calls return (a Service's endpoints following a deleted Pod, a data
-// plane's reload) is not waited for: in-process it lands within
-// milliseconds, within every tolerance. A holder never waits for another test,
-// so however few tests run at once (-test.parallel) no one waits forever.
+// (EndWindows) it holds a window. A step ends on evidence from the data
+// plane, not when its API calls return (evidence.go): its routes served
+// by their backend on servedInARow connections in a row, and, at its
+// clean-up, its routes deleted first and no longer served. A test of
+// upstream's, whose requests the suite cannot see, is a step while its
+// manifests are applied and deleted, and for each write it makes
+// (ConfigWrites), not while it reads status (ConfigApplied), so a slow
+// failing status test holds no window back. A holder never waits for
+// another test, so however few tests run at once (-test.parallel) no one
+// waits forever.
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 type slot int
@@ -42,12 +51,52 @@ type schedule struct {
 	waiting [3]int
 	turn    slot            // the class that goes first when both wait
 	tests   map[string]slot // what each test (by its name) holds
+	// ends are what each test's configuration steps wait for before
+	// they end (retire, evidence.go): early at the end of its windows,
+	// before the objects of its manifests are deleted, and final once
+	// every deletion is done.
+	ends map[string]*stepEnds
+}
+
+// stepEnds are the evidence a test's clean-up waits for.
+type stepEnds struct{ early, final []func() }
+
+// atStepEnd registers early and final for the test named name (see
+// schedule.ends).
+func (s *schedule) atStepEnd(name string, early, final func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.ends[name]
+	if e == nil {
+		e = &stepEnds{}
+		s.ends[name] = e
+	}
+	e.early = append(e.early, early)
+	e.final = append(e.final, final)
+}
+
+// takeEnds returns, and forgets, the early (or final) functions of name.
+func (s *schedule) takeEnds(name string, final bool) []func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.ends[name]
+	if e == nil {
+		return nil
+	}
+	var out []func()
+	if final {
+		out, e.final = e.final, nil
+		delete(s.ends, name)
+	} else {
+		out, e.early = e.early, nil
+	}
+	return out
 }
 
 var sched = newSchedule()
 
 func newSchedule() *schedule {
-	s := &schedule{turn: configSlot, tests: map[string]slot{}}
+	s := &schedule{turn: configSlot, tests: map[string]slot{}, ends: map[string]*stepEnds{}}
 	s.changed = sync.NewCond(&s.mu)
 	return s
 }
@@ -139,12 +188,35 @@ func ConfigStep(t *testing.T) {
 	}
 	name := t.Name()
 	sched.move(name, configSlot)
+	stepStarts.Store(name, time.Now())
 	t.Cleanup(func() {
-		sched.move(name, noSlot)
-		sched.mu.Lock()
-		delete(sched.tests, name)
-		sched.mu.Unlock()
+		defer func() {
+			sched.move(name, noSlot)
+			sched.mu.Lock()
+			delete(sched.tests, name)
+			sched.mu.Unlock()
+			stepStarts.Delete(name)
+		}()
+		// Every object is deleted: wait for the evidence that the data
+		// plane no longer serves them before windows may open.
+		sched.move(name, configSlot)
+		for _, f := range sched.takeEnds(name, true) {
+			f()
+		}
 	})
+}
+
+// ConfigApplied says that the manifests of the conformance test t are
+// applied and that t gives no evidence of their being served (a test of
+// upstream's, whose requests the suite cannot see): from here until its
+// clean-up t is no configuration step, so a test that only reads status,
+// however long it waits for one, holds no timing window back. Its writes
+// through a client of ConfigWrites are configuration steps of their own.
+// The runner calls it after applying t's manifests.
+func ConfigApplied(t *testing.T) {
+	if name, ok := sched.holder(t); ok {
+		sched.move(name, noSlot)
+	}
 }
 
 // EndWindows ends the timing windows of t, if it opened any: its clean-up
@@ -152,9 +224,73 @@ func ConfigStep(t *testing.T) {
 // clean-up of t after applying t's manifests, so that it runs after t and
 // its subtests, before the manifests' objects are deleted.
 func EndWindows(t *testing.T) {
-	if name, ok := sched.holder(t); ok {
-		sched.move(name, configSlot)
+	name, ok := sched.holder(t)
+	if !ok {
+		return
 	}
+	sched.move(name, configSlot)
+	early := sched.takeEnds(name, false)
+	if len(early) > 0 {
+		stepStarts.Store(name, time.Now())
+	}
+	for _, f := range early {
+		f()
+	}
+}
+
+// ConfigWrites returns c with every write (Create, Update, Patch, Delete,
+// DeleteAllOf) made a configuration step: it waits until no timing window
+// is open and holds windows off until the API call returns. A test that
+// is a configuration step already passes at once. The runner gives the
+// suite such a client, for the tests that are no configuration step while
+// they read status (ConfigApplied). A test holding a timing window must
+// not write through it: gatewitness's tests write only in their set-up
+// and clean-up.
+func ConfigWrites(c client.Client) client.Client { return configWriter{c} }
+
+type configWriter struct{ client.Client }
+
+// write holds a configuration step for one API call.
+func (s *schedule) write() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.on {
+		return func() {}
+	}
+	for s.held[windowSlot] > 0 {
+		s.changed.Wait()
+	}
+	s.held[configSlot]++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.release(configSlot)
+	}
+}
+
+func (w configWriter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	defer sched.write()()
+	return w.Client.Create(ctx, obj, opts...)
+}
+
+func (w configWriter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	defer sched.write()()
+	return w.Client.Update(ctx, obj, opts...)
+}
+
+func (w configWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	defer sched.write()()
+	return w.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (w configWriter) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	defer sched.write()()
+	return w.Client.Delete(ctx, obj, opts...)
+}
+
+func (w configWriter) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	defer sched.write()()
+	return w.Client.DeleteAllOf(ctx, obj, opts...)
 }
 
 // measure says that t's set-up is done (its routes are served) and its

@@ -50,6 +50,9 @@ type Observation struct {
 	// Table holds, when the value recorded was a Tabler (a retry ledger,
 	// say), its rows, so a report can show them as a table.
 	Table *Table `json:"table,omitempty"`
+	// Consistency holds, when the value recorded was a Consistency, the
+	// times of a configuration step, as numbers a report can aggregate.
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // Collector keeps observations by conformance test. Its methods are safe
@@ -140,6 +143,10 @@ func (c *Collector) Record(t testing.TB, key string, value any) {
 	case Timing:
 		o.Timing = &v
 		t.Logf("observe: %s = %s (window %s)", key, o.Value, v.Window)
+	case Consistency:
+		v.Step, v.Routes = truncate(v.Step, MaxKeyLen), truncate(v.Routes, MaxValueLen)
+		o.Consistency = &v
+		t.Logf("observe: %s = %s", key, o.Value)
 	case Tabler:
 		tab := v.ObservationTable().bounded()
 		o.Table = &tab
@@ -191,6 +198,10 @@ func (o Observation) clone() Observation {
 	if o.Timing != nil {
 		t := *o.Timing
 		o.Timing = &t
+	}
+	if o.Consistency != nil {
+		c := *o.Consistency
+		o.Consistency = &c
 	}
 	if o.Table != nil {
 		t := Table{Columns: slices.Clone(o.Table.Columns), Rows: make([][]string, len(o.Table.Rows))}

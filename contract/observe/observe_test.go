@@ -333,3 +333,24 @@ func (b bigTable) ObservationTable() Table { return b.t }
 func tablesEqual(a, b Table) bool {
 	return slices.Equal(a.Columns, b.Columns) && slices.EqualFunc(a.Rows, b.Rows, slices.Equal)
 }
+
+// TestRecordKeepsConsistency: a Consistency keeps its times as numbers,
+// its text says them rounded, and For's copy shares nothing.
+func TestRecordKeepsConsistency(t *testing.T) {
+	c := NewCollector()
+	tb := &fakeTB{name: "TestConformance/HTTPRouteRetry"}
+	v := Consistency{Step: "served", Routes: "HTTPRoute ns/r", Accepted: 3 * time.Millisecond, Programmed: 3 * time.Millisecond,
+		FirstServed: 5400 * time.Microsecond, Served: 12 * time.Millisecond}
+	c.Record(tb, "consistency", v)
+	got := c.For("HTTPRouteRetry")
+	if len(got) != 1 || got[0].Consistency == nil || *got[0].Consistency != v {
+		t.Fatalf("For = %+v; want the Consistency kept", got)
+	}
+	if want := "served in 12ms (accepted 3ms, programmed 3ms, first 5ms)"; got[0].Value != want {
+		t.Errorf("Value = %q; want %q", got[0].Value, want)
+	}
+	got[0].Consistency.Served = 0
+	if c.For("HTTPRouteRetry")[0].Consistency.Served != v.Served {
+		t.Error("changing For's copy changed the collector")
+	}
+}

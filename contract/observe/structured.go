@@ -113,3 +113,42 @@ func (t Table) bounded() Table {
 func cell(s string) string {
 	return truncate(strings.Join(strings.Fields(s), " "), MaxCellLen)
 }
+
+// Consistency is how long one configuration step of a test took to reach
+// the data plane, each time from the step's start (before its API calls:
+// the manifests applied, or the routes deleted) to when the suite saw it.
+// Record it as a value (observe.Record(t, "consistency", ...)); a report
+// draws the distribution over a run's steps. A time the step did not wait
+// for is zero.
+type Consistency struct {
+	// Step names the step: "served" for routes added, "deleted" for
+	// routes taken away; Routes names what it configured.
+	Step   string `json:"step"`
+	Routes string `json:"routes,omitempty"`
+	// Accepted and Programmed are when the suite saw the routes Accepted
+	// and their Gateway Programmed (status), zero for a deletion.
+	Accepted   time.Duration `json:"accepted,omitempty"`
+	Programmed time.Duration `json:"programmed,omitempty"`
+	// FirstServed is when the first request answered as only the new
+	// configuration answers (by the route's backend; for a deletion, by
+	// anything else); Served is when the last of the answers in a row
+	// the step waits for came, each on a connection of its own: the data
+	// plane was then seen serving the step on every path the requests took.
+	FirstServed time.Duration `json:"firstServed"`
+	Served      time.Duration `json:"served"`
+}
+
+// String is "served in 12ms (accepted 3ms, programmed 3ms, first served 5ms)".
+func (c Consistency) String() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	s := fmt.Sprintf("%s in %s", c.Step, ms(c.Served))
+	var parts []string
+	if c.Accepted > 0 {
+		parts = append(parts, "accepted "+ms(c.Accepted))
+	}
+	if c.Programmed > 0 {
+		parts = append(parts, "programmed "+ms(c.Programmed))
+	}
+	parts = append(parts, "first "+ms(c.FirstServed))
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}

@@ -413,6 +413,8 @@ type runPage struct {
 	Ran, NotRun             []testRow // Ran: failures first
 	Failures                []testRow // the failed tests, which the page leads with
 	Nights                  int
+	// Consistency is the run's time to consistency, per kind of step.
+	Consistency []reports.ConsistencyStats
 }
 
 type testRow struct {
@@ -425,13 +427,15 @@ func (b *builder) runPage(s *series, i int) runPage {
 	e := s.Entries[i]
 	const root = "../../"
 	p := runPage{
-		frame:    frame{Root: root, SiteTitle: b.opts.Title, Title: fmt.Sprintf("%s/%s on %s, %s", e.Run.Implementation.Organization, e.Run.Implementation.Project, s.Label, night(e.Run.Started))},
-		E:        e,
-		S:        s,
-		Target:   e.Run.Target.String(),
-		Profiles: profilesOf(e.Run),
-		Changes:  s.changes(i),
-		Nights:   b.opts.Nights,
+		frame:  frame{Root: root, SiteTitle: b.opts.Title, Title: fmt.Sprintf("%s/%s on %s, %s", e.Run.Implementation.Organization, e.Run.Implementation.Project, s.Label, night(e.Run.Started))},
+		E:      e,
+		S:      s,
+		Target: e.Run.Target.String(),
+
+		Consistency: reports.TimeToConsistency(e.Run),
+		Profiles:    profilesOf(e.Run),
+		Changes:     s.changes(i),
+		Nights:      b.opts.Nights,
 	}
 	if i > 0 {
 		p.Prev = s.Entries[i-1]

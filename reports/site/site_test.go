@@ -735,3 +735,28 @@ func TestPagesSayNotClaimed(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPageShowsTimeToConsistency: a run whose tests recorded their
+// configuration steps' times shows their distribution and slowest step.
+func TestRunPageShowsTimeToConsistency(t *testing.T) {
+	run := nightRun(0, map[string]reports.Result{"A": P})
+	c := observe.Consistency{Step: "served", Routes: "HTTPRoute ns/a", FirstServed: 20 * time.Millisecond, Served: 1234 * time.Millisecond}
+	run.Tests[0].Observations = append(run.Tests[0].Observations, observe.Observation{Key: "consistency", Value: c.String(), Consistency: &c})
+	h, err := NewHistory(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := Build(out, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "runs", h.Entries[0].ID, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2>Time to consistency</h2>", "<td>served</td><td>1</td><td>1.234s</td>", run.Tests[0].ShortName + " 1.234s"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the run page lacks %q", want)
+		}
+	}
+}

@@ -12,11 +12,13 @@
 package runnertest
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/conformance/runner"
@@ -42,6 +44,16 @@ type ReferenceGateway struct {
 	// data plane fed asynchronously takes it: status is written before the
 	// routes are served.
 	LateApply time.Duration
+	// LaggingReplica, when positive, runs a second replica of the data
+	// plane behind every Gateway address (cluster.Gateway.Replica), each
+	// new connection going to one of the two at random, and hands it each
+	// snapshot this long after the first replica took it, as a replica
+	// that reloads late does; status follows the first.
+	LaggingReplica time.Duration
+	// StatusFilter, when set, is called with every object whose status
+	// the controller is about to write, and may change that status (drop
+	// a condition: a controller that never writes it).
+	StatusFilter func(client.Object)
 	// DataPlane breaks the data plane's own code at its hook points
 	// (dataplanetest.NewServer).
 	DataPlane dataplanetest.Hooks
@@ -71,6 +83,14 @@ func (g ReferenceGateway) InProcess() runner.InProcess {
 			}
 		}
 	}
+	if lag := g.LaggingReplica; lag > 0 {
+		gw.Replica = func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
+			return dataplanetest.LateApply(apply, lag, log)
+		}
+	}
+	if f := g.StatusFilter; f != nil {
+		gw.WrapControllerClient = func(c client.WithWatch) client.WithWatch { return filteredStatus{c, f} }
+	}
 	if h := g.DataPlane; !reflect.ValueOf(h).IsZero() {
 		gw.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, h) }
 	}
@@ -81,6 +101,31 @@ func (g ReferenceGateway) InProcess() runner.InProcess {
 	}
 	gw.NoMesh = g.NoMesh
 	return runner.InProcess{Gateway: gw}
+}
+
+// filteredStatus is a client whose status writes go through a filter.
+type filteredStatus struct {
+	client.WithWatch
+	filter func(client.Object)
+}
+
+func (c filteredStatus) Status() client.SubResourceWriter {
+	return filteredWriter{c.WithWatch.Status(), c.filter}
+}
+
+type filteredWriter struct {
+	client.SubResourceWriter
+	filter func(client.Object)
+}
+
+func (w filteredWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	w.filter(obj)
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (w filteredWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.filter(obj)
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // Run is runner.Run against the in-process reference gateway broken as g

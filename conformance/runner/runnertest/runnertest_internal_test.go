@@ -14,7 +14,7 @@ import (
 
 func TestZeroReferenceGatewayIsHealthy(t *testing.T) {
 	h := ReferenceGateway{}.InProcess().Gateway
-	if h.WrapApply != nil || h.NewDataPlane != nil || h.ListenProbeProxy != nil || h.NoMesh {
+	if h.WrapApply != nil || h.NewDataPlane != nil || h.Replica != nil || h.ListenProbeProxy != nil || h.NoMesh {
 		t.Errorf("the zero ReferenceGateway breaks something: %+v", h)
 	}
 }
@@ -43,6 +43,30 @@ func TestInProcessMutatesThenAppliesLate(t *testing.T) {
 		}
 	case <-time.After(late + 10*time.Second):
 		t.Fatal("the snapshot never reached the data plane")
+	}
+}
+
+// TestLaggingReplicaAppliesLate: with LaggingReplica the cluster gets a
+// second replica whose snapshots come that long late.
+func TestLaggingReplicaAppliesLate(t *testing.T) {
+	const lag = 200 * time.Millisecond
+	replica := ReferenceGateway{LaggingReplica: lag}.InProcess().Gateway.Replica
+	if replica == nil {
+		t.Fatal("no second replica")
+	}
+	got := make(chan *ir.Config, 1)
+	apply := replica(func(c *ir.Config) error { got <- c; return nil }, logr.Discard())
+	start := time.Now()
+	if err := apply(&ir.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+		if took := time.Since(start); took < lag {
+			t.Errorf("the replica applied after %v, want no sooner than %v", took, lag)
+		}
+	case <-time.After(lag + 10*time.Second):
+		t.Fatal("the snapshot never reached the replica")
 	}
 }
 

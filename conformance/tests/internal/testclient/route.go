@@ -191,17 +191,22 @@ func (c *Route) Ledger(id string) (e echowire.Entry, ok bool, err error) {
 }
 
 // SettledLedger polls the ledger of id until every attempt recorded has
-// ended, and returns it (empty when the backend recorded none). The
-// backend records an attempt's end a moment after the gateway sees it, so
-// the ledger read right after a response may still show the last attempt
-// in flight. It fails t if the ledger does not settle within.
+// ended, and returns it. The backend records an attempt's end a moment
+// after the gateway sees it, so the ledger read right after a response
+// may still show the last attempt in flight. It fails t if the ledger does
+// not settle within. Every request a test reads the ledger of is one its
+// route sends to the backend, so a ledger with no attempt of id is an
+// error of its own, reported before the caller's: the request was not yet
+// served by the route (NotReached); the empty entry is returned.
 func (c *Route) SettledLedger(t testing.TB, id string, within time.Duration) echowire.Entry {
 	t.Helper()
 	var e echowire.Entry
 	var err error
+	found := false
 	settled := Poll(within, 20*time.Millisecond, func() bool {
 		var ok bool
 		e, ok, err = c.Ledger(id)
+		found = ok
 		// An error is not what the test checks (the route to the ledger
 		// is the test's own), but it may be transient: poll on.
 		return err == nil && (!ok || Settled(e))
@@ -209,7 +214,20 @@ func (c *Route) SettledLedger(t testing.TB, id string, within time.Duration) ech
 	if !settled {
 		t.Fatalf("the ledger of %s did not settle within %v: %v (last error: %v)", id, within, Summary(e), err)
 	}
+	if !found {
+		t.Errorf("%s", NotReached(id))
+	}
 	return e
+}
+
+// NotReached is the failure of a request id whose ledger the route's
+// backend does not have: the request never reached a pod of it, so
+// whatever answered it (the data plane itself, a replica still on an
+// older configuration, another route's backend) was not the behaviour
+// under test.
+func NotReached(id string) string {
+	return fmt.Sprintf("not yet served: the route's backend has no attempt of request %s: the request never reached a pod of it "+
+		"(answered by the data plane itself, by a replica on an older configuration, or by another route's backend)", id)
 }
 
 // Admin POSTs to one of the backend's admin paths (echowire.AdminHealthPath,
