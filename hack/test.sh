@@ -44,7 +44,7 @@
 #   without -race, started as soon as that binary is built, beside the
 #   race-enabled build; its healthy side in go test's race-enabled binary
 #   (GATEWITNESS_NEGATIVE_SIDE). Before, every child waited until go test
-#   had compiled the whole module with -race, some 7 minutes of CPU on a
+#   had compiled the whole module with -race, some 8 minutes of CPU on a
 #   new machine, and then ran after it, on the critical path.
 # - Each phase's wall time is printed at the end ("make test: phases"), so
 #   that where the time goes can be read off any run (docs/performance.md).
