@@ -646,6 +646,24 @@ const EnvTolerances = "GATEWITNESS_NEGATIVE_TOLERANCES"
 // to the comma-separated breakage names (and "healthy").
 const EnvBreakages = "GATEWITNESS_NEGATIVE_BREAKAGES"
 
+// EnvSide, when set, limits TestEveryGatewitnessTestHasABreakage's child
+// runs to one side of the matrix: "healthy" runs only the unbroken
+// gateway's children, "broken" only the breakages'; unset, both. make test
+// (hack/test.sh) runs the two sides apart, each in full: the broken side
+// from this package's test binary built without -race, started as soon as
+// that binary is built and so beside the race-enabled build; the healthy
+// side in the race-enabled binary, where a race in the suite, the gateway
+// or the cluster shows. The registry checks run on either side.
+const EnvSide = "GATEWITNESS_NEGATIVE_SIDE"
+
+// sides are EnvSide's accepted values; "" is both.
+var sides = []string{"", "healthy", "broken"}
+
+// onSide reports whether the child run of pack belongs to side (EnvSide).
+func onSide(side string, pack []negative.Breakage) bool {
+	return side == "" || (side == "healthy") == (pack[0].Name == negative.Healthy)
+}
+
 // TestEveryGatewitnessTestHasABreakage checks the breakages registry and
 // runs it: every gatewitness test must be failed by at least one breakage;
 // every breakage must name tests that exist in its scope; and, in child
@@ -669,6 +687,10 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 		breakagesAt = func(which string) bool { return which == "max" }
 	}
 	only := os.Getenv(EnvBreakages)
+	side := os.Getenv(EnvSide)
+	if !slices.Contains(sides, side) {
+		t.Fatalf("%s=%q: accepted: healthy, broken, or unset for both sides", EnvSide, side)
+	}
 	for _, which := range chosen {
 		tol, ok := tolerances[which]
 		if !ok {
@@ -681,6 +703,9 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 			}
 		}
 		for _, pack := range append([][]negative.Breakage{{healthy}}, negative.Pack(run)...) {
+			if !onSide(side, pack) {
+				continue // the other side's run (make test runs it in another binary)
+			}
 			var names []string
 			for _, b := range pack {
 				names = append(names, b.Name)
@@ -697,6 +722,27 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestTheTwoSidesMakeTheWholeMatrix: the healthy and the broken side of
+// the breakage matrix (EnvSide, how make test runs it) each run a child
+// the other does not, and together every child the unsplit matrix runs.
+func TestTheTwoSidesMakeTheWholeMatrix(t *testing.T) {
+	packs := append([][]negative.Breakage{{healthy}}, negative.Pack(breakages)...)
+	for _, pack := range packs {
+		var on []string
+		for _, side := range sides[1:] {
+			if onSide(side, pack) {
+				on = append(on, side)
+			}
+		}
+		if want := map[bool]string{true: "healthy", false: "broken"}[pack[0].Name == negative.Healthy]; len(on) != 1 || on[0] != want {
+			t.Errorf("the child of %s runs on the sides %v; want only %s", pack[0].Name, on, want)
+		}
+		if !onSide("", pack) {
+			t.Errorf("the child of %s does not run with %s unset", pack[0].Name, EnvSide)
 		}
 	}
 }
