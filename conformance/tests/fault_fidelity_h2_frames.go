@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/gatewitness/gatewitness/contract/echowire"
+	"github.com/gatewitness/gatewitness/internal/rawgrpc"
 )
 
 // h2StreamEnd is how one HTTP/2 response stream ended, as the frames on
@@ -109,15 +110,10 @@ func (g *ffTarget) streamEnd(t *testing.T, via, path, id, fault string, limit ti
 			}
 			return end, true
 		}
+		if rawgrpc.AckControl(fr, f) {
+			continue
+		}
 		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				_ = fr.WriteSettingsAck()
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				_ = fr.WritePing(true, f.Data)
-			}
 		case *http2.GoAwayFrame:
 			if f.LastStreamID < stream || f.ErrCode != http2.ErrCodeNo {
 				end.End = "GOAWAY " + f.ErrCode.String()

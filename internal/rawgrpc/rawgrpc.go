@@ -236,15 +236,10 @@ func readStream(ctx context.Context, fr *http2.Framer, r *Response, data *[]byte
 			}
 			return EndClosed, nil
 		}
+		if AckControl(fr, f) {
+			continue
+		}
 		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				_ = fr.WriteSettingsAck()
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				_ = fr.WritePing(true, f.Data)
-			}
 		case *http2.GoAwayFrame:
 			goAway = "GOAWAY " + f.ErrCode.String()
 			if f.LastStreamID < stream {
@@ -361,4 +356,23 @@ func CodeName(v string) string {
 		return strconv.Quote(v)
 	}
 	return codes.Code(n).String()
+}
+
+// AckControl answers a peer's SETTINGS and PING frames on fr, as every
+// HTTP/2 endpoint must, and reports whether f was one of them (acks
+// included), so that a frame-level reader can pass over it.
+func AckControl(fr *http2.Framer, f http2.Frame) bool {
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		if !f.IsAck() {
+			_ = fr.WriteSettingsAck()
+		}
+		return true
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			_ = fr.WritePing(true, f.Data)
+		}
+		return true
+	}
+	return false
 }

@@ -90,15 +90,10 @@ func (s *refusingServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
+		if rawgrpc.AckControl(fr, f) {
+			continue
+		}
 		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				_ = fr.WriteSettingsAck()
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() {
-				_ = fr.WritePing(true, f.Data)
-			}
 		case *http2.MetaHeadersFrame:
 			s.streams.Add(1)
 			if f.StreamEnded() {
