@@ -3,9 +3,7 @@ package dataplane_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -15,42 +13,8 @@ import (
 
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/testhttp"
 )
-
-// freeLoopbackAddr returns a loopback socket address nothing listens on
-// at the time of the call.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-// getRoot sends GET / to addr and returns the body, failing the test on any
-// error or a status other than 200.
-func getRoot(t *testing.T, addr string) string {
-	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get("http://" + addr + "/")
-	if err != nil {
-		t.Fatalf("GET %s: %v", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading the body: %v", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: status %d, body %q; want 200", addr, resp.StatusCode, body)
-	}
-	return string(body)
-}
 
 // TestListenAddrFixedSocket checks that Options.ListenAddr places a
 // Gateway's listener port on the socket it names, and that a change that
@@ -58,7 +22,7 @@ func getRoot(t *testing.T, addr string) string {
 // rather than failing because the old socket still holds it.
 func TestListenAddrFixedSocket(t *testing.T) {
 	b := startBackend(t, "b")
-	want := freeLoopbackAddr(t)
+	want := testhttp.FreeLoopbackAddr(t)
 	var asked []string
 	s := dataplane.New(dataplane.Options{
 		ListenAddr: func(namespace, name string, port int32) (string, error) {
@@ -81,7 +45,7 @@ func TestListenAddrFixedSocket(t *testing.T) {
 	if len(asked) != 1 || asked[0] != "gw-ns/gw:80" {
 		t.Fatalf("ListenAddr was called for %q; want once for gw-ns/gw:80", asked)
 	}
-	if body := getRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
+	if body := testhttp.GetRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("body %q; want the echo of backend b", body)
 	}
 
@@ -96,7 +60,7 @@ func TestListenAddrFixedSocket(t *testing.T) {
 	if got := mustAddr(t, s, 80); got != want {
 		t.Fatalf("after the new timeouts Addr(gw-ns, gw, 80) = %s; want %s", got, want)
 	}
-	if body := getRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
+	if body := testhttp.GetRoot(t, want); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("after the new timeouts: body %q; want the echo of backend b", body)
 	}
 }
@@ -106,7 +70,7 @@ func TestListenAddrFixedSocket(t *testing.T) {
 // another Gateway is served.
 func TestListenAddrError(t *testing.T) {
 	b := startBackend(t, "b")
-	good := freeLoopbackAddr(t)
+	good := testhttp.FreeLoopbackAddr(t)
 	s := dataplane.New(dataplane.Options{
 		ListenAddr: func(namespace, name string, port int32) (string, error) {
 			if name == "bad" {
@@ -138,7 +102,7 @@ func TestListenAddrError(t *testing.T) {
 	if _, ok := s.Addr("gw-ns", "bad", 80); ok {
 		t.Error("Gateway gw-ns/bad is served; want it left out")
 	}
-	if body := getRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
+	if body := testhttp.GetRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("body %q; want the echo of backend b from Gateway gw-ns/gw", body)
 	}
 }
@@ -148,7 +112,7 @@ func TestListenAddrError(t *testing.T) {
 // refuses leaves its Gateway out with Listen's reason in Apply's error.
 func TestListenOpensTheSockets(t *testing.T) {
 	b := startBackend(t, "b")
-	want := freeLoopbackAddr(t)
+	want := testhttp.FreeLoopbackAddr(t)
 	var opened []string
 	s := dataplane.New(dataplane.Options{
 		ListenAddr: func(_, name string, _ int32) (string, error) {
@@ -182,7 +146,7 @@ func TestListenOpensTheSockets(t *testing.T) {
 	if len(opened) != 2 || !slices.Contains(opened, "tcp "+want) {
 		t.Fatalf("Listen opened %q; want two sockets, one of them tcp %s", opened, want)
 	}
-	if body := getRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
+	if body := testhttp.GetRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("body %q; want the echo of backend b on the socket Listen opened", body)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/gateway/ir"
+	"github.com/gatewitness/gatewitness/internal/testhttp"
 )
 
 func TestParseFlagsRefusesBadValues(t *testing.T) {
@@ -62,7 +62,7 @@ func TestParseFlagsDefaultsToTheLaggingReplicaBreakage(t *testing.T) {
 func TestTwoReplicasShareTheAddress(t *testing.T) {
 	const lag = 4 * time.Second
 	older, newer := startBackend(t, "older"), startBackend(t, "newer")
-	addr := freeLoopbackAddr(t)
+	addr := testhttp.FreeLoopbackAddr(t)
 	d := newDataPlane(shape{replicas: 2, lag: lag}, func(string, string, int32) (string, error) { return addr, nil }, logr.Discard())
 	t.Cleanup(func() {
 		if err := d.close(); err != nil {
@@ -83,14 +83,14 @@ func TestTwoReplicasShareTheAddress(t *testing.T) {
 		if time.Since(start) > lag {
 			t.Fatalf("answers within the lag: %v; want both the older backend (the lagging replica) and the newer (the first)", seen)
 		}
-		seen[get(t, addr)] = true
+		seen[testhttp.GetRoot(t, addr)] = true
 	}
 	const inARow = 20 // a miss of one of two sockets has a chance of 2^-19
 	for n := 0; n < inARow; {
 		if time.Since(start) > lag+15*time.Second {
 			t.Fatalf("%s after the change and %d answers in a row from the newer backend; want %d: the second replica never took it", time.Since(start), n, inARow)
 		}
-		if get(t, addr) == "newer" {
+		if testhttp.GetRoot(t, addr) == "newer" {
 			n++
 		} else {
 			n = 0
@@ -103,7 +103,7 @@ func TestTwoReplicasShareTheAddress(t *testing.T) {
 func TestOneReplicaAppliesLate(t *testing.T) {
 	const late = 3 * time.Second
 	older, newer := startBackend(t, "older"), startBackend(t, "newer")
-	addr := freeLoopbackAddr(t)
+	addr := testhttp.FreeLoopbackAddr(t)
 	d := newDataPlane(shape{replicas: 1, lateApply: late}, func(string, string, int32) (string, error) { return addr, nil }, logr.Discard())
 	t.Cleanup(func() {
 		if err := d.close(); err != nil {
@@ -117,10 +117,10 @@ func TestOneReplicaAppliesLate(t *testing.T) {
 	if err := d.apply(routeTo(newer)); err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	if got := get(t, addr); got != "older" && time.Since(start) < late {
+	if got := testhttp.GetRoot(t, addr); got != "older" && time.Since(start) < late {
 		t.Fatalf("answered by %q at once; want the older backend until the late apply", got)
 	}
-	for get(t, addr) != "newer" {
+	for testhttp.GetRoot(t, addr) != "newer" {
 		if time.Since(start) > late+15*time.Second {
 			t.Fatalf("the change is not served %s after it was handed over", time.Since(start))
 		}
@@ -151,39 +151,4 @@ func startBackend(t *testing.T, name string) *backend {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, name) }))
 	t.Cleanup(srv.Close)
 	return &backend{name: name, addr: srv.Listener.Addr().String()}
-}
-
-// freeLoopbackAddr is a loopback socket address nothing listens on at the
-// time of the call.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-// get sends GET / to addr on a connection of its own and returns the body
-// of its 200.
-func get(t *testing.T, addr string) string {
-	t.Helper()
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get("http://" + addr + "/")
-	if err != nil {
-		t.Fatalf("GET %s: %v", addr, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: reading the body: %v", addr, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: status %d, body %q; want 200", addr, resp.StatusCode, body)
-	}
-	return string(body)
 }
