@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -15,15 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
+	"github.com/gatewitness/gatewitness/gateway/standalone/standalonecmd"
 )
 
 const gatewayUsage = `Usage: gatewitness gateway --kubeconfig PATH [flags]
@@ -157,15 +154,10 @@ func gatewayCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatewitness gateway: %v\n", err)
 		return 2
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", g.kubeconfig)
-	if err != nil {
-		fmt.Fprintf(stderr, "gatewitness gateway: --kubeconfig %s: %v\n", g.kubeconfig, err)
-		return 2
-	}
-	c, err := standalone.NewClient(cfg)
+	c, code, err := standalonecmd.Client(g.kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "gatewitness gateway: %v\n", err)
-		return 1
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -179,12 +171,7 @@ const startTimeout = 2 * time.Minute
 // serveGateway runs the gateway on c until ctx is done, and returns the
 // exit status.
 func serveGateway(ctx context.Context, c client.WithWatch, g *gatewayOptions, stdout, stderr io.Writer) int {
-	level := slog.LevelInfo
-	if g.verbose {
-		level = slog.Level(-1) // logr's V(1)
-	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	crlog.SetLogger(log.WithName("controller-runtime"))
+	log := standalonecmd.Logger(stderr, g.verbose)
 	g.opts.Client = c
 	g.opts.Logger = log
 
