@@ -34,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -45,8 +44,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
-	"k8s.io/client-go/tools/clientcmd"
-	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/conformance/runner"
@@ -56,6 +53,7 @@ import (
 	"github.com/gatewitness/gatewitness/gateway/gatewayaddr"
 	"github.com/gatewitness/gatewitness/gateway/ir"
 	"github.com/gatewitness/gatewitness/gateway/standalone"
+	"github.com/gatewitness/gatewitness/gateway/standalone/standalonecmd"
 )
 
 func main() {
@@ -155,22 +153,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lagging-gateway: %v\n", err)
 		return 2
 	}
-	level := slog.LevelInfo
-	if s.verbose {
-		level = slog.Level(-1) // logr's V(1)
-	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	crlog.SetLogger(log.WithName("controller-runtime"))
-
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
-	if err != nil {
-		fmt.Fprintf(stderr, "lagging-gateway: --kubeconfig %s: %v\n", s.kubeconfig, err)
-		return 2
-	}
-	c, err := standalone.NewClient(cfg)
+	log := standalonecmd.Logger(stderr, s.verbose)
+	c, code, err := standalonecmd.Client(s.kubeconfig)
 	if err != nil {
 		fmt.Fprintf(stderr, "lagging-gateway: %v\n", err)
-		return 1
+		return code
 	}
 	addrs, err := gatewayaddr.New(s.addresses)
 	if err != nil {
