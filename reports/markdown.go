@@ -124,6 +124,20 @@ type profileRow struct {
 	p      confv1.ProfileReport
 }
 
+// writeTableSection writes a section of the summary that is one table: its
+// heading, the paragraph that says what the table counts, and the table's
+// head.
+func writeTableSection(w io.Writer, heading, intro string, columns ...string) {
+	fmt.Fprintf(w, "\n## %s\n\n%s\n\n", heading, intro)
+	writeTableHead(w, columns...)
+}
+
+// writeTableHead writes the head row of a Markdown table with these columns
+// and the delimiter row under it.
+func writeTableHead(w io.Writer, columns ...string) {
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(columns, " | "), strings.Repeat("---|", len(columns)))
+}
+
 func profileRows(run *Run) []profileRow {
 	var rows []profileRow
 	if c := run.Conformance; c != nil {
@@ -145,9 +159,9 @@ func writeProfiles(w *bufio.Writer, run *Run) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Profiles\n\n")
-	fmt.Fprintf(w, "Upstream profiles count upstream's tests only (the upstream report); gatewitness's profiles count gatewitness's tests only (the gatewitness report).\n\n")
-	fmt.Fprintf(w, "| Profile | Report | Core | Extended | Failed tests |\n|---|---|---|---|---|\n")
+	writeTableSection(w, "Profiles",
+		"Upstream profiles count upstream's tests only (the upstream report); gatewitness's profiles count gatewitness's tests only (the gatewitness report).",
+		"Profile", "Report", "Core", "Extended", "Failed tests")
 	for _, r := range rows {
 		p := r.p
 		if ProfileNotClaimed(p) {
@@ -261,7 +275,7 @@ func writePasses(w *bufio.Writer, run *Run) {
 func writeObservations(w *bufio.Writer, t TestResult) {
 	obs, more := capObservations(t)
 	if len(obs) > 0 {
-		fmt.Fprintf(w, "| Subtest | Observed |\n|---|---|\n")
+		writeTableHead(w, "Subtest", "Observed")
 		for i := 0; i < len(obs); {
 			j := i
 			var pairs []string
@@ -355,7 +369,8 @@ func writeSkips(w *bufio.Writer, run *Run) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n| Not claimed, or why skipped | Tests |\n|---|---|\n")
+	fmt.Fprintf(w, "\n")
+	writeTableHead(w, "Not claimed, or why skipped", "Tests")
 	for _, g := range groups {
 		key := text(g.key)
 		if g.isFeature {
@@ -401,7 +416,8 @@ func WriteMarkdownShort(w io.Writer, run *Run) error {
 	}
 	fmt.Fprintf(bw, ".\n")
 	if rows := profileRows(run); len(rows) > 0 {
-		fmt.Fprintf(bw, "\n| Profile | Core | Extended |\n|---|---|---|\n")
+		fmt.Fprintf(bw, "\n")
+		writeTableHead(bw, "Profile", "Core", "Extended")
 		for _, r := range rows {
 			if ProfileNotClaimed(r.p) {
 				fmt.Fprintf(bw, "| %s | %s | - |\n", cell(r.p.Name), NotClaimed)
@@ -596,9 +612,9 @@ func writeConsistency(w *bufio.Writer, run *Run) {
 	if len(stats) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Time to consistency\n\n")
-	fmt.Fprintf(w, "From a configuration step's start to the data plane serving it on every path measured (for a deletion: no longer serving it).\n\n")
-	fmt.Fprintf(w, "| Step | Steps | p50 | p95 | Max | Slowest |\n|---|---|---|---|---|---|\n")
+	writeTableSection(w, "Time to consistency",
+		"From a configuration step's start to the data plane serving it on every path measured (for a deletion: no longer serving it).",
+		"Step", "Steps", "p50", "p95", "Max", "Slowest")
 	for _, c := range stats {
 		var slow []string
 		for _, st := range c.Slowest {
