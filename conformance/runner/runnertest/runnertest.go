@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/gatewitness/gatewitness/cluster"
 	"github.com/gatewitness/gatewitness/conformance/runner"
@@ -89,7 +90,7 @@ func (g ReferenceGateway) InProcess() runner.InProcess {
 		}
 	}
 	if f := g.StatusFilter; f != nil {
-		gw.WrapControllerClient = func(c client.WithWatch) client.WithWatch { return filteredStatus{c, f} }
+		gw.WrapControllerClient = func(c client.WithWatch) client.WithWatch { return filteredStatus(c, f) }
 	}
 	if h := g.DataPlane; !reflect.ValueOf(h).IsZero() {
 		gw.NewDataPlane = func(o dataplane.Options) *dataplane.Server { return dataplanetest.NewServer(o, h) }
@@ -103,29 +104,23 @@ func (g ReferenceGateway) InProcess() runner.InProcess {
 	return runner.InProcess{Gateway: gw}
 }
 
-// filteredStatus is a client whose status writes go through a filter.
-type filteredStatus struct {
-	client.WithWatch
-	filter func(client.Object)
-}
-
-func (c filteredStatus) Status() client.SubResourceWriter {
-	return filteredWriter{c.WithWatch.Status(), c.filter}
-}
-
-type filteredWriter struct {
-	client.SubResourceWriter
-	filter func(client.Object)
-}
-
-func (w filteredWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	w.filter(obj)
-	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (w filteredWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	w.filter(obj)
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+// filteredStatus returns c with every status write (Status().Update and
+// Patch) passing the object through filter first.
+func filteredStatus(c client.WithWatch, filter func(client.Object)) client.WithWatch {
+	return interceptor.NewClient(c, interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if sub == "status" {
+				filter(obj)
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if sub == "status" {
+				filter(obj)
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
 }
 
 // Run is runner.Run against the in-process reference gateway broken as g

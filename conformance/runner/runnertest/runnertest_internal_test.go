@@ -1,10 +1,17 @@
 package runnertest
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gatewitness/gatewitness/gateway/dataplane"
 	"github.com/gatewitness/gatewitness/gateway/dataplane/dataplanetest"
@@ -81,5 +88,54 @@ func TestInProcessBuildsBrokenParts(t *testing.T) {
 	}
 	if err := h.NewDataPlane(dataplane.Options{}).Close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStatusFilterSeesStatusWritesOnly: the controller's client passes
+// the objects of its status writes, Update and Patch, through StatusFilter,
+// and what the filter changes is what is written; other writes pass it by.
+func TestStatusFilterSeesStatusWritesOnly(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := gwv1.Install(scheme); err != nil {
+		t.Fatal(err)
+	}
+	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(route).WithStatusSubresource(route).Build()
+	var filtered []string
+	g := ReferenceGateway{StatusFilter: func(obj client.Object) {
+		r := obj.(*gwv1.HTTPRoute)
+		filtered = append(filtered, string(r.Status.Parents[0].ControllerName))
+		r.Status.Parents[0].ControllerName = "filtered"
+	}}
+	c := g.InProcess().Gateway.WrapControllerClient(base)
+	ctx := context.Background()
+	key := client.ObjectKeyFromObject(route)
+
+	r := &gwv1.HTTPRoute{}
+	if err := c.Get(ctx, key, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Status.Parents = []gwv1.RouteParentStatus{{ParentRef: gwv1.ParentReference{Name: "gw"}, ControllerName: "by-update"}}
+	if err := c.Status().Update(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	before := r.DeepCopy()
+	r.Status.Parents[0].ControllerName = "by-patch"
+	if err := c.Status().Patch(ctx, r, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	r.Labels = map[string]string{"a": "b"}
+	if err := c.Update(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"by-update", "by-patch"}; !slices.Equal(filtered, want) {
+		t.Errorf("the filter saw %q; want %q (the status Update, then the Patch; not the object's Update)", filtered, want)
+	}
+	got := &gwv1.HTTPRoute{}
+	if err := base.Get(ctx, key, got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Parents) != 1 || got.Status.Parents[0].ControllerName != "filtered" {
+		t.Errorf("stored status %+v; want the filter's change written", got.Status.Parents)
 	}
 }
