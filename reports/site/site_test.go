@@ -716,21 +716,11 @@ func TestObservedText(t *testing.T) {
 func TestPagesSayNotClaimed(t *testing.T) {
 	run := nightRun(0, map[string]reports.Result{"A": P})
 	run.GatewitnessProfiles = []confv1.ProfileReport{{Name: "GATEWITNESS-MESH-PROBES", Summary: "Core tests succeeded.", Core: confv1.Status{Result: confv1.Success}}}
-	h, err := NewHistory(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := Build(out, h, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	pages := []string{filepath.Join(out, "index.html"), filepath.Join(out, "runs", h.Entries[0].ID, "index.html")}
-	for _, page := range pages {
-		b, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte(">not claimed</td>")) || bytes.Contains(b, []byte(">success <small>0/0/0")) {
+	h := history(t, run)
+	out, _ := buildIndex(t, h)
+	for _, page := range []string{"index.html", filepath.Join("runs", h.Entries[0].ID, "index.html")} {
+		b := readPage(t, out, page)
+		if !strings.Contains(b, ">not claimed</td>") || strings.Contains(b, ">success <small>0/0/0") {
 			t.Errorf("%s does not show GATEWITNESS-MESH-PROBES as not claimed:\n%s", page, b)
 		}
 	}
@@ -742,21 +732,32 @@ func TestRunPageShowsTimeToConsistency(t *testing.T) {
 	run := nightRun(0, map[string]reports.Result{"A": P})
 	c := observe.Consistency{Step: "served", Routes: "HTTPRoute ns/a", FirstServed: 20 * time.Millisecond, Served: 1234 * time.Millisecond}
 	run.Tests[0].Observations = append(run.Tests[0].Observations, observe.Observation{Key: "consistency", Value: c.String(), Consistency: &c})
-	h, err := NewHistory(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := Build(out, h, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(out, "runs", h.Entries[0].ID, "index.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := history(t, run)
+	out, _ := buildIndex(t, h)
+	b := readPage(t, out, filepath.Join("runs", h.Entries[0].ID, "index.html"))
 	for _, want := range []string{"<h2>Time to consistency</h2>", "<td>served</td><td>1</td><td>1.234s</td>", run.Tests[0].ShortName + " 1.234s"} {
-		if !bytes.Contains(b, []byte(want)) {
+		if !strings.Contains(b, want) {
 			t.Errorf("the run page lacks %q", want)
 		}
 	}
+}
+
+// history is NewHistory(runs...), failing t on an error.
+func history(t *testing.T, runs ...*reports.Run) *History {
+	t.Helper()
+	h, err := NewHistory(runs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// readPage returns the page at path (slash-separated) below the site out.
+func readPage(t *testing.T, out, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
