@@ -62,13 +62,7 @@ func TestParseFlagsDefaultsToTheLaggingReplicaBreakage(t *testing.T) {
 func TestTwoReplicasShareTheAddress(t *testing.T) {
 	const lag = 4 * time.Second
 	older, newer := startBackend(t, "older"), startBackend(t, "newer")
-	addr := testhttp.FreeLoopbackAddr(t)
-	d := newDataPlane(shape{replicas: 2, lag: lag}, func(string, string, int32) (string, error) { return addr, nil }, logr.Discard())
-	t.Cleanup(func() {
-		if err := d.close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	d, addr := startDataPlane(t, shape{replicas: 2, lag: lag})
 	for i, r := range d.replicas {
 		if err := r.Apply(routeTo(older)); err != nil {
 			t.Fatalf("replica %d: Apply: %v", i+1, err)
@@ -103,13 +97,7 @@ func TestTwoReplicasShareTheAddress(t *testing.T) {
 func TestOneReplicaAppliesLate(t *testing.T) {
 	const late = 3 * time.Second
 	older, newer := startBackend(t, "older"), startBackend(t, "newer")
-	addr := testhttp.FreeLoopbackAddr(t)
-	d := newDataPlane(shape{replicas: 1, lateApply: late}, func(string, string, int32) (string, error) { return addr, nil }, logr.Discard())
-	t.Cleanup(func() {
-		if err := d.close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
+	d, addr := startDataPlane(t, shape{replicas: 1, lateApply: late})
 	if err := d.replicas[0].Apply(routeTo(older)); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +116,20 @@ func TestOneReplicaAppliesLate(t *testing.T) {
 	if e := time.Since(start); e < late {
 		t.Fatalf("the change was served %s after it was handed over; want no earlier than %s", e, late)
 	}
+}
+
+// startDataPlane builds sh's data plane with every listener on one free
+// loopback address, closed when t ends, and returns it and the address.
+func startDataPlane(t *testing.T, sh shape) (*replicatedDataPlane, string) {
+	t.Helper()
+	addr := testhttp.FreeLoopbackAddr(t)
+	d := newDataPlane(sh, func(string, string, int32) (string, error) { return addr, nil }, logr.Discard())
+	t.Cleanup(func() {
+		if err := d.close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return d, addr
 }
 
 // routeTo is one Gateway with an HTTP listener on port 80 whose one route
