@@ -90,16 +90,24 @@ func (b *testBackend) ref() ir.Backend {
 	return ir.Backend{Name: "default/" + b.name + ":8080", Weight: 1, Endpoints: []string{b.addr}}
 }
 
-// startGateway applies cfg to a new Server and returns it; Apply must
-// succeed.
-func startGateway(t *testing.T, cfg *ir.Config) *dataplane.Server {
+// newServer returns a new Server with opts, closed when t ends (a
+// failure to close fails t).
+func newServer(t *testing.T, opts dataplane.Options) *dataplane.Server {
 	t.Helper()
-	s := dataplane.New(dataplane.Options{})
+	s := dataplane.New(opts)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
+	return s
+}
+
+// startGateway applies cfg to a new Server and returns it; Apply must
+// succeed.
+func startGateway(t *testing.T, cfg *ir.Config) *dataplane.Server {
+	t.Helper()
+	s := newServer(t, dataplane.Options{})
 	if err := s.Apply(cfg); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}

@@ -24,16 +24,11 @@ func TestListenAddrFixedSocket(t *testing.T) {
 	b := startBackend(t, "b")
 	want := testhttp.FreeLoopbackAddr(t)
 	var asked []string
-	s := dataplane.New(dataplane.Options{
+	s := newServer(t, dataplane.Options{
 		ListenAddr: func(namespace, name string, port int32) (string, error) {
 			asked = append(asked, fmt.Sprintf("%s/%s:%d", namespace, name, port))
 			return want, nil
 		},
-	})
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
 	})
 	cfg := oneListener(route("r", 0, nil, rule(nil, b.ref())))
 	if err := s.Apply(cfg); err != nil {
@@ -71,7 +66,7 @@ func TestListenAddrFixedSocket(t *testing.T) {
 func TestListenAddrError(t *testing.T) {
 	b := startBackend(t, "b")
 	good := testhttp.FreeLoopbackAddr(t)
-	s := dataplane.New(dataplane.Options{
+	s := newServer(t, dataplane.Options{
 		ListenAddr: func(namespace, name string, port int32) (string, error) {
 			if name == "bad" {
 				return "", errors.New("no address left for this Gateway")
@@ -79,18 +74,7 @@ func TestListenAddrError(t *testing.T) {
 			return good, nil
 		},
 	})
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	listener := ir.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-		HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
-	cfg := &ir.Config{Gateways: []ir.Gateway{
-		{Namespace: "gw-ns", Name: "bad", Listeners: []ir.Listener{listener}},
-		{Namespace: "gw-ns", Name: "gw", Listeners: []ir.Listener{listener}},
-	}}
-	err := s.Apply(cfg)
+	err := s.Apply(badAndGood(b))
 	if err == nil {
 		t.Fatal("Apply succeeded; want an error for Gateway gw-ns/bad")
 	}
@@ -114,7 +98,7 @@ func TestListenOpensTheSockets(t *testing.T) {
 	b := startBackend(t, "b")
 	want := testhttp.FreeLoopbackAddr(t)
 	var opened []string
-	s := dataplane.New(dataplane.Options{
+	s := newServer(t, dataplane.Options{
 		ListenAddr: func(_, name string, _ int32) (string, error) {
 			if name == "bad" {
 				return "127.0.0.1:1", nil
@@ -129,17 +113,7 @@ func TestListenOpensTheSockets(t *testing.T) {
 			return net.Listen(network, address)
 		},
 	})
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	listener := ir.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-		HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
-	err := s.Apply(&ir.Config{Gateways: []ir.Gateway{
-		{Namespace: "gw-ns", Name: "bad", Listeners: []ir.Listener{listener}},
-		{Namespace: "gw-ns", Name: "gw", Listeners: []ir.Listener{listener}},
-	}})
+	err := s.Apply(badAndGood(b))
 	if err == nil || !strings.Contains(err.Error(), "gw-ns/bad") || !strings.Contains(err.Error(), "this socket is refused") {
 		t.Fatalf("Apply error %v; want one naming Gateway gw-ns/bad and Listen's reason", err)
 	}
@@ -149,4 +123,16 @@ func TestListenOpensTheSockets(t *testing.T) {
 	if body := testhttp.GetRoot(t, mustAddr(t, s, 80)); !strings.Contains(body, `"backend":"b"`) {
 		t.Fatalf("body %q; want the echo of backend b on the socket Listen opened", body)
 	}
+}
+
+// badAndGood is two Gateways, gw-ns/bad and gw-ns/gw, each with an HTTP
+// listener on port 80 whose one route sends everything to b: the tests
+// refuse the socket of the first.
+func badAndGood(b *testBackend) *ir.Config {
+	listener := ir.Listener{Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
+		HTTPRoutes: []ir.HTTPRoute{route("r", 0, nil, rule(nil, b.ref()))}}
+	return &ir.Config{Gateways: []ir.Gateway{
+		{Namespace: "gw-ns", Name: "bad", Listeners: []ir.Listener{listener}},
+		{Namespace: "gw-ns", Name: "gw", Listeners: []ir.Listener{listener}},
+	}}
 }
