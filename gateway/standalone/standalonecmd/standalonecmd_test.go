@@ -2,7 +2,9 @@ package standalonecmd
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,28 +12,48 @@ import (
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// TestLoggerLevelsAndControllerRuntime is one test because
-// controller-runtime takes the first log it is given only: the first
-// Logger call here is the one that must reach it.
-func TestLoggerLevelsAndControllerRuntime(t *testing.T) {
+func TestLoggerLevels(t *testing.T) {
 	var loud bytes.Buffer
-	log := Logger(&loud, true)
-	log.V(1).Info("at V(1)")
-	crlog.Log.Info("from controller-runtime")
-	got := loud.String()
-	if !strings.Contains(got, "at V(1)") {
+	Logger(&loud, true).V(1).Info("at V(1)")
+	if got := loud.String(); !strings.Contains(got, "at V(1)") {
 		t.Errorf("Logger(w, true) wrote %q; want the V(1) line", got)
 	}
-	if !strings.Contains(got, "from controller-runtime") || !strings.Contains(got, "logger=controller-runtime") {
-		t.Errorf("the command's log has %q; want controller-runtime's line, named controller-runtime", got)
-	}
-
 	var quiet bytes.Buffer
-	log = Logger(&quiet, false)
+	log := Logger(&quiet, false)
 	log.Info("at info")
 	log.V(1).Info("at V(1)")
 	if got := quiet.String(); !strings.Contains(got, "at info") || strings.Contains(got, "at V(1)") {
 		t.Errorf("Logger(w, false) wrote %q; want the info line and not the V(1) one", got)
+	}
+}
+
+// childEnv, set to 1, makes TestLoggerIsControllerRuntimesLog check in
+// the process it runs in rather than start one.
+const childEnv = "STANDALONECMD_TEST_CHILD"
+
+// childChecked is what the child prints once it has checked.
+const childChecked = "standalonecmd: controller-runtime's log checked"
+
+// TestLoggerIsControllerRuntimesLog: controller-runtime's lines go to the
+// command's log, named controller-runtime. controller-runtime takes the
+// first log a process gives it only, so the check runs in a process of its
+// own (this test binary again), where Logger is the first to give one.
+func TestLoggerIsControllerRuntimesLog(t *testing.T) {
+	if os.Getenv(childEnv) == "1" {
+		var w bytes.Buffer
+		Logger(&w, false)
+		crlog.Log.Info("from controller-runtime")
+		if got := w.String(); !strings.Contains(got, "from controller-runtime") || !strings.Contains(got, "logger=controller-runtime") {
+			t.Errorf("the command's log has %q; want controller-runtime's line, named controller-runtime", got)
+		}
+		fmt.Println(childChecked)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLoggerIsControllerRuntimesLog$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte(childChecked)) {
+		t.Errorf("the check in a process of its own: %v; want it run and passed:\n%s", err, out)
 	}
 }
 
