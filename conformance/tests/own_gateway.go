@@ -19,9 +19,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 
@@ -29,16 +31,24 @@ import (
 )
 
 // backendsReady waits until every Service named in infraNamespace has a
-// ready endpoint in its EndpointSlices, polling at the suite's interval
-// for at most MaxTimeToConsistency, and fails t naming those that have
-// none.
+// ready endpoint in its EndpointSlices (awaitReadyEndpoints), and fails t
+// naming those that have none.
 func backendsReady(t *testing.T, s *suite.ConformanceTestSuite, services ...string) {
 	t.Helper()
+	if err := awaitReadyEndpoints(s.Client, s.TimeoutConfig.MaxTimeToConsistency, s.TimeoutConfig.DefaultPollInterval, services); err != nil {
+		t.Fatalf("before the test's Gateway is created: %v", err)
+	}
+}
+
+// awaitReadyEndpoints polls c every interval, for at most within, until
+// every Service named in infraNamespace has a ready endpoint, and
+// otherwise returns an error naming those that have none.
+func awaitReadyEndpoints(c client.Client, within, interval time.Duration, services []string) error {
 	var missing []string
-	ready := testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, s.TimeoutConfig.DefaultPollInterval, func() bool {
+	ready := testclient.Poll(within, interval, func() bool {
 		missing = missing[:0]
 		for _, svc := range services {
-			n, err := readyEndpoints(s.Client, svc)
+			n, err := readyEndpoints(c, svc)
 			switch {
 			case err != nil:
 				missing = append(missing, fmt.Sprintf("%s (%v)", svc, err))
@@ -49,9 +59,10 @@ func backendsReady(t *testing.T, s *suite.ConformanceTestSuite, services ...stri
 		return len(missing) == 0
 	})
 	if !ready {
-		t.Fatalf("the backends of the test's routes are not ready within %v, before its Gateway is created: Service %s in %s",
-			s.TimeoutConfig.MaxTimeToConsistency, strings.Join(missing, ", "), infraNamespace)
+		return fmt.Errorf("the backends of the test's routes are not ready within %v: Service %s in %s",
+			within, strings.Join(missing, ", "), infraNamespace)
 	}
+	return nil
 }
 
 // httpGateway is a Gateway named name in infraNamespace of class, with
