@@ -12,7 +12,11 @@ package tests
 // as it lags, long after its evidence. So a test's own Gateway is created
 // only once its routes exist and each of its backends has a ready
 // endpoint: the first snapshot that holds the listener serves the routes,
-// whichever replica binds it and whenever.
+// whichever replica binds it and whenever. The limit: a controller reads
+// EndpointSlices and Gateways on watches of their own, so a slice made
+// ready just before the Gateway could in principle reach it after the
+// Gateway; the late replica would then serve 503 for the milliseconds
+// between the two snapshots, not for its whole lag.
 
 import (
 	"context"
