@@ -80,11 +80,15 @@ type Gateway struct {
 	// change each snapshot or hand it over late.
 	WrapApply func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error
 	// Replica, when set, runs a second replica of the data plane (built
-	// as the first is) behind every Gateway address, as a Deployment of
-	// two proxies behind one Service, or two processes on one socket, is
-	// run: each new connection to a Gateway's address goes to one of the
-	// two at random (Resolve), and one that goes to a replica with no
-	// listener on that port yet is refused. The controller's snapshots
+	// as the first is) behind every Gateway address, as two proxy
+	// processes on sockets bound with SO_REUSEPORT are run: each new
+	// connection to a Gateway's address goes, at random, to one of the
+	// replicas with a listener on that port (Resolve), as the kernel
+	// spreads them. A replica that has not yet applied the snapshot with
+	// a new listener gets none of its connections, so no request can see
+	// that it lags until it binds the port with that (older) snapshot;
+	// behind a Service, where such a replica would refuse them, the lag
+	// shows at once. The controller's snapshots
 	// reach the second replica through what Replica returns, given its
 	// Apply (dataplanetest.LateApply makes it lag); the status the
 	// controller writes follows the first replica only.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"runtime"
@@ -550,9 +551,10 @@ func awaitConvergence(t *testing.T, timeouts config.TimeoutConfig, fn func(time.
 }
 
 // TestReplicaBehindTheSameAddress: with Gateway.Replica, connections to a
-// Gateway's address are spread over two data planes, and the second
-// serves a snapshot only once its Apply is given it: until then about
-// half of the new connections find no listener there.
+// Gateway's address are spread over the data planes listening on its
+// port, as the kernel spreads those of SO_REUSEPORT sockets: until the
+// second replica applies the snapshot with the listener, every
+// connection goes to the first; after, to both.
 func TestReplicaBehindTheSameAddress(t *testing.T) {
 	var (
 		mu      sync.Mutex
@@ -573,24 +575,28 @@ func TestReplicaBehindTheSameAddress(t *testing.T) {
 		}
 	}})
 	gwAddr := smallSetup(t, c, "replica")
-	resolved := func() (ok, refused int) {
+	// resolved returns the distinct sockets 64 connections went to and
+	// how many were refused.
+	resolved := func() (sockets map[string]bool, refused int) {
+		sockets = map[string]bool{}
 		for range 64 {
-			if _, err := c.Resolve(gwAddr); err != nil {
+			if real, err := c.Resolve(gwAddr); err != nil {
 				refused++
 			} else {
-				ok++
+				sockets[real] = true
 			}
 		}
-		return ok, refused
+		return sockets, refused
 	}
 	wait(t).Eventually(func() error {
-		if ok, _ := resolved(); ok == 0 {
+		if sockets, _ := resolved(); len(sockets) == 0 {
 			return fmt.Errorf("no connection resolved")
 		}
 		return nil
 	}).Should(gomega.Succeed(), "the first replica serves")
-	if ok, refused := resolved(); ok == 0 || refused == 0 {
-		t.Errorf("before the second replica applied the snapshot: %d resolved, %d refused of 64; want both", ok, refused)
+	if sockets, refused := resolved(); len(sockets) != 1 || refused != 0 {
+		t.Errorf("before the second replica applied the snapshot: %d refused of 64, to sockets %v; want none refused, all to the first replica's",
+			refused, slices.Sorted(maps.Keys(sockets)))
 	}
 	mu.Lock()
 	release = true
@@ -599,7 +605,9 @@ func TestReplicaBehindTheSameAddress(t *testing.T) {
 	if err := second(last); err != nil {
 		t.Fatal(err)
 	}
-	if ok, refused := resolved(); refused != 0 {
-		t.Errorf("after both applied it: %d resolved, %d refused of 64; want none refused", ok, refused)
+	// 64 connections all to one of two replicas: a chance of 2^-63.
+	if sockets, refused := resolved(); len(sockets) != 2 || refused != 0 {
+		t.Errorf("after both applied it: %d refused of 64, to sockets %v; want none refused, spread over both replicas' sockets",
+			refused, slices.Sorted(maps.Keys(sockets)))
 	}
 }

@@ -43,9 +43,9 @@ func newAddresses(shared bool) *gatewayaddr.Pool {
 
 // Resolve returns the address to dial for addr ("host:port"): for a
 // Gateway's published address and a listener port, the data plane's socket
-// serving it (with two replicas, Gateway.Replica, one of the two at
-// random); any other address unchanged. It fails when addr is a
-// Gateway's but no listener on that port is programmed.
+// serving it (with two replicas, Gateway.Replica, one of those listening
+// on that port, at random); any other address unchanged. It fails when
+// addr is a Gateway's but no replica has a listener on that port.
 func (c *Cluster) Resolve(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -65,15 +65,24 @@ func (c *Cluster) Resolve(addr string) (string, error) {
 	if c.shared {
 		gw.Name = sharedport.Name(int32(p))
 	}
-	dp := c.dp
-	if c.replica != nil && rand.IntN(2) == 1 {
-		dp = c.replica // the connection is spread to the second replica
+	// As the kernel spreads the connections of sockets bound with
+	// SO_REUSEPORT: only over the replicas listening on the port, so a
+	// replica that has not yet applied the snapshot with the listener
+	// gets none, and one that still has it after the other removed it
+	// gets them all.
+	var listening []string
+	for _, dp := range []DataPlane{c.dp, c.replica} {
+		if dp == nil {
+			continue
+		}
+		if real, ok := dp.Addr(gw.Namespace, gw.Name, int32(p)); ok {
+			listening = append(listening, real)
+		}
 	}
-	real, ok := dp.Addr(gw.Namespace, gw.Name, int32(p))
-	if !ok {
+	if len(listening) == 0 {
 		return "", fmt.Errorf("cluster: Gateway %s (address %s) has no listener programmed on port %d: %w", gw, host, p, syscall.ECONNREFUSED)
 	}
-	return real, nil
+	return listening[rand.IntN(len(listening))], nil
 }
 
 // DialContext maps a Gateway's published address and listener port to the

@@ -166,12 +166,19 @@ func runLoad(t *testing.T, runner *loadRunner) (p50, p99 time.Duration) {
 	return p50, p99
 }
 
-// newLoadRunner attaches a route for host to backend, through the Gateway
-// of the same name (waiting until it serves), and returns a runner that
-// sends each request to /fail with the fault spec fault gives its sequence
-// number ("" for none). The Gateway is the test's own so that the test can
-// run beside upstream's serial tests (see the manifests).
+// newLoadRunner creates the Gateway named backend of the suite's class,
+// once the route of its manifests and the backend of that name are in
+// place (createOwnGateway), attaches the route for host to it (waiting
+// until it serves), and returns a runner that sends each request to /fail
+// with the fault spec fault gives its sequence number ("" for none).
+//
+// The Gateway is the test's own, not the base same-namespace one: the
+// runner runs the test beside upstream's serial tests, some of which
+// attach a GRPCRoute without hostnames to same-namespace, and a listener
+// may not serve an HTTPRoute and a GRPCRoute with intersecting hostnames
+// (the older route wins, the other is not Accepted).
 func newLoadRunner(t *testing.T, s *suite.ConformanceTestSuite, host, backend string, fault func(n int64) string) *loadRunner {
+	createOwnGateway(t, s, httpGateway(backend, s.GatewayClassName), backend)
 	gw := types.NamespacedName{Namespace: infraNamespace, Name: backend}
 	gwAddr := attachRoutesTo(t, s, gw, host, "/ready", backend, backend)
 	return &loadRunner{c: newRouteClient(t, s, gwAddr, host), path: "/fail", prefix: testclient.NewID(t),

@@ -348,14 +348,16 @@ var breakages = []negative.Breakage{
 	// evidence from the data plane (evidence.go), so each passes them all.
 	{
 		Name: "lagging-replica",
-		Models: "two data-plane replicas behind every Gateway address, each new connection going to one of them at random (a " +
-			"Deployment of two proxies behind one Service, or two processes on one socket), one of them applying every change " +
-			"3s after the other, with status written when the first has; a test that takes three answers in a row for served, " +
-			"or a status for served, times the lagging replica's older configuration",
+		Models: "two data-plane replicas behind every Gateway address, as two proxy processes on sockets bound with SO_REUSEPORT: " +
+			"each new connection goes to one of the replicas listening on its port, at random, so one that has not yet bound a new " +
+			"Gateway's port gets none of its connections; one applies every snapshot 3s after the other, with status written " +
+			"when the first has, and each keeps its own retry budgets; a test that takes three answers in a row for served, or a " +
+			"status for served, times the lagging replica's older configuration",
 		Gateway:  runnertest.ReferenceGateway{LaggingReplica: 3 * time.Second},
-		Profiles: []string{httpProfile, grpcProfile, connProfile, ffProfile},
+		Profiles: []string{httpProfile, grpcProfile, connProfile, ffProfile, budgetProfile},
 		Passes: "it waits until 20 answers in a row, each on a connection of its own, come from the route's backend, " +
-			"which crosses both replicas, and its clean-up until as many no longer do",
+			"which crosses both replicas, and its clean-up until as many no longer do; a Gateway of its own is created only " +
+			"once its routes and backends are in place, so the first snapshot either replica listens with serves them",
 	},
 	{
 		Name: "programmed-before-served",

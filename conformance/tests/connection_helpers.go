@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"golang.org/x/net/websocket"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -183,10 +181,10 @@ type connTarget struct {
 // manifest (connFixture: its ConfigMap, GatewayClass, route and backend,
 // all named name), creates the Gateway name of the stated class (the
 // suite's applier would give a Gateway from a manifest the suite's own
-// class), deletes them when t ends, and waits until the Gateway and the
-// route are accepted and the backend answers through it. extra listeners
-// are added to the HTTP one. Each test has its own name, so the tests run
-// in parallel.
+// class) once the backend is ready (createOwnGateway), deletes them when
+// t ends, and waits until the Gateway and the route are accepted and the
+// backend answers through it. extra listeners are added to the HTTP one.
+// Each test has its own name, so the tests run in parallel.
 func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, extra ...gwv1.Listener) *connTarget {
 	t.Helper()
 	start := time.Now()
@@ -195,29 +193,10 @@ func newConnGateway(t *testing.T, s *suite.ConformanceTestSuite, name string, ex
 	if class == "" {
 		class = name
 	}
-	same := gwv1.NamespacesFromSame
-	gw := &gwv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Namespace: infraNamespace, Name: name},
-		Spec: gwv1.GatewaySpec{
-			GatewayClassName: gwv1.ObjectName(class),
-			Listeners: append([]gwv1.Listener{{
-				Name: "http", Port: 80, Protocol: gwv1.HTTPProtocolType,
-				AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &same}},
-			}}, extra...),
-		},
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.TimeoutConfig.CreateTimeout)
-	defer cancel()
-	if err := s.Client.Create(ctx, gw); err != nil {
-		t.Fatalf("creating Gateway %s/%s of class %s: %v", gw.Namespace, gw.Name, class, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), s.TimeoutConfig.DeleteTimeout)
-		defer cancel()
-		if err := s.Client.Delete(ctx, gw); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("deleting Gateway %s/%s: %v", gw.Namespace, gw.Name, err)
-		}
-	})
+	// Created only once the route and its backend are in place
+	// (own_gateway.go).
+	gw := httpGateway(name, class, extra...)
+	createOwnGateway(t, s, gw, name)
 	nn := types.NamespacedName{Namespace: infraNamespace, Name: name}
 	seen := statusSeen{start: start, programmed: gatewayProgrammed(t, s, nn)}
 	addr := kubernetes.GatewayAndHTTPRoutesMustBeAccepted(t, s.Client, s.TimeoutConfig, s.ControllerName,

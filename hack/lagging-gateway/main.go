@@ -23,6 +23,24 @@
 // tunnels, as a reloading proxy does (late-apply-restarts-timers, with
 // --replicas 1 --late-apply 500ms).
 //
+// What the second replica models: a proxy fed by a stream that delivers
+// every snapshot --lag late (an xDS stream behind), so it serves each
+// configuration as it was --lag before, in order. A proxy that reloads
+// --lag late (HAProxy, nginx) reads the configuration current at its
+// reload instead; that one is the milder of the two, since it never serves
+// a state the other replica has left behind, and it is not modelled. With
+// SO_REUSEPORT the kernel spreads a port's connections over the sockets
+// bound to it only: until the second replica binds a new Gateway's port,
+// every connection goes to the first, so no request can see it lag, and
+// when it binds it serves the snapshot of the Gateway's creation. A suite
+// whose own Gateways are created before their backends are ready sees
+// that replica's 503s --lag after its evidence; gatewitness's tests
+// create theirs last (conformance/tests/own_gateway.go). Tests of
+// upstream's, which take three answers in a row on the shared Gateways
+// for served, are not covered by that: their verdicts can still change
+// (docs/semantics/timing-tolerance.md, "through localcp"). Each replica
+// keeps its own retry budgets, as GEP-3388's clients do.
+//
 // The GatewayClass is not created: the harness that starts the command
 // (localcp's -impl) creates it and waits for it to be accepted. The
 // command runs until SIGINT or SIGTERM.
