@@ -133,6 +133,32 @@ type Options struct {
 	defaultProfiles bool
 }
 
+// ClusterRequiredConsecutiveSuccesses is what a run through a kubeconfig
+// takes for upstream's TimeoutConfig field RequiredConsecutiveSuccesses
+// when nothing sets it (upstream: 3): how many answers in a row upstream's
+// consistency checks take before its test goes on. Data planes run
+// several replicas behind one address, each converging at its own time;
+// three fresh connections all reach the same one of two replicas one time
+// in four, so upstream's tests on the shared Gateways (HTTPRouteWeight,
+// HTTPRouteRequestHeaderModifierBackendWeights) went on while a replica 3 s
+// behind still answered 404, in 2 of 6 localcp runs, and in none of 4 with
+// 20 (docs/semantics/timing-tolerance.md). A converged data plane answers
+// them at once (the checks wait only after a miss). An in-process run
+// keeps upstream's 3: its data plane is the reference gateway's one
+// replica, and 20 took its wall time from 31 s to 73 s.
+// --timeout-config-overrides or an options file's timeoutConfig sets it.
+const ClusterRequiredConsecutiveSuccesses = 20
+
+// DefaultTimeoutConfig is upstream's config.DefaultTimeoutConfig with
+// RequiredConsecutiveSuccesses unset (0): the run sets it when it knows
+// its target (ClusterRequiredConsecutiveSuccesses, or upstream's default
+// in-process).
+func DefaultTimeoutConfig() config.TimeoutConfig {
+	tc := config.DefaultTimeoutConfig()
+	tc.RequiredConsecutiveSuccesses = 0
+	return tc
+}
+
 // DefaultOptions returns the options a run has when nothing is set: the
 // upstream suite's defaults plus gatewitness's.
 func DefaultOptions() Options {
@@ -142,7 +168,7 @@ func DefaultOptions() Options {
 			CleanupBaseResources: true,
 			CleanupTestResources: true,
 			Mode:                 DefaultMode,
-			TimeoutConfig:        config.DefaultTimeoutConfig(),
+			TimeoutConfig:        DefaultTimeoutConfig(),
 		},
 		EchoImage:          tests.DefaultEchoImage(),
 		TimingTolerance:    tests.DefaultTimingTolerance,

@@ -40,8 +40,8 @@ func TestFlagDefaults(t *testing.T) {
 		t.Errorf("defaults = class %q, mode %q, cleanup %v/%v; want upstream's gateway-conformance, default, true/true",
 			o.GatewayClassName, o.Mode, o.CleanupBaseResources, o.CleanupTestResources)
 	}
-	if o.TimeoutConfig != config.DefaultTimeoutConfig() {
-		t.Errorf("TimeoutConfig = %+v, want upstream's defaults", o.TimeoutConfig)
+	if want := runner.DefaultTimeoutConfig(); o.TimeoutConfig != want {
+		t.Errorf("TimeoutConfig = %+v, want upstream's defaults with RequiredConsecutiveSuccesses unset: %+v", o.TimeoutConfig, want)
 	}
 	if o.TimingTolerance != gctests.DefaultTimingTolerance || o.Kubeconfig != "" || o.ReportDir != "" {
 		t.Errorf("gatewitness defaults = %v %q %q", o.TimingTolerance, o.Kubeconfig, o.ReportDir)
@@ -345,5 +345,25 @@ func TestRunTestTakesAList(t *testing.T) {
 	o.RunTest = "HTTPRouteSimpleSameNamespace,NoSuchTest"
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), `runTest: no test has the ShortName "NoSuchTest"`) {
 		t.Errorf("Validate = %v, want the options-file key and the unknown name", err)
+	}
+}
+
+// TestDefaultRequiredConsecutiveSuccesses checks that the flags leave
+// upstream's RequiredConsecutiveSuccesses unset for the run to choose, and
+// that --timeout-config-overrides sets it.
+func TestDefaultRequiredConsecutiveSuccesses(t *testing.T) {
+	o, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.TimeoutConfig.RequiredConsecutiveSuccesses; got != 0 {
+		t.Errorf("default RequiredConsecutiveSuccesses %d; want 0, set by the run", got)
+	}
+	o, err = parse("--timeout-config-overrides", "RequiredConsecutiveSuccesses:3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.TimeoutConfig.RequiredConsecutiveSuccesses; got != 3 {
+		t.Errorf("after --timeout-config-overrides RequiredConsecutiveSuccesses:3: %d", got)
 	}
 }

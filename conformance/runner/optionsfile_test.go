@@ -149,7 +149,9 @@ usableNetworkAddresses: [{type: IPAddress, value: 192.0.2.1}]
 		CleanupTestResources: upstreamflags.DefaultCleanupTestResources,
 		GatewayClassName:     upstreamflags.DefaultGatewayClassName,
 		Mode:                 upstreamflags.DefaultMode,
-		TimeoutConfig:        config.DefaultTimeoutConfig(),
+		// Upstream's defaults but RequiredConsecutiveSuccesses, which the
+		// run sets when the file does not.
+		TimeoutConfig: runner.DefaultTimeoutConfig(),
 	}
 	if err := sigsyaml.Unmarshal([]byte(file), &theirs); err != nil {
 		t.Fatal(err)

@@ -129,7 +129,11 @@ func prepare(opts *Options) (claimsSource string, err error) {
 			return "", fmt.Errorf("runner: %w", err)
 		}
 	}
-	// The suite fills in unset timeouts; the target's clients need them too.
+	if opts.Kubeconfig != "" && opts.TimeoutConfig.RequiredConsecutiveSuccesses == 0 {
+		opts.TimeoutConfig.RequiredConsecutiveSuccesses = ClusterRequiredConsecutiveSuccesses
+	}
+	// The suite fills in unset timeouts (in-process, upstream's
+	// RequiredConsecutiveSuccesses); the target's clients need them too.
 	config.SetupTimeoutConfig(&opts.TimeoutConfig)
 	return claimsSource, nil
 }
