@@ -53,6 +53,20 @@ func start(t *testing.T, vars map[string]string) *echobackend.Backend {
 	return b
 }
 
+// dialGRPC returns a plaintext client of b's gRPC port and a context that
+// bounds the test's calls; both end with the test.
+func dialGRPC(t *testing.T, b *echobackend.Backend) (*grpc.ClientConn, context.Context) {
+	t.Helper()
+	cc, err := grpc.NewClient(b.Addr("grpc"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return cc, ctx
+}
+
 type echoBody struct {
 	Proto     string `json:"proto"`
 	HTTPPort  string `json:"httpPort"`
@@ -206,14 +220,7 @@ func TestGRPCModeServesEchoHealthAndAdmin(t *testing.T) {
 }
 
 func TestGRPCServingStartsTheNamedServicesServing(t *testing.T) {
-	b := start(t, map[string]string{"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0", "GATEWITNESS_GRPC_SERVING": "probe, other"})
-	cc, err := grpc.NewClient(b.Addr("grpc"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	cc, ctx := dialGRPC(t, start(t, map[string]string{"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0", "GATEWITNESS_GRPC_SERVING": "probe, other"}))
 	for service, want := range map[string]healthpb.HealthCheckResponse_ServingStatus{
 		"": healthpb.HealthCheckResponse_SERVING, "probe": healthpb.HealthCheckResponse_SERVING,
 		"other": healthpb.HealthCheckResponse_SERVING,
