@@ -15,10 +15,12 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/gatewitness/gatewitness/echo-backend/control"
 	"github.com/gatewitness/gatewitness/echo-backend/fault"
@@ -71,6 +73,12 @@ type Config struct {
 	Limits fault.Limits
 	Ledger ledger.Options
 
+	// GRPCServing are gRPC services whose grpc.health.v1 status starts
+	// SERVING (the server as a whole, "", always does; any other name
+	// starts unknown until the Admin service sets it): a Pod whose
+	// readiness probe checks one is Ready at its first probe.
+	GRPCServing []string
+
 	// Timeouts bound slow and silent clients on the HTTP ports (and, for
 	// ReadHeader and Idle, the gRPC ports); zero fields take their
 	// defaults (httpecho.Timeouts).
@@ -111,6 +119,7 @@ const (
 	EnvRead          = "GATEWITNESS_READ_TIMEOUT"
 	EnvWrite         = "GATEWITNESS_WRITE_TIMEOUT"
 	EnvIdle          = "GATEWITNESS_IDLE_TIMEOUT"
+	EnvGRPCServing   = "GATEWITNESS_GRPC_SERVING"
 )
 
 // ConfigFromEnv reads the configuration the way echo-basic does, plus our
@@ -194,6 +203,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg.Timeouts.Read = duration(EnvRead)
 	cfg.Timeouts.Write = duration(EnvWrite)
 	cfg.Timeouts.Idle = duration(EnvIdle)
+	if v := getenv(EnvGRPCServing); v != "" {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				errs = append(errs, fmt.Errorf("%s=%q: accepted: comma-separated gRPC service names, none empty", EnvGRPCServing, v))
+				break
+			}
+			cfg.GRPCServing = append(cfg.GRPCServing, name)
+		}
+	}
 	return cfg, errors.Join(errs...)
 }
 
@@ -260,6 +278,12 @@ func Start(cfg Config) (*Backend, error) {
 		errc:     make(chan error, 8),
 	}
 	b.closer = append(b.closer, func() error { b.ledger.Close(); return nil })
+	for _, name := range cfg.GRPCServing {
+		if err := b.controls.SetGRPCHealth(name, healthpb.HealthCheckResponse_SERVING); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("echo-backend: Config.GRPCServing: %w", err)
+		}
+	}
 	if err := b.start(cfg); err != nil {
 		b.Close()
 		return nil, err

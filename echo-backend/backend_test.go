@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	echobackend "github.com/gatewitness/gatewitness/echo-backend"
 	"github.com/gatewitness/gatewitness/echo-backend/echopb"
@@ -49,6 +51,20 @@ func start(t *testing.T, vars map[string]string) *echobackend.Backend {
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
+}
+
+// dialGRPC returns a plaintext client of b's gRPC port and a context that
+// bounds the test's calls; both end with the test.
+func dialGRPC(t *testing.T, b *echobackend.Backend) (*grpc.ClientConn, context.Context) {
+	t.Helper()
+	cc, err := grpc.NewClient(b.Addr("grpc"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return cc, ctx
 }
 
 type echoBody struct {
@@ -203,6 +219,23 @@ func TestGRPCModeServesEchoHealthAndAdmin(t *testing.T) {
 	}
 }
 
+func TestGRPCServingStartsTheNamedServicesServing(t *testing.T) {
+	cc, ctx := dialGRPC(t, start(t, map[string]string{"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0", "GATEWITNESS_GRPC_SERVING": "probe, other"}))
+	for service, want := range map[string]healthpb.HealthCheckResponse_ServingStatus{
+		"": healthpb.HealthCheckResponse_SERVING, "probe": healthpb.HealthCheckResponse_SERVING,
+		"other": healthpb.HealthCheckResponse_SERVING,
+	} {
+		resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		if err != nil || resp.Status != want {
+			t.Errorf("health of %q: %v %v, want %v", service, resp, err, want)
+		}
+	}
+	// A name not listed is unknown until the Admin service sets it.
+	if _, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: "unlisted"}); status.Code(err) != codes.NotFound {
+		t.Errorf("health of an unlisted service: %v, want NotFound", err)
+	}
+}
+
 func TestTCPModeSpeaksEchoBasicTCP(t *testing.T) {
 	b := start(t, map[string]string{"TCP_ECHO_SERVER": "1", "TCP_PORT": "0"})
 	c, err := net.DialTimeout("tcp", b.Addr("tcp"), 5*time.Second)
@@ -226,6 +259,7 @@ func TestConfigFromEnvNamesTheBadVariable(t *testing.T) {
 		{map[string]string{"GATEWITNESS_MAX_DELAY": "5"}, `GATEWITNESS_MAX_DELAY="5": accepted: a positive Go duration`},
 		{map[string]string{"GATEWITNESS_LEDGER_MAX_IDS": "-1"}, `GATEWITNESS_LEDGER_MAX_IDS="-1": accepted: a positive whole number`},
 		{map[string]string{"TLS_SERVER_CERT": "/x.crt"}, "TLS_SERVER_CERT and TLS_SERVER_PRIVKEY: accepted: both set"},
+		{map[string]string{"GATEWITNESS_GRPC_SERVING": "a,,b"}, `GATEWITNESS_GRPC_SERVING="a,,b": accepted: comma-separated gRPC service names`},
 	} {
 		_, err := echobackend.ConfigFromEnv(env(tc.vars))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,13 +1,9 @@
 package echobackend_test
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -24,14 +20,7 @@ func TestReflectionDescribesUpstreamGrpcEcho(t *testing.T) {
 	if _, err := protoregistry.GlobalFiles.FindDescriptorByName(grpcechopb.UpstreamServiceName); err == nil {
 		t.Fatal("upstream's generated GrpcEcho is linked into this test binary; the test needs it absent, to see the backend's own descriptor")
 	}
-	b := start(t, map[string]string{"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0"})
-	cc, err := grpc.NewClient(b.Addr("grpc"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	cc, ctx := dialGRPC(t, start(t, map[string]string{"GRPC_ECHO_SERVER": "1", "HTTP_PORT": "0"}))
 	stream, err := reflectionv1.NewServerReflectionClient(cc).ServerReflectionInfo(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -110,13 +110,16 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 // number of cores (GOMAXPROCS), which here queues the suite's parallel
 // tests behind a couple of slots, though each spends nearly all its time
 // waiting: for a timeout it provoked, a retry's backoff, a status to be
-// written. An in-process run has 34 parallel tests (25 of gatewitness's, 9
-// of upstream's), so 48 starts each at once, with room for a few more
-// tests before a slot has to wait. More only lets their parallel
-// subtests start in one burst: beside a CPU hog here, 256 took the
-// parallel tests' phase no faster than 32 (10.6-16 s against 10.9-12.1 s)
-// and two of ten runs had a timer late; 16 took 12.7-14.5 s.
-const defaultParallel = 48
+// written. An in-process run has 42 parallel tests (33 of
+// gatewitness's, 9 of upstream's), and the timing tests' windows open
+// together (tests/schedule.go), each test's parallel subtests at once: at
+// 48, ConnectionTunnelTimeout's two WebSockets (the longest window) waited
+// about a second for a slot in two of three runs, until other windows
+// ended, and the run took that second longer; at 128 every subtest of the
+// windows starts as they open. Earlier, beside a CPU hog, 256 took the
+// parallel tests' phase no faster than 32 and had a timer late in two of
+// ten runs, as 32 did; 16 was slower.
+const defaultParallel = 128
 
 // maxParallel bounds --parallel.
 const maxParallel = 4096

@@ -15,14 +15,16 @@ import (
 )
 
 // grpcProbeService is the service the MeshProbeGRPC manifests' grpc probes
-// check. It is unknown to the backend (so not SERVING) until the test sets
-// it, which also shows that the probe asks for this service and not for
-// the server as a whole, which is SERVING from the start.
+// check. The manifests start it SERVING (GATEWITNESS_GRPC_SERVING), so that
+// the Pods are Ready at their first probe rather than a probe period after
+// the test sets it; the test sets it SERVING anyway, for an echo-backend
+// that leaves it unknown. Taking it NOT_SERVING while the server as a
+// whole stays SERVING shows that the probe asks for this service.
 const grpcProbeService = "gatewitness-probe"
 
 // MeshProbeGRPC checks that a grpc readiness probe reaches the app's
 // grpc.health.v1 service for the probe's service through the mesh: the
-// Pod becomes ready only once the service is SERVING, becomes unready and
+// Pod is ready while the service is SERVING, becomes unready and
 // leaves the GRPCRoute's rotation within periodSeconds × failureThreshold
 // (plus allowances) when it is NOT_SERVING, and returns when it serves
 // again. The health switch is the backend's Admin service, routed to a
@@ -59,8 +61,9 @@ func testMeshProbeGRPC(t *testing.T, s *suite.ConformanceTestSuite) {
 				_, err := admin.SetGRPCHealth(ctx, &echopb.SetGRPCHealthRequest{Service: grpcProbeService, Status: st})
 				return err
 			}
-			// The pod is not ready until its service serves: set it, through
-			// the admin route, until the route is programmed.
+			// The pod is ready once its service serves: set it, through the
+			// admin route, until the route is programmed (a no-op for an
+			// echo-backend that started it SERVING).
 			var err error
 			if !testclient.Poll(s.TimeoutConfig.MaxTimeToConsistency, 200*time.Millisecond, func() bool { err = set(true); return err == nil }) {
 				t.Fatalf("%s: setting %q SERVING through the Admin service: %v", name, grpcProbeService, err)
