@@ -20,8 +20,9 @@ include Makefile.localcp
 run:
 	$(GO) run $(BUILDVCS) ./cmd/gatewitness run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: gofmt, vet and every Go test with the race detector, each package under an explicit
-## time limit (TEST_TIMEOUT, default 8m); vet runs beside the tests (see hack/test.sh)
+## test: gofmt, vet and every Go test, each package under an explicit time limit (TEST_TIMEOUT,
+## default 8m); with the race detector for the packages whose tests do not import client-go
+## (TEST_RACE=auto), or for all of them (TEST_RACE=all, as CI runs); see hack/test.sh
 test: fmt-check
 	GO=$(GO) hack/test.sh
 
