@@ -52,9 +52,9 @@
 #   traces and race reports keep their files and lines (they come from the
 #   pcln table, not DWARF). Debug a test binary with go test -c.
 # - go test's own vet pass is off: go vet ./..., whose checks include the
-#   ones go test runs, runs here beside the tests (in the background, once
-#   the binaries without -race are built: vet needs that same build), not
-#   before them: the test phase spends much of its time waiting on the
+#   ones go test runs, runs here (under TEST_RACE=all or VET=1) beside the
+#   tests (in the background, once the binaries without -race are built:
+#   vet needs that same build), not before them: the test phase spends much of its time waiting on the
 #   suite's timers, and vet's CPU fits there. A vet finding fails make test
 #   at the end, with vet's output.
 # - The breakage matrix (conformance/tests' TestEveryGatewitnessTestHasABreakage)
@@ -119,12 +119,18 @@ pkgs=("$@")
 read -ra test_flags <<<"${TEST_FLAGS:-}"
 
 # go vet, beside everything else (see above), when the whole module is
-# tested; VET=0 leaves it out, VET=1 runs it with packages given too.
+# tested under TEST_RACE=all (CI); VET=1 runs it under auto too, or with
+# packages given, VET=0 leaves it out. Under auto it is left to make vet
+# and CI: on a new machine vet type-checks every dependency from source
+# (some 3,000 vet actions, 120 s of CPU measured), a quarter of what the
+# rest of make test takes (docs/performance.md).
 vet_pid=
 whole_module=0
 [ $# -eq 0 ] && whole_module=1
 start_vet() {
-	[ "${VET:-$whole_module}" = 1 ] || return 0
+	local vet_default=0
+	[ "$whole_module" = 1 ] && [ "$TEST_RACE" = all ] && vet_default=1
+	[ "${VET:-$vet_default}" = 1 ] || return 0
 	(
 		t0=$(date +%s)
 		nice -n 10 "$GO" vet ./... && nice -n 10 "$GO" vet -tags kind ./kind/...
