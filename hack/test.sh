@@ -178,7 +178,7 @@ for p in $negative_pkgs; do
 	[[ " ${race_pkgs[*]} " == *" $p "* ]] && negative_race=1
 done
 if [ "$negative_race" = 1 ]; then
-	read -ra build_c <<<"$negative_pkgs"
+	mapfile -t build_c <<<"$negative_pkgs"
 elif [ "$whole_module" = 1 ]; then
 	build_c=("$matrix_import")
 fi
