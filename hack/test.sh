@@ -22,8 +22,9 @@
 # sized on the machine the project is developed on (2 cores, shared with
 # other work): the slowest package, conformance/tests, took 2.5 to 3.5
 # minutes there at load averages of 11 to 16 (docs/performance.md). A
-# runner slow enough to pass the limit fails with a message that says so and how to raise it, not with a panic that reads like a hung or
-# flaky test.
+# runner slow enough to pass the limit fails with a message that says so
+# and how to raise it, not with a panic that reads like a hung or flaky
+# test.
 #
 # -parallel sizes each test binary's parallel tests to the suites it runs,
 # not to the cores: those tests, and the in-process conformance suites
@@ -40,8 +41,8 @@
 #   (GATEWITNESS_NEGATIVE_BINARIES, built here with go test -c); the
 #   healthy children, and every test in the race-enabled binaries, still
 #   run under -race. (Under auto the packages with negative checks import
-#   client-go and run without -race, children included.) A race in the suite,
-#   the reference gateway or the cluster is caught by the healthy runs of
+#   client-go and run without -race, children included.) A race in the
+#   suite, the reference gateway or the cluster is caught by the healthy runs of
 #   the suite (conformance/tests, conformance/negative, conformance/runner,
 #   cluster); a breakage child runs that same code with one thing broken,
 #   10 children in conformance/tests, and under -race each took three
@@ -54,16 +55,17 @@
 # - go test's own vet pass is off: go vet ./..., whose checks include the
 #   ones go test runs, runs here (under TEST_RACE=all or VET=1) beside the
 #   tests (in the background, once the binaries without -race are built:
-#   vet needs that same build), not before them: the test phase spends much of its time waiting on the
-#   suite's timers, and vet's CPU fits there. A vet finding fails make test
+#   vet needs that same build), not before them: the test phase spends
+#   much of its time waiting on the suite's timers, and vet's CPU fits
+#   there. A vet finding fails make test
 #   at the end, with vet's output.
 # - The breakage matrix (conformance/tests' TestEveryGatewitnessTestHasABreakage)
 #   runs in two halves, each whole: its broken side from the binary built
 #   without -race, started as soon as that binary is built, beside go
 #   test's build; its healthy side in go test's binary, race-enabled under
-#   TEST_RACE=all (GATEWITNESS_NEGATIVE_SIDE). Before, every child waited until go test
-#   had compiled the whole module with -race, some 8 minutes of CPU on a
-#   new machine, and then ran after it, on the critical path.
+#   TEST_RACE=all (GATEWITNESS_NEGATIVE_SIDE). Before, every child waited
+#   until go test had compiled the whole module with -race, some 8 minutes
+#   of CPU on a new machine, and then ran after it, on the critical path.
 # - Under auto, the packages with -race and those without run as two go
 #   test commands at once, the race-enabled one's output after the other's:
 #   the race build takes the CPU the other packages' tests leave while they
@@ -168,17 +170,17 @@ done < <("$GO" list "${pkgs[@]}" | awk '!seen[$0]++')
 # breakage children run from binaries built here without it (see above
 # and negative.EnvChildBinaries); the breakage matrix's package is built
 # so too, for its broken side (below).
-negative_pkgs=$("$GO" list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' "${pkgs[@]}" |
+mapfile -t negative_pkgs < <("$GO" list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' "${pkgs[@]}" |
 	awk '{for (i = 2; i <= NF; i++) if ($i ~ /\/conformance\/negative$/) { print $1; break }}')
 matrix_pkg=./conformance/tests
 read -r matrix_import matrix_dir matrix_name < <("$GO" list -f '{{.ImportPath}} {{.Dir}} {{.Name}}' "$matrix_pkg")
 build_c=()
 negative_race=0
-for p in $negative_pkgs; do
+for p in "${negative_pkgs[@]}"; do
 	[[ " ${race_pkgs[*]} " == *" $p "* ]] && negative_race=1
 done
 if [ "$negative_race" = 1 ]; then
-	mapfile -t build_c <<<"$negative_pkgs"
+	build_c=("${negative_pkgs[@]}")
 elif [ "$whole_module" = 1 ]; then
 	build_c=("$matrix_import")
 fi
