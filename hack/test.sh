@@ -15,7 +15,7 @@
 # 1,050 packages; without -race those packages reuse what make run built.
 # On 2 cores that build alone was some 470 s of CPU, more than the 4
 # minutes issue #33 gives the whole of make test (docs/performance.md, "A
-# new machine under 4 minutes"). The packages left out are still raced in
+# new machine near 4 minutes"). The packages left out are still raced in
 # CI on every change, where the time is there.
 #
 # go test applies -timeout to each package's test binary. The limit is
