@@ -20,8 +20,10 @@ include Makefile.localcp
 run:
 	$(GO) run $(BUILDVCS) ./cmd/gatewitness run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
-## test: gofmt, vet and every Go test with the race detector, each package under an explicit
-## time limit (TEST_TIMEOUT, default 8m); vet runs beside the tests (see hack/test.sh)
+## test: gofmt and every Go test, each package under an explicit time limit (TEST_TIMEOUT,
+## default 8m), with the race detector for the packages whose tests do not import client-go
+## (TEST_RACE=auto); TEST_RACE=all, as CI runs: the race detector for all, and go vet
+## beside the tests (VET=1 adds vet to auto); see hack/test.sh
 test: fmt-check
 	GO=$(GO) hack/test.sh
 

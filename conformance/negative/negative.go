@@ -274,7 +274,7 @@ func parallelChildren() int {
 // as go test names it), from the same sources as the running test binary.
 // When it is set, Run starts the children of breakages from the binary
 // there of the same name, and only the Healthy children from the running
-// binary. make test sets it (hack/test.sh): the healthy children run the
+// binary. make test TEST_RACE=all sets it (hack/test.sh): the healthy children run the
 // suite under -race as go test built it, which is what catches a race in
 // the suite, the reference gateway or the cluster; a breakage child runs
 // the same code with one thing broken, and under the race detector it cost

@@ -653,9 +653,9 @@ const EnvBreakages = "GATEWITNESS_NEGATIVE_BREAKAGES"
 // gateway's children, "broken" only the breakages'; unset, both. make test
 // (hack/test.sh) runs the two sides apart, each in full: the broken side
 // from this package's test binary built without -race, started as soon as
-// that binary is built and so beside the race-enabled build; the healthy
-// side in the race-enabled binary, where a race in the suite, the gateway
-// or the cluster shows. The registry checks run on either side.
+// that binary is built and so beside go test's build; the healthy side in
+// go test's binary, race-enabled under TEST_RACE=all, where a race in the
+// suite, the gateway or the cluster shows. The registry checks run on either side.
 const EnvSide = "GATEWITNESS_NEGATIVE_SIDE"
 
 // sides are EnvSide's accepted values; "" is both.
