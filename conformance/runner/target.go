@@ -173,8 +173,9 @@ func (c withCRDs) List(ctx context.Context, list client.ObjectList, opts ...clie
 // connect points the suite's options at the cluster the options name
 // (Kubeconfig, from --kubeconfig or $KUBECONFIG, and Context): a
 // controller-runtime client and clientset with the Gateway API types, and
-// the upstream suite's default round tripper, gRPC and WebSocket clients
-// (left nil, so the suite picks them). It asks the API server its version,
+// the upstream suite's default round tripper and WebSocket dialer (left
+// nil, so the suite picks them), and upstream's gRPC client with a
+// connection a call (freshConnGRPC). It asks the API server its version,
 // so an unreachable cluster is an error here, naming where the kubeconfig
 // came from.
 func connect(o *Options, co *suite.ConformanceOptions) (*target, error) {
@@ -258,6 +259,9 @@ func connect(o *Options, co *suite.ConformanceOptions) (*target, error) {
 	co.Client = c
 	co.Clientset = cs
 	co.RestConfig = cfg
+	if co.GRPCClient == nil {
+		co.GRPCClient = freshConnGRPC{}
+	}
 	return &target{
 		info:              reports.Target{Server: cfg.Host, Context: contextName},
 		kubernetesVersion: sv.GitVersion,
