@@ -285,24 +285,32 @@ func percentile(h *stats.HistogramData, p float64) time.Duration {
 	return time.Duration(math.MaxInt64)
 }
 
-// budgetTransientEvery makes every tenth request of
+// budgetTransientEvery makes every twentieth request of
 // BackendRetryBudgetRetriesWithinBudget fail its first attempt: a
-// transient failure rate of 10%, half what the budget allows.
-const budgetTransientEvery = 10
+// transient failure rate of 5%, a quarter of what the budget allows. The
+// margin is for data planes whose replicas each keep a budget of their
+// own, which GEP-3388 allows: the client's connections are spread over
+// the replicas at random, so one replica can get a quarter of the load and
+// most of one second's failing requests. At 10% (half the budget) the
+// reference gateway's lagging-replica breakage, two replicas with a budget
+// each, was seen to refuse 1 retry of 240 on a loaded machine; at 5% the
+// three retries minRetryRate gives each replica cover what a quarter of
+// the load brings it on average.
+const budgetTransientEvery = 20
 
 // BackendRetryBudgetRetriesWithinBudget checks retries under load while
 // the budget has room: fortio's periodic runner sends the load of
 // RetryBudgetLoadOptions (240 requests at 40 a second by default); every
-// tenth request's first attempt fails with 500, which the
+// twentieth request's first attempt fails with 500, which the
 // route (attempts: 2) retries; the Service's budget allows 20% over 1s.
 // Every request must succeed, the backend must see exactly one attempt
-// per request plus one per failing request (an amplification of 1.1),
+// per request plus one per failing request (an amplification of 1.05),
 // and the median latency stays within the timing tolerance. A budget that refuses retries it has room for (one that
 // ignores budget.percent, or counts something else) fails it.
 var BackendRetryBudgetRetriesWithinBudget = suite.ConformanceTest{
 	ShortName: "BackendRetryBudgetRetriesWithinBudget",
-	Description: "Under a steady load (40 requests a second by default) of which 10% fail their first attempt, an XBackendTrafficPolicy budget of 20% over 1s " +
-		"lets every failed attempt be retried: all requests succeed, with 1.1 backend attempts per request, as the backend's ledger shows.",
+	Description: "Under a steady load (40 requests a second by default) of which 5% fail their first attempt, an XBackendTrafficPolicy budget of 20% over 1s " +
+		"lets every failed attempt be retried: all requests succeed, with 1.05 backend attempts per request, as the backend's ledger shows.",
 	Features: []features.FeatureName{
 		gwfeatures.SupportGateway,
 		gwfeatures.SupportHTTPRoute,
@@ -360,7 +368,7 @@ func testBackendRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.Conformanc
 	observe.Record(t, "amplification", fmt.Sprintf("%.3f", amplification))
 	if len(wrong) > 0 {
 		t.Errorf("%d of %d requests did not succeed after exactly the retries their faults needed (%d of %d first attempts failed, "+
-			"a tenth, inside the budget's 20%%), e.g. %s", len(wrong), len(sent), failing, len(sent), strings.Join(wrong[:min(len(wrong), 3)], "; "))
+			"a twentieth, inside the budget's 20%%), e.g. %s", len(wrong), len(sent), failing, len(sent), strings.Join(wrong[:min(len(wrong), 3)], "; "))
 	}
 	if p50 > TimingTolerance() { // the median, as in BackendRetryBudgetUnderLoad
 		t.Errorf("the median latency is %v (p99 %v); want within the timing tolerance %v: a retried request "+
