@@ -255,7 +255,10 @@ func newDataPlane(sh shape, listenAddr func(namespace, name string, port int32) 
 	d.apply = first
 	if sh.replicas == 2 {
 		second := logged(d.replicas[1].Apply, log.WithName("dataplane-2"))
-		if delay := sh.lateApply + sh.lag; delay > 0 {
+		switch delay := sh.lateApply + sh.lag; {
+		case sh.lag > 0:
+			second = dataplanetest.LaggingReplica(second, delay, log.WithName("dataplane-2"))
+		case delay > 0:
 			second = dataplanetest.LateApply(second, delay, log.WithName("dataplane-2"))
 		}
 		d.apply = bothReplicas(first, second, log.WithName("dataplane-2"))

@@ -49,7 +49,8 @@ type ReferenceGateway struct {
 	// plane behind every Gateway address (cluster.Gateway.Replica), each
 	// new connection going to one of the two at random, and hands it each
 	// snapshot this long after the first replica took it, as a replica
-	// that reloads late does; status follows the first.
+	// that reloads late does, a burst of snapshots as one
+	// (dataplanetest.LaggingReplica); status follows the first.
 	LaggingReplica time.Duration
 	// StatusFilter, when set, is called with every object whose status
 	// the controller is about to write, and may change that status (drop
@@ -86,7 +87,7 @@ func (g ReferenceGateway) InProcess() runner.InProcess {
 	}
 	if lag := g.LaggingReplica; lag > 0 {
 		gw.Replica = func(apply func(*ir.Config) error, log logr.Logger) func(*ir.Config) error {
-			return dataplanetest.LateApply(apply, lag, log)
+			return dataplanetest.LaggingReplica(apply, lag, log)
 		}
 	}
 	if f := g.StatusFilter; f != nil {

@@ -62,22 +62,68 @@ func Merge(a, b Hooks) Hooks { return hookset.Merge(a, b) }
 // controller that calls it writes Accepted and Programmed before the
 // routes are served. Errors of the late apply go to log.
 func LateApply(apply func(*ir.Config) error, d time.Duration, log logr.Logger) func(*ir.Config) error {
+	return lateApply(apply, d, 0, log)
+}
+
+// ReplicaDebounce is how close together a controller's snapshots come for
+// a lagging replica (LaggingReplica) to take them as one change.
+const ReplicaDebounce = 100 * time.Millisecond
+
+// maxBurst bounds a burst LaggingReplica takes as one change: a snapshot
+// made this long after the last one it applied is applied even if the
+// next came within ReplicaDebounce.
+const maxBurst = time.Second
+
+// LaggingReplica returns apply as a second replica that reloads lag after
+// every change: as LateApply, except that a snapshot followed within
+// ReplicaDebounce by the next is not applied on its own. A controller
+// makes one change in a burst of snapshots (a new Gateway, then the
+// endpoints its informers had not yet delivered), and what pushes it to a
+// proxy debounces the burst into one reload or one xDS push (Istio's
+// debounce is 100 ms); a replica that applied each snapshot of the burst
+// would serve, for milliseconds, a state the controller never meant to
+// publish. A burst longer than maxBurst still has a snapshot applied at
+// least every maxBurst.
+func LaggingReplica(apply func(*ir.Config) error, lag time.Duration, log logr.Logger) func(*ir.Config) error {
+	return lateApply(apply, lag, ReplicaDebounce, log)
+}
+
+// lateSnapshot is one snapshot handed to lateApply's function: when it
+// came, and the one that came next (nil: none yet).
+type lateSnapshot struct {
+	seq  uint64
+	at   time.Time
+	next *lateSnapshot // guarded by lateApply's mutex
+}
+
+func lateApply(apply func(*ir.Config) error, d, debounce time.Duration, log logr.Logger) func(*ir.Config) error {
 	var (
-		mu            sync.Mutex
-		seq, appliedN uint64
+		mu      sync.Mutex
+		last    *lateSnapshot // the last handed over
+		applied *lateSnapshot // the last applied
+		since   time.Time     // when the last applied came (before one is: the first)
 	)
 	return func(cfg *ir.Config) error {
 		mu.Lock()
-		seq++
-		mine := seq
+		mine := &lateSnapshot{at: time.Now()}
+		if last != nil {
+			mine.seq = last.seq + 1
+			last.next = mine
+		} else {
+			since = mine.at
+		}
+		last = mine
 		mu.Unlock()
 		time.AfterFunc(d, func() {
 			mu.Lock()
 			defer mu.Unlock()
-			if mine <= appliedN {
+			if applied != nil && mine.seq <= applied.seq {
 				return
 			}
-			appliedN = mine
+			if n := mine.next; debounce > 0 && n != nil && n.at.Sub(mine.at) < debounce && mine.at.Sub(since) < maxBurst {
+				return // the next, due within debounce, is applied instead
+			}
+			applied, since = mine, mine.at
 			if err := apply(cfg); err != nil {
 				log.Error(err, "late snapshot (dataplanetest.LateApply)")
 			}
