@@ -399,6 +399,10 @@ func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol tim
 	for _, b := range pack {
 		var failed, skipped []string
 		fails, skips, _ := Expected(b, all)
+		recheckMasked(t, b, fails, got, func(tests ...string) map[string]Outcome {
+			t.Logf("%s at tolerance %v: %v passed, which it must fail; running them again with %s alone", b.Name, tol, tests, b.Name)
+			return Run(t, helperTest, b.Name, tol, tests...)
+		})
 		for _, name := range Scope(b, all) {
 			want := reports.Pass
 			switch {
@@ -436,6 +440,35 @@ func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol tim
 		t.Logf("breakage %s at tolerance %v: failed %v, skipped %v", b.Name, tol, failed, skipped)
 	}
 	return got
+}
+
+// recheckMasked runs again, once, the tests that breakage b must fail
+// (fails) but that passed in got, through runAlone (Check's: b alone,
+// those tests only, in a child of their own); their outcomes there
+// replace those in got. A break measured in time can be masked by the
+// machine: a timer that fires 10% early (timers-10-percent-early) is
+// 100ms early on a 1s timeout, which a client delayed by a loaded
+// machine's scheduling no longer sees as early, and a correct gateway
+// must never be failed for the suite's own lateness, so the windows
+// cannot be narrowed to see it. A test that cannot catch b passes both
+// runs and the check fails; a break it catches on a quiet machine is
+// caught in one of two. Check logs the first run and the second. A test
+// that fails where it must pass is never run again here.
+func recheckMasked(t *testing.T, b Breakage, fails []string, got map[string]Outcome, runAlone func(tests ...string) map[string]Outcome) {
+	t.Helper()
+	var masked []string
+	for _, name := range fails {
+		if got[name].Result == reports.Pass {
+			masked = append(masked, name)
+		}
+	}
+	if len(masked) == 0 {
+		return
+	}
+	again := runAlone(masked...)
+	for _, name := range masked {
+		got[name] = again[name]
+	}
 }
 
 // packSeparator joins the names of a pack's breakages for the child.

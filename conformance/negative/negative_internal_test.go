@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gatewitness/gatewitness/reports"
 )
 
 // TestFailureLines checks that a failing test's last lines are picked out
@@ -85,5 +87,43 @@ func TestChildBinary(t *testing.T) {
 	}
 	if bin, _, err := childBinary(Healthy); err != nil || bin != os.Args[0] {
 		t.Errorf("healthy: %s, %v; want this binary %s", bin, err, os.Args[0])
+	}
+}
+
+// TestRecheckMaskedRunsOnlyMaskedFailsOnce: of a breakage's outcomes, only
+// the tests it must fail that passed are run again, once, and their second
+// outcomes replace the first; a test that failed where it must pass, or
+// one that failed as it must, is left as it was.
+func TestRecheckMaskedRunsOnlyMaskedFailsOnce(t *testing.T) {
+	got := map[string]Outcome{
+		"MustFailPassed":  {Result: reports.Pass},
+		"MustFailFailed":  {Result: reports.Fail},
+		"MustPassFailed":  {Result: reports.Fail},
+		"MustFailPassed2": {Result: reports.Pass},
+	}
+	var calls [][]string
+	recheckMasked(t, Breakage{Name: "b"}, []string{"MustFailPassed", "MustFailFailed", "MustFailPassed2"}, got,
+		func(tests ...string) map[string]Outcome {
+			calls = append(calls, tests)
+			return map[string]Outcome{"MustFailPassed": {Result: reports.Fail}, "MustFailPassed2": {Result: reports.Pass}}
+		})
+	if len(calls) != 1 || strings.Join(calls[0], ",") != "MustFailPassed,MustFailPassed2" {
+		t.Fatalf("ran again %v, want once, [MustFailPassed MustFailPassed2]", calls)
+	}
+	want := map[string]reports.Result{"MustFailPassed": reports.Fail, "MustFailFailed": reports.Fail,
+		"MustPassFailed": reports.Fail, "MustFailPassed2": reports.Pass}
+	for name, r := range want {
+		if got[name].Result != r {
+			t.Errorf("%s: %s after the recheck, want %s", name, got[name].Result, r)
+		}
+	}
+
+	calls = nil
+	recheckMasked(t, Breakage{Name: "b"}, []string{"MustFailFailed"}, got, func(tests ...string) map[string]Outcome {
+		calls = append(calls, tests)
+		return nil
+	})
+	if len(calls) != 0 {
+		t.Errorf("ran again %v with nothing masked, want no run", calls)
 	}
 }
