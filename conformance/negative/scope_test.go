@@ -68,3 +68,25 @@ func TestUnlistedIsOneMessage(t *testing.T) {
 		t.Errorf("Unlisted = %q; want one message naming New and where to list it", got)
 	}
 }
+
+// TestMostTestsFirstOrdersBySize: packs come out by the number of tests
+// their breakages' profiles count, most first, equals in Pack's order.
+func TestMostTestsFirstOrdersBySize(t *testing.T) {
+	all := append(scopeTests(), Test{ShortName: "G", Features: []features.FeatureName{features.SupportGRPCRouteMaxStreamDuration}})
+	http := func(name string) Breakage {
+		return Breakage{Name: name, Profiles: []string{features.ProfileHTTPResilience}}
+	}
+	grpc := Breakage{Name: "grpc", Profiles: []string{features.ProfileGRPCDeadlines}}
+	packs := [][]Breakage{{grpc}, {http("http1")}, {http("http2"), grpc}, {http("http3")}}
+	var got []string
+	for _, p := range MostTestsFirst(packs, all) {
+		var names []string
+		for _, b := range p {
+			names = append(names, b.Name)
+		}
+		got = append(got, strings.Join(names, "+"))
+	}
+	if want := []string{"http2+grpc", "http1", "http3", "grpc"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v (4, 3, 3 and 1 tests)", got, want)
+	}
+}
