@@ -259,9 +259,6 @@ const EnvParallel = "GATEWITNESS_NEGATIVE_PARALLEL"
 // timers late as an unscheduled 64 did.
 const ChildParallel = 48
 
-// slots bounds the child runs going at once.
-var slots = make(chan struct{}, parallelChildren())
-
 func parallelChildren() int {
 	if n, err := strconv.Atoi(os.Getenv(EnvParallel)); err == nil && n > 0 {
 		return n
@@ -315,12 +312,17 @@ type Outcome struct {
 // most EnvParallel children run at once.
 func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...string) map[string]Outcome {
 	t.Helper()
+	return run(t, turn{}, helperTest, breakage, tol, tests...)
+}
+
+// run is Run, the child's slot asked for in its turn tn.
+func run(t *testing.T, tn turn, helperTest, breakage string, tol time.Duration, tests ...string) map[string]Outcome {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("negative checks start the in-process cluster in a child process; run without -short")
 	}
 	results := filepath.Join(t.TempDir(), "results.json")
-	slots <- struct{}{}
-	defer func() { <-slots }()
+	defer tn.takeSlot(childSlots)()
 	// The suite's tests wait on timers more than they compute, so they run
 	// more than GOMAXPROCS at a time; but not all at once: a burst of
 	// starting backends would make the reference gateway's timers late.
@@ -390,12 +392,24 @@ func Run(t *testing.T, helperTest, breakage string, tol time.Duration, tests ...
 // profiles, so that each one's tests see only its own break (see Pack).
 func Check(t *testing.T, helperTest string, pack []Breakage, all []Test, tol time.Duration) map[string]Outcome {
 	t.Helper()
+	return CheckInTurn(t, nil, 0, helperTest, pack, all, tol)
+}
+
+// CheckInTurn is Check with the child's slot asked for in turn i of turns
+// (nil: no turn, as Check). The turn ends when t does, if the child did
+// not ask before, so that a subtest that skips or fails first holds no
+// one up.
+func CheckInTurn(t *testing.T, turns *Turns, i int, helperTest string, pack []Breakage, all []Test, tol time.Duration) map[string]Outcome {
+	t.Helper()
+	if turns != nil {
+		t.Cleanup(func() { turns.end(i) })
+	}
 	var names, scope []string
 	for _, b := range pack {
 		names = append(names, b.Name)
 		scope = append(scope, Scope(b, all)...)
 	}
-	got := Run(t, helperTest, strings.Join(names, packSeparator), tol, scope...)
+	got := run(t, turn{turns, i}, helperTest, strings.Join(names, packSeparator), tol, scope...)
 	for _, b := range pack {
 		var failed, skipped []string
 		fails, skips, _ := Expected(b, all)
@@ -471,24 +485,16 @@ func recheckMasked(t *testing.T, b Breakage, fails []string, got map[string]Outc
 	}
 }
 
-// MostTestsFirst orders packs by the number of tests their children run
-// (their breakages' Scope in all), most first, keeping Pack's order among
-// equals. Children take the EnvParallel slots in about the order their
-// tests call Run, and a child's time follows its number of tests (the
-// broken side's, at 8 at a time: 35 tests 40 to 59 s, 9 tests 6 to 14 s),
-// so the long ones start first and the short ones fill the slots after,
-// rather than a long one starting last.
-func MostTestsFirst(packs [][]Breakage, all []Test) [][]Breakage {
-	size := func(pack []Breakage) int {
-		n := 0
-		for _, b := range pack {
-			n += len(Scope(b, all))
-		}
-		return n
+// PackTests is the number of tests the child of pack runs: its
+// breakages' Scope in all. A child's time follows it (the broken side's,
+// at 8 at a time: 35 tests 40 to 59 s, 9 tests 6 to 14 s), so the breakage
+// matrix gives the packs with most the first Turns.
+func PackTests(pack []Breakage, all []Test) int {
+	n := 0
+	for _, b := range pack {
+		n += len(Scope(b, all))
 	}
-	out := slices.Clone(packs)
-	slices.SortStableFunc(out, func(a, b []Breakage) int { return size(b) - size(a) })
-	return out
+	return n
 }
 
 // packSeparator joins the names of a pack's breakages for the child.

@@ -69,24 +69,18 @@ func TestUnlistedIsOneMessage(t *testing.T) {
 	}
 }
 
-// TestMostTestsFirstOrdersBySize: packs come out by the number of tests
-// their breakages' profiles count, most first, equals in Pack's order.
-func TestMostTestsFirstOrdersBySize(t *testing.T) {
+// TestPackTestsCountsEveryBreakagesScope: a pack's child runs the tests
+// of each breakage's profiles.
+func TestPackTestsCountsEveryBreakagesScope(t *testing.T) {
 	all := append(scopeTests(), Test{ShortName: "G", Features: []features.FeatureName{features.SupportGRPCRouteMaxStreamDuration}})
-	http := func(name string) Breakage {
-		return Breakage{Name: name, Profiles: []string{features.ProfileHTTPResilience}}
-	}
+	http := Breakage{Name: "http", Profiles: []string{features.ProfileHTTPResilience}}
 	grpc := Breakage{Name: "grpc", Profiles: []string{features.ProfileGRPCDeadlines}}
-	packs := [][]Breakage{{grpc}, {http("http1")}, {http("http2"), grpc}, {http("http3")}}
-	var got []string
-	for _, p := range MostTestsFirst(packs, all) {
-		var names []string
-		for _, b := range p {
-			names = append(names, b.Name)
+	for _, c := range []struct {
+		pack []Breakage
+		want int
+	}{{[]Breakage{http}, 3}, {[]Breakage{grpc}, 1}, {[]Breakage{http, grpc}, 4}} {
+		if got := PackTests(c.pack, all); got != c.want {
+			t.Errorf("PackTests(%v) = %d, want %d", c.pack, got, c.want)
 		}
-		got = append(got, strings.Join(names, "+"))
-	}
-	if want := []string{"http2+grpc", "http1", "http3", "grpc"}; !slices.Equal(got, want) {
-		t.Errorf("order %v, want %v (4, 3, 3 and 1 tests)", got, want)
 	}
 }

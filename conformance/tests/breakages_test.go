@@ -694,6 +694,12 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 	if !slices.Contains(sides, side) {
 		t.Fatalf("%s=%q: accepted: healthy, broken, or unset for both sides", EnvSide, side)
 	}
+	type child struct {
+		which string
+		tol   time.Duration
+		pack  []negative.Breakage
+	}
+	var children []child
 	for _, which := range chosen {
 		tol, ok := tolerances[which]
 		if !ok {
@@ -705,27 +711,35 @@ func TestEveryGatewitnessTestHasABreakage(t *testing.T) {
 				run = append(run, b)
 			}
 		}
-		for _, pack := range append([][]negative.Breakage{{healthy}}, negative.MostTestsFirst(negative.Pack(run), all)...) {
-			if !onSide(side, pack) {
-				continue // the other side's run (make test runs it in another binary)
+		for _, pack := range append([][]negative.Breakage{{healthy}}, negative.Pack(run)...) {
+			if onSide(side, pack) { // else the other side's run (make test runs it in another binary)
+				children = append(children, child{which, tol, pack})
 			}
-			var names []string
-			for _, b := range pack {
-				names = append(names, b.Name)
-			}
-			t.Run(fmt.Sprintf("%s/%s", which, strings.Join(names, "+")), func(t *testing.T) {
-				t.Parallel()
-				got := negative.Check(t, "TestNegativeHelper", pack, all, tol)
-				if pack[0].Name != negative.Healthy {
-					return
-				}
-				for name, o := range got {
-					if o.Result == reports.Pass && len(o.Observations) == 0 {
-						t.Errorf("%s passed without recording an observation", name)
-					}
-				}
-			})
 		}
+	}
+	// The children with the most tests ask for their slots first, so that
+	// a long one does not start last, behind the short ones.
+	slices.SortStableFunc(children, func(a, b child) int {
+		return negative.PackTests(b.pack, all) - negative.PackTests(a.pack, all)
+	})
+	turns := negative.NewTurns(len(children))
+	for i, c := range children {
+		var names []string
+		for _, b := range c.pack {
+			names = append(names, b.Name)
+		}
+		t.Run(fmt.Sprintf("%s/%s", c.which, strings.Join(names, "+")), func(t *testing.T) {
+			t.Parallel()
+			got := negative.CheckInTurn(t, turns, i, "TestNegativeHelper", c.pack, all, c.tol)
+			if c.pack[0].Name != negative.Healthy {
+				return
+			}
+			for name, o := range got {
+				if o.Result == reports.Pass && len(o.Observations) == 0 {
+					t.Errorf("%s passed without recording an observation", name)
+				}
+			}
+		})
 	}
 }
 
