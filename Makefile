@@ -21,9 +21,9 @@ run:
 	$(GO) run $(BUILDVCS) ./cmd/gatewitness run --in-process --report-dir $(REPORT_DIR) $(RUN_FLAGS)
 
 ## test: gofmt and every Go test, each package under an explicit time limit (TEST_TIMEOUT,
-## default 8m), with the race detector for the packages whose tests do not import client-go
-## (TEST_RACE=auto); TEST_RACE=all, as CI runs: the race detector for all, and go vet
-## beside the tests (VET=1 adds vet to auto); see hack/test.sh
+## default 8m), without the race detector; TEST_RACE=all, as CI runs: the race detector for
+## all, and go vet beside the tests; TEST_RACE=auto: the race detector for the packages whose
+## tests do not import client-go (VET=1 adds vet); see hack/test.sh
 test: fmt-check
 	GO=$(GO) hack/test.sh
 

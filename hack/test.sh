@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # make test: every Go test of the module, each package under an explicit
-# time limit, with the race detector where it is cheap (TEST_RACE=auto,
-# the default) or everywhere (TEST_RACE=all, what CI runs: .ci/run).
+# time limit, without the race detector (TEST_RACE=off, the default), with
+# it where it is cheap (TEST_RACE=auto) or everywhere, with go vet beside
+# (TEST_RACE=all, what CI runs on every change: .ci/run).
+#
+# Why off by default: on a new machine make test may reuse what make run
+# built only without -race; the race detector needs the standard library
+# and every dependency compiled again with it. Even for the packages that
+# do not import k8s.io/client-go (auto) that build was some 130 s of the
+# 540 s of CPU a first make test took, and the CPU of everything else
+# leaves two cores no room for it under the 4 minutes issue #33 gives
+# make test (docs/performance.md, "A new machine under 4 minutes"). The
+# race detector still runs over every package in CI; locally, make test
+# TEST_RACE=all does what CI does, and go test -race -count=5 on the
+# packages a change touches is the check before it lands.
 #
 # TEST_RACE=auto runs under -race the packages whose tests do not import
 # k8s.io/client-go (go list -deps -test: the rule is the import, not a
-# list), and the others without it. That is the data plane, the
-# echo-backend and its servers, the probe proxy and the small internal
-# packages under -race; the cluster, the controller, the runner, the
-# suite's own tests and the CLI without. The reason is what a new machine
-# must build: the race detector needs every dependency compiled again
-# with -race (make run's build is of no use to it), and client-go's typed
-# clients and the upstream suite that imports them are most of those
-# 1,050 packages; without -race those packages reuse what make run built.
-# On 2 cores that build alone was some 470 s of CPU, more than the 4
-# minutes issue #33 gives the whole of make test (docs/performance.md, "A
-# new machine near 4 minutes"). The packages left out are still raced in
-# CI on every change, where the time is there.
+# list), and the others without it: the data plane, the echo-backend and
+# its servers, the probe proxy and the small internal packages under
+# -race; the cluster, the controller, the runner, the suite's own tests
+# and the CLI without.
 #
 # go test applies -timeout to each package's test binary. The limit is
 # sized on the machine the project is developed on (2 cores, shared with
@@ -32,16 +36,17 @@
 # the network. GATEWITNESS_NEGATIVE_PARALLEL bounds the child processes that
 # run the suite against broken reference gateways (conformance/negative).
 #
-# Where the CPU goes (docs/performance.md, "make test"): the suite's runs
-# in child processes, linking some 45 race-enabled test binaries, and the
-# packages that start the in-process cluster. So:
+# Where the CPU goes (docs/performance.md, "make test"): compiling what
+# make run did not (the race detector's build of everything under -race),
+# the suite's runs in child processes, linking some 75 test binaries, and
+# the packages that start the in-process cluster. So:
 #
 # - Under TEST_RACE=all, the children that run the suite against a BROKEN
 #   reference gateway run from test binaries built without -race
 #   (GATEWITNESS_NEGATIVE_BINARIES, built here with go test -c); the
 #   healthy children, and every test in the race-enabled binaries, still
-#   run under -race. (Under auto the packages with negative checks import
-#   client-go and run without -race, children included.) A race in the
+#   run under -race. (Under off and auto the packages with negative checks
+#   run without -race, children included.) A race in the
 #   suite, the reference gateway or the cluster is caught by the healthy runs of
 #   the suite (conformance/tests, conformance/negative, conformance/runner,
 #   cluster); a breakage child runs that same code with one thing broken,
@@ -60,12 +65,17 @@
 #   there. A vet finding fails make test
 #   at the end, with vet's output.
 # - The breakage matrix (conformance/tests' TestEveryGatewitnessTestHasABreakage)
-#   runs in two halves, each whole: its broken side from the binary built
-#   without -race, started as soon as that binary is built, beside go
-#   test's build; its healthy side in go test's binary, race-enabled under
-#   TEST_RACE=all (GATEWITNESS_NEGATIVE_SIDE). Before, every child waited
-#   until go test had compiled the whole module with -race, some 8 minutes
-#   of CPU on a new machine, and then ran after it, on the critical path.
+#   runs in two halves, each whole (GATEWITNESS_NEGATIVE_SIDE). Without
+#   -race (off, auto) both run from go test's own binary of the package,
+#   the broken side beside the package's tests (hack/test-exec.sh, go
+#   test's -exec): one build and link, and the longest run, the broken
+#   side's 22 children, starts as soon as that binary is linked, the
+#   package being named first. Under TEST_RACE=all the broken side runs
+#   from the binary built apart without -race, started as soon as it is
+#   built, beside go test's build; the healthy side in go test's
+#   race-enabled binary. Before, every child waited until go test had
+#   compiled the whole module with -race, some 8 minutes of CPU on a new
+#   machine, and then ran after it, on the critical path.
 # - Under auto, the packages with -race and those without run as two go
 #   test commands at once, the race-enabled one's output after the other's:
 #   the race build takes the CPU the other packages' tests leave while they
