@@ -82,8 +82,15 @@ type loadRequest struct {
 	id     string
 	fault  string
 	status int // 0: no response
+	// answer is the start of the body of a response that reached no
+	// backend attempt's 200 (the data plane's own 503 says why), for the
+	// failure message.
+	answer string
 	err    error
 }
+
+// answerBytes bounds loadRequest.answer.
+const answerBytes = 160
 
 // loadRunner sends the requests of a load run: a fortio periodic.Runnable
 // whose every Run sends the next request, with an id of the run's own
@@ -117,8 +124,12 @@ func (r *loadRunner) Run(ctx context.Context, _ periodic.ThreadID) (bool, string
 		var resp *http.Response
 		if resp, err = r.c.Client().Do(req); err == nil {
 			lr.status = resp.StatusCode
-			_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, testclient.MaxResponseBody))
+			var body []byte
+			body, err = io.ReadAll(io.LimitReader(resp.Body, testclient.MaxResponseBody))
 			resp.Body.Close()
+			if lr.status != http.StatusOK {
+				lr.answer = strings.TrimSpace(string(body[:min(len(body), answerBytes)]))
+			}
 		}
 	}
 	lr.err = err
@@ -222,7 +233,7 @@ func testBackendRetryBudgetUnderLoad(t *testing.T, s *suite.ConformanceTestSuite
 			refused++
 			arrivals = append(arrivals, arrival{e.Attempts[0].Arrived, false})
 		default:
-			wrong = append(wrong, fmt.Sprintf("%s: status %d, the backend answered [%s]", lr.id, lr.status, ledger))
+			wrong = append(wrong, fmt.Sprintf("%s: status %d %q, the backend answered [%s]", lr.id, lr.status, lr.answer, ledger))
 		}
 	}
 	var first time.Time
@@ -355,8 +366,8 @@ func testBackendRetryBudgetRetriesWithinBudget(t *testing.T, s *suite.Conformanc
 			want = "500,200"
 		}
 		if ledger := strings.Join(got, ","); lr.status != http.StatusOK || ledger != want || e.Dropped != 0 {
-			wrong = append(wrong, fmt.Sprintf("%s (fault %q): status %d, the backend answered [%s], want 200 and [%s]",
-				lr.id, lr.fault, lr.status, ledger, want))
+			wrong = append(wrong, fmt.Sprintf("%s (fault %q): status %d %q, the backend answered [%s], want 200 and [%s]",
+				lr.id, lr.fault, lr.status, lr.answer, ledger, want))
 			continue
 		}
 		ok++

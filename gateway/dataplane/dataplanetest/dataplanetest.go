@@ -62,7 +62,7 @@ func Merge(a, b Hooks) Hooks { return hookset.Merge(a, b) }
 // controller that calls it writes Accepted and Programmed before the
 // routes are served. Errors of the late apply go to log.
 func LateApply(apply func(*ir.Config) error, d time.Duration, log logr.Logger) func(*ir.Config) error {
-	return lateApply(apply, d, 0, log)
+	return lateApply(apply, d, 0, 0, log)
 }
 
 // ReplicaDebounce is how close together a controller's snapshots come for
@@ -70,7 +70,7 @@ func LateApply(apply func(*ir.Config) error, d time.Duration, log logr.Logger) f
 const ReplicaDebounce = 100 * time.Millisecond
 
 // maxBurst bounds a burst LaggingReplica takes as one change: a snapshot
-// made this long after the last one it applied is applied even if the
+// made this long after the first of its burst is applied even if the
 // next came within ReplicaDebounce.
 const maxBurst = time.Second
 
@@ -85,32 +85,37 @@ const maxBurst = time.Second
 // publish. A burst longer than maxBurst still has a snapshot applied at
 // least every maxBurst.
 func LaggingReplica(apply func(*ir.Config) error, lag time.Duration, log logr.Logger) func(*ir.Config) error {
-	return lateApply(apply, lag, ReplicaDebounce, log)
+	return lateApply(apply, lag, ReplicaDebounce, maxBurst, log)
 }
 
 // lateSnapshot is one snapshot handed to lateApply's function: when it
-// came, and the one that came next (nil: none yet).
+// came, when the first of its burst came (within debounce of each other),
+// and the one that came next (nil: none yet).
 type lateSnapshot struct {
-	seq  uint64
-	at   time.Time
-	next *lateSnapshot // guarded by lateApply's mutex
+	seq       uint64
+	at, burst time.Time
+	next      *lateSnapshot // guarded by lateApply's mutex
 }
 
-func lateApply(apply func(*ir.Config) error, d, debounce time.Duration, log logr.Logger) func(*ir.Config) error {
+// lateApply hands each snapshot to apply d after it came, in order; with
+// debounce positive, not one followed within debounce by the next, unless
+// it came longest after the first of its burst.
+func lateApply(apply func(*ir.Config) error, d, debounce, longest time.Duration, log logr.Logger) func(*ir.Config) error {
 	var (
 		mu      sync.Mutex
 		last    *lateSnapshot // the last handed over
 		applied *lateSnapshot // the last applied
-		since   time.Time     // when the last applied came (before one is: the first)
 	)
 	return func(cfg *ir.Config) error {
 		mu.Lock()
 		mine := &lateSnapshot{at: time.Now()}
+		mine.burst = mine.at
 		if last != nil {
 			mine.seq = last.seq + 1
 			last.next = mine
-		} else {
-			since = mine.at
+			if mine.at.Sub(last.at) < debounce {
+				mine.burst = last.burst
+			}
 		}
 		last = mine
 		mu.Unlock()
@@ -120,10 +125,10 @@ func lateApply(apply func(*ir.Config) error, d, debounce time.Duration, log logr
 			if applied != nil && mine.seq <= applied.seq {
 				return
 			}
-			if n := mine.next; debounce > 0 && n != nil && n.at.Sub(mine.at) < debounce && mine.at.Sub(since) < maxBurst {
+			if n := mine.next; debounce > 0 && n != nil && n.at.Sub(mine.at) < debounce && mine.at.Sub(mine.burst) < longest {
 				return // the next, due within debounce, is applied instead
 			}
-			applied, since = mine, mine.at
+			applied = mine
 			if err := apply(cfg); err != nil {
 				log.Error(err, "late snapshot (dataplanetest.LateApply)")
 			}
