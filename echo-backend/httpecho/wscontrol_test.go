@@ -73,13 +73,20 @@ func TestWSControlHalfClose(t *testing.T) {
 	const wait = 300 * time.Millisecond
 	closeAt := time.NewTimer(wait)
 	<-closeAt.C // the peer's delay under test, not synchronisation
+	closed := time.Now()
 	conn.Close()
 	a := endedAttempt(t, e.ledger, id)
 	if a.HeadersSent == nil || a.Outcome != ledger.Answered || a.Fault != "gatewitness-ws=halfclose" {
 		t.Fatalf("attempt %+v", a)
 	}
-	if d := a.Ended.Sub(*a.HeadersSent); d < wait || d > wait+tolerance {
-		t.Errorf("ended - headersSent = %v, want the peer's %v close delay (tolerance %v)", d, wait, tolerance)
+	// The backend and this test share a clock: the attempt must end when
+	// the peer closed, not at the half-close and not long after. (Timed
+	// from HeadersSent instead, the 300ms came out 297ms under load: the
+	// backend can record HeadersSent after the client has read the 101
+	// and its EOF, and started waiting.)
+	if d := a.Ended.Sub(closed); d < 0 || d > tolerance {
+		t.Errorf("the attempt ended %v after the peer closed (%v after its headers), want within [0, %v]: at the peer's close",
+			d, a.Ended.Sub(*a.HeadersSent), tolerance)
 	}
 }
 
