@@ -193,9 +193,13 @@ done
 # hack/test-exec.sh, when its package is tested without -race (off, auto):
 # go test builds and links it once, and starts it first (it is named
 # first), its broken side beside its healthy side and everything else.
+# Not with TEST_CACHE=1: go test caches no result of a run through -exec,
+# so the broken side runs from a binary of its own, as under -race.
 matrix_exec=0
 if [ "$negative_race" = 1 ]; then
 	build_c=("${negative_pkgs[@]}")
+elif [ "$whole_module" = 1 ] && [ "${TEST_CACHE:-0}" = 1 ]; then
+	build_c=("$matrix_import")
 elif [ "$whole_module" = 1 ]; then
 	matrix_exec=1
 	export GATEWITNESS_MATRIX_DIR=$matrix_dir GATEWITNESS_MATRIX_REPORT=$matrixlog TEST_PARALLEL TEST_TIMEOUT
