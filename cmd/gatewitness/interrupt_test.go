@@ -53,7 +53,10 @@ func TestRunInterrupted(t *testing.T) {
 			}
 			var out bytes.Buffer
 			cmd := exec.Command(bin, "run", "--in-process", "--report-dir", dir)
-			cmd.Env = selfexec.Env(envRunMain)
+			// A run killed outright cannot remove what it made under
+			// $TMPDIR (the pods' volume directories); the test's own
+			// directory is removed when it ends.
+			cmd.Env = append(selfexec.Env(envRunMain), "TMPDIR="+t.TempDir())
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

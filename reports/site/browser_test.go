@@ -164,6 +164,9 @@ func TestSiteInBrowser(t *testing.T) {
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-component-update", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Chromium's own temporary files (org.chromium.Chromium.*) go
+		// where the test removes them, not into the machine's /tmp.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 		chromedp.CombinedOutput(&browserOut),
 	)
