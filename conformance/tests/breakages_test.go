@@ -350,8 +350,8 @@ var breakages = []negative.Breakage{
 		Name: "lagging-replica",
 		Models: "two data-plane replicas behind every Gateway address, as two proxy processes on sockets bound with SO_REUSEPORT: " +
 			"each new connection goes to one of the replicas listening on its port, at random, so one that has not yet bound a new " +
-			"Gateway's port gets none of its connections; one applies every change 3s after the other (a burst of snapshots within " +
-			"100ms as one, as pushes are debounced), with status written " +
+			"Gateway's port gets none of its connections; one reloads 3s after every change and takes the newest snapshot then, as a " +
+			"proxy that reads its configuration at a late reload, with status written " +
 			"when the first has, and each keeps its own retry budgets; a test that takes three answers in a row for served, or a " +
 			"status for served, times the lagging replica's older configuration",
 		Gateway:  runnertest.ReferenceGateway{LaggingReplica: 3 * time.Second},

@@ -12,11 +12,13 @@ package tests
 // as it lags, long after its evidence. So a test's own Gateway is created
 // only once its routes exist and each of its backends has a ready
 // endpoint: the first snapshot that holds the listener serves the routes,
-// whichever replica binds it and whenever. The limit: a controller reads
+// whichever replica binds it and whenever. A controller reads
 // EndpointSlices and Gateways on watches of their own, so a slice made
-// ready just before the Gateway could in principle reach it after the
-// Gateway; the late replica would then serve 503 for the milliseconds
-// between the two snapshots, not for its whole lag.
+// ready just before the Gateway can reach it after the Gateway (on a
+// loaded machine, over 100 ms after): a replica that replayed every
+// snapshot late would bind the port with the one without endpoints and
+// answer 503 until the next; the lagging-replica breakage reloads with
+// the newest snapshot instead, as a proxy reading its configuration does.
 
 import (
 	"context"

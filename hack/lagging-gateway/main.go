@@ -23,13 +23,16 @@
 // tunnels, as a reloading proxy does (late-apply-restarts-timers, with
 // --replicas 1 --late-apply 500ms).
 //
-// What the second replica models: a proxy fed by a stream that delivers
-// every snapshot --lag late (an xDS stream behind), so it serves each
-// configuration as it was --lag before, in order. A proxy that reloads
-// --lag late (HAProxy, nginx) reads the configuration current at its
-// reload instead; that one is the milder of the two, since it never serves
-// a state the other replica has left behind, and it is not modelled. With
-// SO_REUSEPORT the kernel spreads a port's connections over the sockets
+// What the second replica models: a proxy that reloads --lag after every
+// change (HAProxy, nginx behind a slow reload) and reads the
+// configuration current at its reload (dataplanetest.LaggingReplica): it
+// serves at any time a configuration at least as new as that of --lag
+// before. The harsher form, a stream that delivers every snapshot --lag
+// late, in order, was modelled until it served the controller's
+// milliseconds-long states (a new Gateway before its informer had the
+// backend's endpoints) seconds later, long after the other replica had
+// left them: 503s no real proxy reading its configuration would give.
+// With SO_REUSEPORT the kernel spreads a port's connections over the sockets
 // bound to it only: until the second replica binds a new Gateway's port,
 // every connection goes to the first, so no request can see it lag, and
 // when it binds it serves the snapshot of the Gateway's creation. A suite

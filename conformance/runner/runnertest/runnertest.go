@@ -49,7 +49,7 @@ type ReferenceGateway struct {
 	// plane behind every Gateway address (cluster.Gateway.Replica), each
 	// new connection going to one of the two at random, and hands it each
 	// snapshot this long after the first replica took it, as a replica
-	// that reloads late does, a burst of snapshots as one
+	// that reloads late and reads the newest then does
 	// (dataplanetest.LaggingReplica); status follows the first.
 	LaggingReplica time.Duration
 	// StatusFilter, when set, is called with every object whose status

@@ -62,75 +62,64 @@ func Merge(a, b Hooks) Hooks { return hookset.Merge(a, b) }
 // controller that calls it writes Accepted and Programmed before the
 // routes are served. Errors of the late apply go to log.
 func LateApply(apply func(*ir.Config) error, d time.Duration, log logr.Logger) func(*ir.Config) error {
-	return lateApply(apply, d, 0, 0, log)
-}
-
-// ReplicaDebounce is how close together a controller's snapshots come for
-// a lagging replica (LaggingReplica) to take them as one change.
-const ReplicaDebounce = 100 * time.Millisecond
-
-// maxBurst bounds a burst LaggingReplica takes as one change: a snapshot
-// made this long after the first of its burst is applied even if the
-// next came within ReplicaDebounce.
-const maxBurst = time.Second
-
-// LaggingReplica returns apply as a second replica that reloads lag after
-// every change: as LateApply, except that a snapshot followed within
-// ReplicaDebounce by the next is not applied on its own. A controller
-// makes one change in a burst of snapshots (a new Gateway, then the
-// endpoints its informers had not yet delivered), and what pushes it to a
-// proxy debounces the burst into one reload or one xDS push (Istio's
-// debounce is 100 ms); a replica that applied each snapshot of the burst
-// would serve, for milliseconds, a state the controller never meant to
-// publish. A burst longer than maxBurst still has a snapshot applied at
-// least every maxBurst.
-func LaggingReplica(apply func(*ir.Config) error, lag time.Duration, log logr.Logger) func(*ir.Config) error {
-	return lateApply(apply, lag, ReplicaDebounce, maxBurst, log)
-}
-
-// lateSnapshot is one snapshot handed to lateApply's function: when it
-// came, when the first of its burst came (within debounce of each other),
-// and the one that came next (nil: none yet).
-type lateSnapshot struct {
-	seq       uint64
-	at, burst time.Time
-	next      *lateSnapshot // guarded by lateApply's mutex
-}
-
-// lateApply hands each snapshot to apply d after it came, in order; with
-// debounce positive, not one followed within debounce by the next, unless
-// it came longest after the first of its burst.
-func lateApply(apply func(*ir.Config) error, d, debounce, longest time.Duration, log logr.Logger) func(*ir.Config) error {
 	var (
-		mu      sync.Mutex
-		last    *lateSnapshot // the last handed over
-		applied *lateSnapshot // the last applied
+		mu            sync.Mutex
+		seq, appliedN uint64
 	)
 	return func(cfg *ir.Config) error {
 		mu.Lock()
-		mine := &lateSnapshot{at: time.Now()}
-		mine.burst = mine.at
-		if last != nil {
-			mine.seq = last.seq + 1
-			last.next = mine
-			if mine.at.Sub(last.at) < debounce {
-				mine.burst = last.burst
-			}
-		}
-		last = mine
+		seq++
+		mine := seq
 		mu.Unlock()
 		time.AfterFunc(d, func() {
 			mu.Lock()
 			defer mu.Unlock()
-			if applied != nil && mine.seq <= applied.seq {
+			if mine <= appliedN {
 				return
 			}
-			if n := mine.next; debounce > 0 && n != nil && n.at.Sub(mine.at) < debounce && mine.at.Sub(mine.burst) < longest {
-				return // the next, due within debounce, is applied instead
-			}
-			applied = mine
+			appliedN = mine
 			if err := apply(cfg); err != nil {
 				log.Error(err, "late snapshot (dataplanetest.LateApply)")
+			}
+		})
+		return nil
+	}
+}
+
+// LaggingReplica returns apply as a second replica that reloads lag after
+// every change and, as a proxy reloading reads its configuration then,
+// takes the newest snapshot at that moment: the function returned gives
+// nil at once and, lag later, hands apply the newest snapshot handed over
+// by then, unless apply already has it. So the replica serves at any time
+// a snapshot at least as new as the one of lag before, and changes that
+// come within lag of each other reach it as one reload. It never serves
+// a snapshot the controller replaced within lag: a controller makes one
+// change in a burst of snapshots (a new Gateway, then the endpoints its
+// informer had not yet delivered, some 100 ms later on a loaded machine),
+// and a replica that applied each in turn would bind a new Gateway's port
+// and answer 503 (no ready endpoints) for a state the controller never
+// meant to publish, long after the other replica's answers showed the
+// route served.
+func LaggingReplica(apply func(*ir.Config) error, lag time.Duration, log logr.Logger) func(*ir.Config) error {
+	var (
+		mu              sync.Mutex
+		newest          *ir.Config
+		seq, appliedSeq uint64
+	)
+	return func(cfg *ir.Config) error {
+		mu.Lock()
+		seq++
+		newest = cfg
+		mu.Unlock()
+		time.AfterFunc(lag, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if appliedSeq == seq {
+				return // a reload before this one took the newest
+			}
+			appliedSeq = seq
+			if err := apply(newest); err != nil {
+				log.Error(err, "late snapshot (dataplanetest.LaggingReplica)")
 			}
 		})
 		return nil

@@ -79,7 +79,7 @@ func TestLateApplyAppliesEverySnapshot(t *testing.T) {
 }
 
 // TestLaggingReplicaTakesABurstAsOne: a lagging replica applies only the
-// last snapshot of a burst (each within ReplicaDebounce of the next), no
+// last snapshot of a burst (all handed over before its reload), no
 // sooner than its lag, and a snapshot that comes after a pause on its own.
 func TestLaggingReplicaTakesABurstAsOne(t *testing.T) {
 	const lag = 200 * time.Millisecond
