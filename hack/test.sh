@@ -211,8 +211,8 @@ if [ ${#build_c[@]} -gt 0 ]; then
 		exit 1
 	fi
 	[ "$negative_race" = 1 ] && export GATEWITNESS_NEGATIVE_BINARIES=$bindir
+	phase "negative-binaries(go-test-c,no-race)" "$t0"
 fi
-phase "negative-binaries(go-test-c,no-race)" "$t0"
 
 # vet from here, not from the start: it needs the same build without -race
 # as the binaries above, and two go commands started together each compile

@@ -47,8 +47,8 @@ func (q *slotQueue) release() {
 // Turns sets the order in which the child runs of a set of parallel
 // subtests ask for their slots (turn 0 first), whatever order the testing
 // package resumes the subtests in (it is not the order of t.Run). The
-// breakage matrix gives its longest children the first turns
-// (MostTestsFirst), so that a long child does not start last.
+// breakage matrix gives the children with most tests (PackTests) the
+// first turns, so that a long child does not start last.
 type Turns struct {
 	mu   sync.Mutex
 	cond *sync.Cond
